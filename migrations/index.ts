@@ -1,0 +1,10 @@
+/**
+ * Every migration, listed statically (no directory scan), in the order they apply.
+ * Names are date-prefixed; a migration is frozen once landed.
+ */
+import type { Migration } from 'kysely/migration';
+import * as initial from './2026-11-22-0001-initial.ts';
+
+export const migrations: Record<string, Migration> = {
+  '2026-11-22-0001-initial': initial,
+};

@@ -1,0 +1,93 @@
+/**
+ * The in-process ephemeral store of the embedded default: one instance only, since nothing
+ * here is shared between processes. Values are kept as JSON text so that callers never share
+ * mutable objects with the store, as with Redis.
+ */
+import type { Clock } from '../../clock.ts';
+import type { Consumed, EphemeralStore } from '../types.ts';
+
+interface Entry {
+  json: string;
+  expiresAt: number;
+  used: boolean;
+}
+
+const SWEEP_INTERVAL_MS = 30_000;
+
+export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralStore {
+  const entries = new Map<string, Entry>();
+  const counters = new Map<string, { count: number; expiresAt: number }>();
+  const sweeper = setInterval(() => sweepExpired(entries, counters, clock()), SWEEP_INTERVAL_MS);
+  sweeper.unref();
+
+  const live = (k: string): Entry | undefined => {
+    const entry = entries.get(k);
+    if (entry && entry.expiresAt <= clock()) {
+      entries.delete(k);
+      return undefined;
+    }
+    return entry;
+  };
+  const put = (k: string, value: unknown, ttlSeconds: number) => {
+    entries.set(k, { json: JSON.stringify(value), expiresAt: clock() + ttlSeconds * 1000, used: false });
+  };
+
+  return {
+    kind: 'memory',
+    async set(ns, key, value, ttlSeconds) {
+      put(`${ns}:${key}`, value, ttlSeconds);
+    },
+    async setIfAbsent(ns, key, value, ttlSeconds) {
+      if (live(`${ns}:${key}`)) return false;
+      put(`${ns}:${key}`, value, ttlSeconds);
+      return true;
+    },
+    async get<T>(ns: string, key: string) {
+      const entry = live(`${ns}:${key}`);
+      return entry ? (JSON.parse(entry.json) as T) : undefined;
+    },
+    async take<T>(ns: string, key: string) {
+      const entry = live(`${ns}:${key}`);
+      if (!entry) return undefined;
+      entries.delete(`${ns}:${key}`);
+      return JSON.parse(entry.json) as T;
+    },
+    async consume<T>(ns: string, key: string): Promise<Consumed<T> | undefined> {
+      const entry = live(`${ns}:${key}`);
+      if (!entry) return undefined;
+      const firstUse = !entry.used;
+      entry.used = true;
+      return { value: JSON.parse(entry.json) as T, firstUse };
+    },
+    async increment(ns, key, ttlSeconds, by = 1) {
+      const k = `${ns}:${key}`;
+      const now = clock();
+      const counter = counters.get(k);
+      if (!counter || counter.expiresAt <= now) {
+        counters.set(k, { count: by, expiresAt: now + ttlSeconds * 1000 });
+        return by;
+      }
+      counter.count += by;
+      return counter.count;
+    },
+    async delete(ns, key) {
+      entries.delete(`${ns}:${key}`);
+      counters.delete(`${ns}:${key}`);
+    },
+    async ping() {},
+    async close() {
+      clearInterval(sweeper);
+      entries.clear();
+      counters.clear();
+    },
+  };
+}
+
+function sweepExpired(
+  entries: Map<string, Entry>,
+  counters: Map<string, { expiresAt: number }>,
+  now: number,
+): void {
+  for (const [k, e] of entries) if (e.expiresAt <= now) entries.delete(k);
+  for (const [k, c] of counters) if (c.expiresAt <= now) counters.delete(k);
+}

@@ -1,0 +1,95 @@
+/** The durable store: repositories over one Kysely connection, migrations and the change feed. */
+import { sql } from 'kysely';
+import { Migrator } from 'kysely/migration';
+import { migrations } from '../../../migrations/index.ts';
+import type { ChangeEvent, DurableStore } from '../types.ts';
+import { sqlClients } from './clients.ts';
+import { connectEmbedded, connectPostgres, type Connection, type Db } from './database.ts';
+import { sqlAccessTokens } from './access-tokens.ts';
+import { sqlRefreshTokens } from './refresh-tokens.ts';
+import { sqlApiScopes, sqlConsents } from './scopes-consents.ts';
+import { sqlSigningKeys } from './signing-keys.ts';
+import { sqlUsers } from './users.ts';
+
+export interface DurableStoreOptions {
+  /** `postgres://…`; when absent, the embedded PGlite database in `dataDir` (in memory if undefined). */
+  databaseUrl?: string | undefined;
+  dataDir?: string | undefined;
+  onError?: (error: Error) => void;
+}
+
+export async function openDurableStore(options: DurableStoreOptions): Promise<DurableStore> {
+  const connection = options.databaseUrl
+    ? connectPostgres(options.databaseUrl, options.onError)
+    : await connectEmbedded(options.dataDir);
+  return createStore(connection);
+}
+
+async function createStore(connection: Connection): Promise<DurableStore> {
+  const listeners = new Set<(event: ChangeEvent) => void>();
+  const emit = (event: ChangeEvent) => {
+    for (const listener of listeners) listener(event);
+  };
+  // LISTEN from the start rather than on the first onChange(): LISTEN takes a round trip on
+  // its own connection, and a change committed meanwhile would never reach that listener.
+  let stopListening: () => Promise<void>;
+  try {
+    stopListening = await connection.listen(emit);
+  } catch (error) {
+    await connection.close().catch(() => {});
+    throw error;
+  }
+
+  const store: DurableStore = {
+    ...repositories(connection.kind, connection.db),
+    async migrate() {
+      const migrator = new Migrator({ db: connection.db, provider: { getMigrations: async () => migrations } });
+      const { error, results } = await migrator.migrateToLatest();
+      if (error) throw error instanceof Error ? error : new Error(String(error));
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async close() {
+      listeners.clear();
+      await stopListening().catch(() => {});
+      await connection.close();
+    },
+  };
+  return store;
+}
+
+/** Repositories over a database handle: the connection itself, or a transaction. */
+function repositories(kind: DurableStore['kind'], db: Db): Omit<DurableStore, 'migrate' | 'onChange' | 'close'> {
+  return {
+    kind,
+    clients: sqlClients(db),
+    users: sqlUsers(db),
+    apiScopes: sqlApiScopes(db),
+    consents: sqlConsents(db),
+    signingKeys: sqlSigningKeys(db),
+    refreshTokens: sqlRefreshTokens(db),
+    accessTokens: sqlAccessTokens(db),
+    transaction: (fn) =>
+      db.transaction().execute((trx) =>
+        fn({
+          ...repositories(kind, trx),
+          migrate: () => Promise.reject(new Error('migrate inside a transaction')),
+          onChange: () => () => false,
+          close: () => Promise.reject(new Error('close inside a transaction')),
+        }),
+      ),
+    async ping() {
+      await db.selectNoFrom((eb) => eb.val(1).as('one')).execute();
+    },
+    async serverTime() {
+      // now() is the start of the current transaction: outside one, the moment of this statement.
+      const { rows } = await sql<{ now: Date | string }>`select now() as now`.execute(db);
+      const value = rows[0]?.now;
+      if (value === undefined) throw new Error('select now() returned no row');
+      return value instanceof Date ? value : new Date(value);
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/** API scopes created by administrators, and the consents users gave to clients. */
+import { sql } from 'kysely';
+import type { ApiScopeRepository, ConsentRepository } from '../types.ts';
+import type { Db } from './database.ts';
+
+export function sqlApiScopes(db: Db): ApiScopeRepository {
+  return {
+    async list() {
+      const rows = await db.selectFrom('api_scopes').select('name').orderBy('name').execute();
+      return rows.map((r) => r.name);
+    },
+    async add(name) {
+      const result = await db.insertInto('api_scopes').values({ name }).onConflict((oc) => oc.column('name').doNothing()).executeTakeFirst();
+      return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+    },
+    async remove(name) {
+      const result = await db.deleteFrom('api_scopes').where('name', '=', name).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+  };
+}
+
+export function sqlConsents(db: Db): ConsentRepository {
+  return {
+    async get(userId, clientId) {
+      const row = await db.selectFrom('consents').select('scopes').where('user_id', '=', userId).where('client_id', '=', clientId).executeTakeFirst();
+      return row?.scopes ?? [];
+    },
+    async grant(userId, clientId, scopes) {
+      await db
+        .insertInto('consents')
+        .values({ user_id: userId, client_id: clientId, scopes: [...new Set(scopes)] })
+        .onConflict((oc) =>
+          oc.columns(['user_id', 'client_id']).doUpdateSet({
+            scopes: sql`ARRAY(SELECT DISTINCT unnest(consents.scopes || excluded.scopes) ORDER BY 1)`,
+            granted_at: sql`now()`,
+          }),
+        )
+        .execute();
+    },
+    async revoke(userId, clientId) {
+      await db.deleteFrom('consents').where('user_id', '=', userId).where('client_id', '=', clientId).execute();
+    },
+  };
+}

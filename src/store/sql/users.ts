@@ -1,0 +1,104 @@
+/** The `users` table <-> UserRecord. */
+import { sql, type Selectable } from 'kysely';
+import type { SignInSourceKind, UpsertResult, UserInput, UserRecord, UserRepository } from '../types.ts';
+import type { Db, UsersTable } from './database.ts';
+
+function toRecord(row: Selectable<UsersTable>): UserRecord {
+  return {
+    id: row.id,
+    source: row.source as SignInSourceKind,
+    subject: row.subject,
+    username: row.username,
+    passwordHash: row.password_hash,
+    givenName: row.given_name,
+    familyName: row.family_name,
+    name: row.name,
+    email: row.email,
+    emailVerified: row.email_verified,
+    phoneNumber: row.phone_number,
+    phoneNumberVerified: row.phone_number_verified,
+    roles: row.roles,
+    totpSecretSealed: row.totp_secret_sealed,
+    locked: row.locked,
+    mustChangePassword: row.must_change_password,
+    mustEnrolMfa: row.must_enrol_mfa,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+type UserColumns = Omit<UsersTable, 'id' | 'source' | 'created_at' | 'updated_at'>;
+
+function toColumns(change: Partial<Omit<UserInput, 'id' | 'source'>>): Partial<UserColumns> {
+  const map: Record<string, keyof UserColumns> = {
+    subject: 'subject', username: 'username', passwordHash: 'password_hash', givenName: 'given_name',
+    familyName: 'family_name', name: 'name', email: 'email', emailVerified: 'email_verified',
+    phoneNumber: 'phone_number', phoneNumberVerified: 'phone_number_verified', roles: 'roles',
+    totpSecretSealed: 'totp_secret_sealed', locked: 'locked', mustChangePassword: 'must_change_password',
+    mustEnrolMfa: 'must_enrol_mfa',
+  };
+  const columns: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(change)) {
+    const column = map[key];
+    if (column && value !== undefined) columns[column] = value;
+  }
+  return columns as Partial<UserColumns>;
+}
+
+export function sqlUsers(db: Db): UserRepository {
+  const byUsername = (source: SignInSourceKind, username: string) =>
+    db.selectFrom('users').selectAll()
+      .where('source', '=', source)
+      .where(sql<string>`lower(username)`, '=', username.toLowerCase());
+
+  return {
+    async getById(id) {
+      const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+      return row ? toRecord(row) : undefined;
+    },
+    async getByUsername(source, username) {
+      const row = await byUsername(source, username).executeTakeFirst();
+      return row ? toRecord(row) : undefined;
+    },
+    async getBySubject(source, subject) {
+      const row = await db.selectFrom('users').selectAll().where('source', '=', source).where('subject', '=', subject).executeTakeFirst();
+      return row ? toRecord(row) : undefined;
+    },
+    async list() {
+      const rows = await db.selectFrom('users').selectAll().orderBy('source').orderBy('username').execute();
+      return rows.map(toRecord);
+    },
+    async upsert(user): Promise<UpsertResult> {
+      const existing = await byUsername(user.source, user.username).executeTakeFirst();
+      const { id, source, ...rest } = user;
+      if (!existing) {
+        await db.insertInto('users').values({ id, source, ...(toColumns(rest) as UserColumns) }).execute();
+        return 'created';
+      }
+      // Local users keep their id as subject; the caller's fresh id is not used for an existing row.
+      const columns = toColumns(source === 'local' ? { ...rest, subject: existing.subject } : rest);
+      const changed = Object.entries(columns).some(([k, v]) => !sameValue(existing[k as keyof typeof existing], v));
+      if (!changed) return 'unchanged';
+      await db.updateTable('users').set({ ...columns, updated_at: sql`now()` }).where('id', '=', existing.id).execute();
+      return 'updated';
+    },
+    async update(id, change) {
+      const columns = toColumns(change);
+      const result = await db.updateTable('users').set({ ...columns, updated_at: sql`now()` }).where('id', '=', id).executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+    async remove(id) {
+      const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+    async count() {
+      const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+  };
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => v === b[i]);
+  return (a ?? null) === (b ?? null);
+}

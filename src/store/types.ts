@@ -1,0 +1,280 @@
+/**
+ * The only storage types the rest of the service sees. Durable data lives behind `DurableStore`
+ * (Kysely over PostgreSQL or PGlite), short-lived data behind `EphemeralStore` (Redis or an
+ * in-process map). Operations are named by intent and are atomic on their own.
+ */
+
+export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
+export const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token', 'client_credentials'];
+
+/** A client as an administrator configures it (one row of the `clients` table). */
+export interface ClientRecord {
+  clientId: string;
+  displayName: string;
+  enabled: boolean;
+  /** Hash as printed by `idp secret-hash`; null for public clients. */
+  secretHash: string | null;
+  secretExpiresAt: Date | null;
+  grantTypes: GrantType[];
+  scopes: string[];
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  corsOrigins: string[];
+  /** Seconds. */
+  accessTokenLifetime: number;
+  requireConsent: boolean;
+}
+
+export type SignInSourceKind = 'local' | 'ldap' | 'oidc';
+
+/** A user account. For directory and upstream users it is the local record kept for consent and flags. */
+export interface UserRecord {
+  /** Internal, opaque, stable identifier; referenced by consents and refresh token families. */
+  id: string;
+  source: SignInSourceKind;
+  /** The `sub` claim: equal to `id` for local users. */
+  subject: string;
+  username: string;
+  /** argon2id PHC string; null for users of other sources. */
+  passwordHash: string | null;
+  givenName: string | null;
+  familyName: string | null;
+  name: string | null;
+  email: string | null;
+  emailVerified: boolean;
+  phoneNumber: string | null;
+  phoneNumberVerified: boolean;
+  roles: string[];
+  /** TOTP secret sealed with the key derived from IDP_SECRET; null when not enrolled. */
+  totpSecretSealed: string | null;
+  locked: boolean;
+  mustChangePassword: boolean;
+  mustEnrolMfa: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A new or replaced user; timestamps are kept by the store. */
+export type UserInput = Omit<UserRecord, 'createdAt' | 'updatedAt'>;
+
+export type UserFlag = 'locked' | 'mustChangePassword' | 'mustEnrolMfa';
+
+/** Lifecycle of a signing key: published before it signs, published after it signs, then gone. */
+export type SigningKeyState = 'next' | 'current' | 'previous' | 'retired';
+
+export interface SigningKeyRecord {
+  kid: string;
+  alg: 'RS256';
+  state: SigningKeyState;
+  /** Public JWK (kty, n, e). */
+  publicJwk: Record<string, unknown>;
+  /** Private JWK sealed with the key-encryption key derived from IDP_SECRET. */
+  privateJwkSealed: string;
+  createdAt: Date;
+  activatedAt: Date | null;
+  retiredAt: Date | null;
+}
+
+/** What changed in the durable store, as announced to every instance. */
+export type ChangeEvent = { kind: 'client'; clientId: string } | { kind: 'clients' } | { kind: 'keys' };
+
+/** Result of an upsert, so that seeding can tell what it did. */
+export type UpsertResult = 'created' | 'updated' | 'unchanged';
+
+export interface ClientRepository {
+  get(clientId: string): Promise<ClientRecord | undefined>;
+  list(): Promise<ClientRecord[]>;
+  /** Inserts or replaces a whole client; 'unchanged' when the row already held these values. */
+  upsert(client: ClientRecord): Promise<UpsertResult>;
+  /** Applies a partial change; false when the client does not exist. */
+  update(clientId: string, change: Partial<Omit<ClientRecord, 'clientId'>>): Promise<boolean>;
+  remove(clientId: string): Promise<boolean>;
+  count(): Promise<number>;
+}
+
+export interface UserRepository {
+  getById(id: string): Promise<UserRecord | undefined>;
+  /** Case-insensitive lookup within one sign-in source. */
+  getByUsername(source: SignInSourceKind, username: string): Promise<UserRecord | undefined>;
+  getBySubject(source: SignInSourceKind, subject: string): Promise<UserRecord | undefined>;
+  list(): Promise<UserRecord[]>;
+  /** Inserts or replaces by (source, username); keeps the existing id. */
+  upsert(user: UserInput): Promise<UpsertResult>;
+  update(id: string, change: Partial<Omit<UserInput, 'id' | 'source'>>): Promise<boolean>;
+  remove(id: string): Promise<boolean>;
+  count(): Promise<number>;
+}
+
+export interface ApiScopeRepository {
+  list(): Promise<string[]>;
+  /** false when the scope already existed. */
+  add(name: string): Promise<boolean>;
+  remove(name: string): Promise<boolean>;
+}
+
+export interface ConsentRepository {
+  /** Scopes the user has consented to for the client (empty when none). */
+  get(userId: string, clientId: string): Promise<string[]>;
+  /** Records consent to these scopes, adding to what was consented before. */
+  grant(userId: string, clientId: string, scopes: string[]): Promise<void>;
+  revoke(userId: string, clientId: string): Promise<void>;
+}
+
+export interface SigningKeyRepository {
+  list(): Promise<SigningKeyRecord[]>;
+  /**
+   * Runs `fn` holding the cluster-wide signing-key lock, in one transaction, so that two
+   * instances never both create or rotate keys. `fn` must not wait on anything but the store.
+   */
+  withLock<T>(fn: (keys: SigningKeyTransaction) => Promise<T>): Promise<T>;
+}
+
+export interface SigningKeyTransaction {
+  list(): Promise<SigningKeyRecord[]>;
+  insert(key: SigningKeyRecord): Promise<void>;
+  setState(kid: string, state: SigningKeyState, at: Date): Promise<void>;
+}
+
+/** The claim names of an OIDC `claims` request parameter. */
+export interface ClaimsRequestRecord {
+  id_token: string[];
+  userinfo: string[];
+}
+
+/** One authorization's refresh tokens: created at the code exchange, rotated at every refresh. */
+export interface RefreshFamilyInput {
+  id: string;
+  clientId: string;
+  userId: string;
+  scopes: string[];
+  claims: ClaimsRequestRecord | null;
+  /** Scopes that bound the claims parameter (consented, or allowed without consent). */
+  allowedScopes: string[];
+  nonce: string | null;
+  authTime: Date;
+  amr: string[];
+  /** The absolute end of the family: rotation never extends it. */
+  expiresAt: Date;
+}
+
+export interface RefreshFamilyRecord extends RefreshFamilyInput {
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/** An access token issued together with a refresh token: revoked with its family. */
+export interface IssuedAccess {
+  jti: string;
+  expiresAt: Date;
+}
+
+/** A refresh token as stored (by hash), with its family. */
+export interface RefreshTokenState {
+  tokenHash: string;
+  family: RefreshFamilyRecord;
+  createdAt: Date;
+  /** Idle expiry: never later than the family's absolute end. */
+  expiresAt: Date;
+  rotatedAt: Date | null;
+}
+
+export interface RotateInput {
+  oldHash: string;
+  /** The authenticated client: a token of another client is not rotated. */
+  clientId: string;
+  now: Date;
+  /** A rotated token presented again within this many seconds gets its successor response again. */
+  graceSeconds: number;
+  /** Absent when the caller already saw the token rotated: only grace or reuse can follow. */
+  next?: {
+    tokenHash: string;
+    expiresAt: Date;
+    access: IssuedAccess;
+    /** The full token response, sealed with a key derived from the old token. */
+    successorSealed: string;
+  };
+}
+
+/**
+ * - rotated: the old token is replaced by the new one.
+ * - grace: the old token was rotated moments ago; here is that rotation's sealed response.
+ * - reused: a rotated-out token came back after the grace window: the family is revoked (committed).
+ * - invalid: unknown, another client's, revoked or expired.
+ */
+export type RotateResult =
+  | { outcome: 'rotated' }
+  | { outcome: 'grace'; successorSealed: string }
+  | { outcome: 'reused'; familyId: string; rotatedAt: Date; revokedAccess: IssuedAccess[] }
+  | { outcome: 'invalid' };
+
+export interface RefreshTokenRepository {
+  /** Creates a family with its first refresh token (stored by hash only). */
+  createFamily(family: RefreshFamilyInput, first: { tokenHash: string; createdAt: Date; expiresAt: Date; access: IssuedAccess }): Promise<void>;
+  find(tokenHash: string): Promise<RefreshTokenState | undefined>;
+  /** Rotates atomically: one transaction holding the old token's row lock. */
+  rotate(input: RotateInput): Promise<RotateResult>;
+  /** Revokes a family; returns its access tokens that have not expired yet, for the caller to revoke. */
+  revokeFamily(familyId: string, reason: string, now: Date): Promise<IssuedAccess[]>;
+  /** Revokes every family of a user at a client (end session); returns their live access tokens. */
+  revokeForUserAndClient(userId: string, clientId: string, reason: string, now: Date): Promise<IssuedAccess[]>;
+}
+
+/** Access tokens issued without a refresh token, kept until they expire, for end session. */
+export interface AccessTokenRepository {
+  record(userId: string, clientId: string, access: IssuedAccess, now: Date): Promise<void>;
+  /** Removes and returns a client's unexpired access tokens for a user. */
+  takeLive(userId: string, clientId: string, now: Date): Promise<IssuedAccess[]>;
+}
+
+/** Everything kept in PostgreSQL (or PGlite). */
+export interface DurableStore {
+  readonly kind: 'postgres' | 'embedded';
+  readonly clients: ClientRepository;
+  readonly users: UserRepository;
+  readonly apiScopes: ApiScopeRepository;
+  readonly consents: ConsentRepository;
+  readonly signingKeys: SigningKeyRepository;
+  readonly refreshTokens: RefreshTokenRepository;
+  readonly accessTokens: AccessTokenRepository;
+  /** Applies pending migrations (safe to call from several instances at once). */
+  migrate(): Promise<string[]>;
+  /** Runs several writes as one transaction; nothing is written if `fn` throws. */
+  transaction<T>(fn: (store: DurableStore) => Promise<T>): Promise<T>;
+  /** Subscribes to changes made by any instance or by SQL; returns an unsubscribe function. */
+  onChange(listener: (event: ChangeEvent) => void): () => void;
+  /** Resolves when the database answers; rejects otherwise. */
+  ping(): Promise<void>;
+  /** The database server's clock (`now()`), to measure this machine's drift against it. */
+  serverTime(): Promise<Date>;
+  close(): Promise<void>;
+}
+
+/** The result of consuming a single-use value: the value, and whether this was its first use. */
+export interface Consumed<T> {
+  value: T;
+  firstUse: boolean;
+}
+
+/**
+ * Short-lived values with a time to live. Values are JSON. Every operation is atomic across
+ * instances sharing one store. Namespaces keep kinds of values apart (`code`, `session`, ...).
+ */
+export interface EphemeralStore {
+  readonly kind: 'redis' | 'memory';
+  set(ns: string, key: string, value: unknown, ttlSeconds: number): Promise<void>;
+  /** Sets only when absent; true when this call set it. */
+  setIfAbsent(ns: string, key: string, value: unknown, ttlSeconds: number): Promise<boolean>;
+  get<T>(ns: string, key: string): Promise<T | undefined>;
+  /** Reads and deletes in one step: exactly one caller gets the value. */
+  take<T>(ns: string, key: string): Promise<T | undefined>;
+  /**
+   * Marks a value as used and returns it with whether this was its first use; the value stays
+   * until its TTL so that a second use can be recognised (and what the first use issued revoked).
+   */
+  consume<T>(ns: string, key: string): Promise<Consumed<T> | undefined>;
+  /** Adds `by` (default 1) and returns the new count; the TTL starts with the first increment. */
+  increment(ns: string, key: string, ttlSeconds: number, by?: number): Promise<number>;
+  delete(ns: string, key: string): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,218 @@
+/**
+ * Signing keys: RSA-2048 for RS256. A key is `next` (published, not yet signing), `current`
+ * (the one signer), `previous` (published so tokens it signed still verify) or `retired`
+ * (gone from the JWKS). Private keys are sealed at rest with a key derived from IDP_SECRET.
+ * Every instance keeps the key set in memory and reloads it on a `keys` change event.
+ */
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import type { Clock } from '../clock.ts';
+import type { SigningKeyRecord, SigningKeyRepository } from '../store/types.ts';
+import { isEmptyPlan, planRotation, type RotationPolicy } from './key-rotation.ts';
+import { open, seal } from './secret-box.ts';
+
+export type { RotationPolicy } from './key-rotation.ts';
+
+/** One key of the published key set (interface.md: kid, use, kty, alg, e, n and nothing else). */
+export interface PublicJwk {
+  kid: string;
+  use: 'sig';
+  kty: 'RSA';
+  alg: 'RS256';
+  e: string;
+  n: string;
+}
+
+export interface KeySet {
+  keys: PublicJwk[];
+}
+
+export interface Signer {
+  kid: string;
+  key: CryptoKey;
+}
+
+export interface KeyManagerDeps {
+  keys: SigningKeyRepository;
+  /** Key-encryption key, derived from IDP_SECRET for the purpose 'signing-keys'. */
+  kek: Buffer;
+  clock: Clock;
+}
+
+export type RetireResult = 'retired' | 'not_found' | 'is_current' | 'already_retired';
+
+/** What one maintenance pass did: keys published, promoted and retired (by kid). */
+export interface MaintenanceReport {
+  published: string[];
+  promoted: string[];
+  retired: string[];
+}
+
+
+export interface KeyManager {
+  /** Creates the first signing key unless one exists; safe when several instances start at once. */
+  ensureSigningKey(): Promise<void>;
+  /** Adds a key and makes it the signer; the former signer stays published as `previous`. */
+  rotate(): Promise<SigningKeyRecord>;
+  retire(kid: string): Promise<RetireResult>;
+  list(): Promise<SigningKeyRecord[]>;
+  /** The published key set (all but retired keys). */
+  jwks(): Promise<KeySet>;
+  /** The current signer. */
+  signer(): Promise<Signer>;
+  /** A public key by kid, for verifying tokens this service issued; undefined when unknown or retired. */
+  verificationKey(kid: string): Promise<CryptoKey | undefined>;
+  /**
+   * One pass of the automatic rotation: publish a successor ahead of time, promote it when
+   * due, retire demoted keys once every token they signed has expired. Only the instance holding
+   * the lock acts; the others see the change through the store.
+   */
+  maintain(policy: RotationPolicy): Promise<MaintenanceReport>;
+  /** Drops the in-memory copy; the next use reloads it from the store. */
+  invalidate(): void;
+}
+
+interface LoadedKeys {
+  jwks: KeySet;
+  signer: Signer | undefined;
+  verifiers: Map<string, Promise<CryptoKey>>;
+}
+
+const STATE_ORDER = { current: 0, next: 1, previous: 2, retired: 3 } as const;
+
+export function createKeyManager(deps: KeyManagerDeps): KeyManager {
+  let loaded: Promise<LoadedKeys> | undefined;
+
+  const load = (): Promise<LoadedKeys> => {
+    loaded ??= loadKeys(deps).catch((error: unknown) => {
+      loaded = undefined;
+      throw error;
+    });
+    return loaded;
+  };
+
+  return {
+    async ensureSigningKey() {
+      const existing = await deps.keys.list();
+      if (existing.some((k) => k.state === 'current')) return;
+      // Generated outside the lock (it takes a while); discarded if another instance won.
+      const candidate = await newKeyRecord(deps, 'current');
+      await deps.keys.withLock(async (tx) => {
+        if ((await tx.list()).some((k) => k.state === 'current')) return;
+        await tx.insert(candidate);
+      });
+      loaded = undefined;
+    },
+    async rotate() {
+      const fresh = await newKeyRecord(deps, 'current');
+      await deps.keys.withLock(async (tx) => {
+        const now = new Date(deps.clock());
+        for (const key of await tx.list()) {
+          if (key.state === 'current') await tx.setState(key.kid, 'previous', now);
+        }
+        await tx.insert(fresh);
+      });
+      loaded = undefined;
+      return fresh;
+    },
+    async retire(kid) {
+      const result = await deps.keys.withLock(async (tx): Promise<RetireResult> => {
+        const key = (await tx.list()).find((k) => k.kid === kid);
+        if (!key) return 'not_found';
+        if (key.state === 'current') return 'is_current';
+        if (key.state === 'retired') return 'already_retired';
+        await tx.setState(kid, 'retired', new Date(deps.clock()));
+        return 'retired';
+      });
+      loaded = undefined;
+      return result;
+    },
+    list: () => deps.keys.list(),
+    jwks: async () => (await load()).jwks,
+    async signer() {
+      const keys = await load();
+      if (keys.signer) return keys.signer;
+      loaded = undefined;
+      throw new Error('no current signing key');
+    },
+    async verificationKey(kid) {
+      const verifier = (await load()).verifiers.get(kid);
+      return verifier ? await verifier : undefined;
+    },
+    async maintain(policy) {
+      const report: MaintenanceReport = { published: [], promoted: [], retired: [] };
+      if (isEmptyPlan(planRotation(await deps.keys.list(), policy, deps.clock()))) return report;
+      // Made outside the lock (it takes a while); used only if still due under the lock.
+      const candidate = await newKeyRecord(deps, 'next');
+      await deps.keys.withLock(async (tx) => {
+        const now = deps.clock();
+        const plan = planRotation(await tx.list(), policy, now);
+        if (plan.publish) {
+          await tx.insert(candidate);
+          report.published.push(candidate.kid);
+        }
+        if (plan.promote) {
+          await tx.setState(plan.promote.from, 'previous', new Date(now));
+          await tx.setState(plan.promote.to, 'current', new Date(now));
+          report.promoted.push(plan.promote.to);
+        }
+        for (const kid of plan.retire) {
+          await tx.setState(kid, 'retired', new Date(now));
+          report.retired.push(kid);
+        }
+      });
+      loaded = undefined;
+      return report;
+    },
+    invalidate() {
+      loaded = undefined;
+    },
+  };
+}
+
+async function newKeyRecord(deps: KeyManagerDeps, state: 'current' | 'next'): Promise<SigningKeyRecord> {
+  const { publicKey, privateKey } = await generateKeyPair('RS256', { modulusLength: 2048, extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint(publicJwk);
+  const privateJwk = await exportJWK(privateKey);
+  const now = new Date(deps.clock());
+  return {
+    kid,
+    alg: 'RS256',
+    state,
+    publicJwk: { kty: publicJwk.kty, n: publicJwk.n, e: publicJwk.e },
+    privateJwkSealed: seal(deps.kek, JSON.stringify(privateJwk), `signing-key:${kid}`),
+    createdAt: now,
+    activatedAt: state === 'current' ? now : null,
+    retiredAt: null,
+  };
+}
+
+async function loadKeys(deps: KeyManagerDeps): Promise<LoadedKeys> {
+  const published = (await deps.keys.list())
+    .filter((k) => k.state !== 'retired')
+    .sort((a, b) => STATE_ORDER[a.state] - STATE_ORDER[b.state] || b.createdAt.getTime() - a.createdAt.getTime());
+  const current = published.find((k) => k.state === 'current');
+  const verifiers = new Map<string, Promise<CryptoKey>>();
+  for (const k of published) verifiers.set(k.kid, importJWK(k.publicJwk as JWK, 'RS256') as Promise<CryptoKey>);
+  return {
+    jwks: { keys: published.map(toPublicJwk) },
+    signer: current ? { kid: current.kid, key: await openPrivateKey(deps.kek, current) } : undefined,
+    verifiers,
+  };
+}
+
+async function openPrivateKey(kek: Buffer, record: SigningKeyRecord): Promise<CryptoKey> {
+  const jwk = JSON.parse(open(kek, record.privateJwkSealed, `signing-key:${record.kid}`)) as JWK;
+  return (await importJWK(jwk, 'RS256')) as CryptoKey;
+}
+
+function toPublicJwk(record: SigningKeyRecord): PublicJwk {
+  return {
+    kid: record.kid,
+    use: 'sig',
+    kty: 'RSA',
+    alg: 'RS256',
+    e: String(record.publicJwk.e),
+    n: String(record.publicJwk.n),
+  };
+}

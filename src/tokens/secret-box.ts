@@ -1,0 +1,42 @@
+/**
+ * Sealing of secrets at rest (signing keys, TOTP secrets) with AES-256-GCM under keys derived
+ * from IDP_SECRET by HKDF-SHA-256, one key per purpose, so one leaked derived key opens nothing else.
+ */
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+
+/** What a derived key is for; part of the HKDF info, so changing one changes the key. */
+export type KeyPurpose = 'signing-keys' | 'totp-secrets' | 'cookies';
+
+const VERSION = 'v1';
+
+/** Derives a 32-byte key for one purpose from the master secret. */
+export function deriveKey(masterSecret: Buffer, purpose: KeyPurpose): Buffer {
+  return Buffer.from(hkdfSync('sha256', masterSecret, 'idp', `idp ${purpose} ${VERSION}`, 32));
+}
+
+/**
+ * A key only the holder of a bearer value can derive (the store keeps just its hash): what a
+ * refresh token's successor response is sealed with.
+ */
+export function keyFromBearer(bearer: string, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', Buffer.from(bearer, 'utf8'), 'idp', `idp bearer ${purpose} ${VERSION}`, 32));
+}
+
+/** Seals a text: `v1.<iv>.<ciphertext>.<tag>`, base64url. `context` is bound as associated data. */
+export function seal(key: Buffer, plaintext: string, context: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(context));
+  const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return [VERSION, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+}
+
+/** Opens a sealed text; throws when the key, the context or the text is wrong. */
+export function open(key: Buffer, sealed: string, context: string): string {
+  const [version, iv, body, tag] = sealed.split('.');
+  if (version !== VERSION || !iv || body === undefined || !tag) throw new Error('sealed value is malformed');
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  decipher.setAAD(Buffer.from(context));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+}
