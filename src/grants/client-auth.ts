@@ -1,0 +1,82 @@
+/**
+ * Client authentication at the token, introspection and revocation endpoints (RFC 6749 §2.3):
+ * `client_secret_basic`, `client_secret_post`, or a public client naming itself by `client_id`.
+ */
+import { OAuthError } from '../errors.ts';
+import type { ClientRecord } from '../store/types.ts';
+import { verifyClientSecret } from '../tokens/opaque.ts';
+
+export type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+
+export interface ClientCredentialsInput {
+  /** The raw Authorization header, if any. */
+  authorization: string | undefined;
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+}
+
+export interface AuthenticatedClient {
+  client: ClientRecord;
+  method: AuthMethod;
+}
+
+export interface ClientAuthDeps {
+  findClient(clientId: string): Promise<ClientRecord | undefined>;
+  /** Milliseconds since the epoch. */
+  now: number;
+}
+
+const invalidClient = (detail: string) => new OAuthError('invalid_client', 'Client authentication failed.', { detail });
+
+/** RFC 6749 §2.3.1: the id and the secret are form-urlencoded before Basic encoding. */
+function formDecode(value: string): string {
+  return decodeURIComponent(value.replace(/\+/g, ' '));
+}
+
+function parseBasic(header: string): { clientId: string; clientSecret: string } {
+  const match = /^Basic ([A-Za-z0-9+/]+={0,2})$/i.exec(header.trim());
+  if (!match?.[1]) throw invalidClient('malformed Basic authorization header');
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw invalidClient('Basic credentials without a colon');
+  try {
+    return { clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) };
+  } catch {
+    throw invalidClient('Basic credentials are not form-urlencoded');
+  }
+}
+
+/** Which method the request uses, refusing requests that use two at once (RFC 6749 §2.3). */
+function presentedCredentials(input: ClientCredentialsInput): { method: AuthMethod; clientId: string; secret?: string } {
+  const basic = input.authorization && /^basic /i.test(input.authorization) ? parseBasic(input.authorization) : undefined;
+  if (basic) {
+    if (input.clientSecret !== undefined) {
+      throw new OAuthError('invalid_request', 'The client used more than one authentication method.');
+    }
+    if (input.clientId !== undefined && input.clientId !== basic.clientId) {
+      throw new OAuthError('invalid_request', 'The client_id parameter does not match the authenticated client.');
+    }
+    return { method: 'client_secret_basic', clientId: basic.clientId, secret: basic.clientSecret };
+  }
+  if (input.clientId === undefined) throw invalidClient('no client authentication');
+  if (input.clientSecret !== undefined) return { method: 'client_secret_post', clientId: input.clientId, secret: input.clientSecret };
+  return { method: 'none', clientId: input.clientId };
+}
+
+export async function authenticateClient(input: ClientCredentialsInput, deps: ClientAuthDeps): Promise<AuthenticatedClient> {
+  const presented = presentedCredentials(input);
+  const client = await deps.findClient(presented.clientId);
+  if (!client) throw invalidClient(`unknown client ${presented.clientId}`);
+  if (!client.enabled) throw invalidClient(`client ${client.clientId} is disabled`);
+  if (client.secretHash === null) {
+    // A public client holds no secret; one that sends a secret is not who it claims to be.
+    if (presented.method !== 'none') throw invalidClient(`public client ${client.clientId} sent a secret`);
+    return { client, method: 'none' };
+  }
+  if (presented.secret === undefined) throw invalidClient(`confidential client ${client.clientId} sent no secret`);
+  if (!verifyClientSecret(presented.secret, client.secretHash)) throw invalidClient(`wrong secret for ${client.clientId}`);
+  if (client.secretExpiresAt && client.secretExpiresAt.getTime() <= deps.now) {
+    throw invalidClient(`secret of ${client.clientId} expired at ${client.secretExpiresAt.toISOString()}`);
+  }
+  return { client, method: presented.method };
+}

@@ -1,0 +1,78 @@
+/**
+ * An interaction is one authorization request being worked through its sign-in steps. It is
+ * bound to the browser session that started it and carries the CSRF token of its forms.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import { epochSeconds } from '../clock.ts';
+import type { EphemeralStore } from '../store/types.ts';
+import { hashToken, randomToken } from '../tokens/opaque.ts';
+import type { AuthorizationRequest } from './authorization-request.ts';
+
+/** A user who gave the right password but has steps left before the browser session is theirs. */
+export interface PendingSignIn {
+  userId: string;
+  /** As typed at the sign-in page: what throttling counts failures against. */
+  username: string;
+  amr: string[];
+  /** The secret shown during MFA enrolment, sealed, until the first code confirms it. */
+  enrolSecretSealed: string | null;
+  upstreamIdToken?: string | undefined;
+}
+
+export interface Interaction {
+  id: string;
+  request: AuthorizationRequest;
+  /** Key of the browser session this interaction belongs to. */
+  sessionKey: string;
+  csrfToken: string;
+  /** When the user signed in within this interaction (so prompt=login is satisfied once). */
+  signedInAt: number | null;
+  pending: PendingSignIn | null;
+  consentGiven: boolean;
+  createdAt: number;
+}
+
+/** How long a user has to get through the sign-in pages. */
+export const INTERACTION_TTL_SECONDS = 30 * 60;
+const NS = 'interaction';
+
+export interface InteractionStore {
+  start(request: AuthorizationRequest, sessionKey: string): Promise<Interaction>;
+  load(id: string): Promise<Interaction | undefined>;
+  save(interaction: Interaction): Promise<void>;
+  /** Ends an interaction; only one caller gets it, so a code is issued once per interaction. */
+  finish(id: string): Promise<Interaction | undefined>;
+}
+
+export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock): InteractionStore {
+  const remaining = (interaction: Interaction) =>
+    Math.max(1, interaction.createdAt + INTERACTION_TTL_SECONDS - epochSeconds(clock));
+  return {
+    async start(request, sessionKey) {
+      const interaction: Interaction = {
+        id: randomToken(),
+        request,
+        sessionKey,
+        csrfToken: randomToken(),
+        signedInAt: null,
+        pending: null,
+        consentGiven: false,
+        createdAt: epochSeconds(clock),
+      };
+      await ephemeral.set(NS, hashToken(interaction.id), interaction, INTERACTION_TTL_SECONDS);
+      return interaction;
+    },
+    load: (id) => (id.length > 100 ? Promise.resolve(undefined) : ephemeral.get<Interaction>(NS, hashToken(id))),
+    save: (interaction) => ephemeral.set(NS, hashToken(interaction.id), interaction, remaining(interaction)),
+    finish: (id) => ephemeral.take<Interaction>(NS, hashToken(id)),
+  };
+}
+
+/** A form post belongs to the interaction when it comes from its browser session with its token. */
+export function isSameBrowser(interaction: Interaction, sessionKey: string | undefined, csrfToken: string | undefined): boolean {
+  if (!sessionKey || sessionKey !== interaction.sessionKey || !csrfToken) return false;
+  const expected = Buffer.from(interaction.csrfToken);
+  const given = Buffer.from(csrfToken);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}

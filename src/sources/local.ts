@@ -1,0 +1,48 @@
+/**
+ * Local accounts: argon2id passwords in the users table. An unknown user costs the same argon2
+ * verification as a known one, and gets the same answer as a wrong password.
+ */
+import type { UserRecord, UserRepository } from '../store/types.ts';
+import { newPasswordProblem } from './password-policy.ts';
+import { hashPassword, needsRehash, verifyPassword } from './passwords.ts';
+import type { PasswordSignInSource, SignInResult } from './types.ts';
+
+export function createLocalSource(users: Pick<UserRepository, 'getByUsername' | 'getById' | 'update'>): PasswordSignInSource {
+  // Verified against when the user is unknown, so timing does not tell who exists.
+  const decoy = hashPassword('decoy password that matches nothing typed');
+  return {
+    kind: 'local',
+    async signIn(username, password): Promise<SignInResult> {
+      const user = username.length <= 256 ? await users.getByUsername('local', username.trim()) : undefined;
+      const valid = await verifyPassword(user?.passwordHash ?? (await decoy), password);
+      if (!user || !user.passwordHash || !valid) return { ok: false, reason: 'invalid_credentials' };
+      // Said only to someone who knows the password: it tells nothing to a guesser.
+      if (user.locked) return { ok: false, reason: 'locked' };
+      // The password is at hand only now: the moment to move a hash to today's parameters.
+      if (needsRehash(user.passwordHash)) await users.update(user.id, { passwordHash: await hashPassword(password) });
+      return { ok: true, user, amr: ['pwd'] };
+    },
+    // The users table is where local accounts live: the stored record is the current one.
+    currentUser: async (user: UserRecord) => user,
+  };
+}
+
+/**
+ * Changes a local user's password after the policy allows it; returns the problem to show, or
+ * undefined when done (the must-change flag is cleared with it).
+ */
+export async function changeLocalPassword(
+  users: Pick<UserRepository, 'getById' | 'update'>,
+  userId: string,
+  newPassword: string,
+  confirm: string,
+): Promise<string | undefined> {
+  const user = await users.getById(userId);
+  if (!user) return 'This account no longer exists.';
+  if (newPassword !== confirm) return 'The two passwords do not match.';
+  const problem = newPasswordProblem(newPassword, user.username);
+  if (problem) return problem;
+  if (user.passwordHash && (await verifyPassword(user.passwordHash, newPassword))) return 'Choose a password you have not used here before.';
+  await users.update(userId, { passwordHash: await hashPassword(newPassword), mustChangePassword: false });
+  return undefined;
+}

@@ -1,0 +1,33 @@
+/**
+ * New passwords, in the spirit of NIST SP 800-63B §3.1.1.2: long enough, not the user name,
+ * not a commonly used password; no composition rules, no forced character classes.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const MIN_PASSWORD_LENGTH = 12;
+export const MAX_PASSWORD_LENGTH = 256;
+
+let common: ReadonlySet<string> | undefined;
+
+/** The blocklist: frequently used and breached passwords, one per line. */
+function commonPasswords(): ReadonlySet<string> {
+  common ??= new Set(
+    readFileSync(join(import.meta.dirname, 'common-passwords.txt'), 'utf8')
+      .split('\n')
+      .map((line) => line.trim().toLowerCase())
+      .filter((line) => line !== '' && !line.startsWith('#')),
+  );
+  return common;
+}
+
+/** Why a new password is refused, as a sentence for the page; undefined when it is fine. */
+export function newPasswordProblem(password: string, username: string): string | undefined {
+  const length = [...password].length;
+  if (length < MIN_PASSWORD_LENGTH) return `Use at least ${MIN_PASSWORD_LENGTH} characters.`;
+  if (length > MAX_PASSWORD_LENGTH) return `Use at most ${MAX_PASSWORD_LENGTH} characters.`;
+  const lower = password.toLowerCase();
+  if (lower.includes(username.trim().toLowerCase())) return 'Do not use your username in your password.';
+  if (commonPasswords().has(lower) || /^(.)\1+$/.test(password)) return 'This password is too common. Choose another one.';
+  return undefined;
+}
