@@ -1,0 +1,245 @@
+/**
+ * buildApp(config, services): the Fastify application with every route plugin. It listens on
+ * nothing by itself, so tests can use it in process and main.ts can start it.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import cors from '@fastify/cors';
+import formbody from '@fastify/formbody';
+import view from '@fastify/view';
+import { Eta } from 'eta';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { OAuthError } from './errors.ts';
+import type { GrantDeps } from './grants/common.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { metricsRoutes } from './routes/metrics.ts';
+import { assetRoutes } from './routes/assets.ts';
+import { authorizeRoutes } from './routes/authorize.ts';
+import { discoveryRoutes } from './routes/discovery.ts';
+import { clientErrorResponse, registerErrorHandler, sendOAuthError, toOAuthError } from './routes/error-handler.ts';
+import { healthRoutes } from './routes/health.ts';
+import { interactionRoutes } from './routes/interaction.ts';
+import { introspectRoutes } from './routes/introspect.ts';
+import { logoutRoutes } from './routes/logout.ts';
+import { revokeRoutes } from './routes/revoke.ts';
+import { createHostCheck } from './routes/shared/host.ts';
+import { createRateLimiter } from './routes/shared/rate-limit.ts';
+import { jwksRoutes } from './routes/jwks.ts';
+import { createSignInFlow } from './routes/shared/sign-in-flow.ts';
+import { tokenRoutes } from './routes/token.ts';
+import { startUpstreamSignIn, upstreamRoutes, upstreamSignOutUrl, type SignOutTrip } from './routes/upstream.ts';
+import { userinfoRoutes } from './routes/userinfo.ts';
+import type { Interaction } from './sessions/interaction.ts';
+import type { Services } from './services.ts';
+import { createMfaSecrets } from './sessions/mfa.ts';
+import { createSignInThrottle } from './sessions/throttle.ts';
+import { changeLocalPassword } from './sources/local.ts';
+import { deriveKey } from './tokens/secret-box.ts';
+
+const TEMPLATES_DIR = join(import.meta.dirname, '..', 'templates');
+
+/** OAuth and OIDC requests are small forms; anything larger is refused with 413. */
+const BODY_LIMIT_BYTES = 64 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+export async function buildApp(config: Config, services: Services, logger: Logger): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // Fastify's own two lines per request are replaced by our one (addRequestLog).
+    logController: new LogController({ disableRequestLogging: true }),
+    trustProxy: trustProxySetting(config.trustProxy),
+    bodyLimit: BODY_LIMIT_BYTES,
+    // A proxy's request id is kept when it looks like one, so log lines can be joined across hops.
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    // Errors found before routing (a malformed URL, a bad header) keep the OAuth error shape.
+    frameworkErrors: (error, _request, reply) => {
+      void sendOAuthError(reply, toOAuthError(error), 400);
+    },
+    clientErrorHandler: (error, socket) => {
+      if (socket.writable) socket.end(clientErrorResponse(error));
+      else socket.destroy();
+    },
+  });
+
+  const basePath = new URL(config.baseUrl).pathname.replace(/\/+$/, '');
+  const page = { basePath };
+  const metrics = createMetrics();
+  registerErrorHandler(app, { issuer: config.issuer, page });
+  countRequestsInFlight(app, metrics);
+  refuseForeignHosts(app, config, basePath);
+  addSecurityHeaders(app, config);
+  addRequestLog(app, metrics);
+  // Every POST body of the interface is a form: no JSON parser, so other media types are refused.
+  app.removeAllContentTypeParsers();
+  await app.register(formbody);
+  await app.register(view, {
+    engine: { eta: new Eta({ views: TEMPLATES_DIR, autoEscape: true, cache: true }) },
+    root: TEMPLATES_DIR,
+    production: true,
+  });
+  // Every route lives under the path of the base URL, so a proxy need not rewrite paths.
+  await app.register((scope) => registerRoutes(scope, config, services, basePath, metrics), { prefix: basePath });
+  return app;
+}
+
+async function registerRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, metrics: Metrics): Promise<void> {
+  const { clock, keys, ephemeral, durable } = services;
+  const auditLog = app.log.child({ audit: true });
+  /** One audit line per event, counted in the metrics too. */
+  const audit = (event: string, fields: Record<string, unknown>) => {
+    auditLog.info({ event, ...fields }, event);
+    metrics.audit.inc({ event });
+    if (event === 'token_issued') metrics.tokens.inc({ grant: String(fields.grant) });
+    if (event === 'sign_in') metrics.signIns.inc({ result: String(fields.result) });
+    if (event === 'sign_in' && fields.result === 'throttled') metrics.rateLimited.inc({ kind: 'sign_in' });
+  };
+  const grantDeps: GrantDeps = {
+    issuer: config.issuer,
+    clock,
+    keys,
+    ephemeral,
+    users: durable.users,
+    currentUser: (user) => services.source.currentUser(user),
+    refreshTokens: durable.refreshTokens,
+    accessTokens: durable.accessTokens,
+    refreshLifetime: { idleSeconds: config.refreshTokenIdleLifetime, absoluteSeconds: config.refreshTokenAbsoluteLifetime },
+    refreshReuseGraceSeconds: config.refreshTokenReuseGrace,
+    audit,
+  };
+  await app.register(discoveryRoutes, { config });
+  await app.register(jwksRoutes, { keys });
+  await registerBrowserRoutes(app, config, services, basePath, grantDeps);
+  await registerApiRoutes(app, config, services, basePath, grantDeps);
+  await app.register(assetRoutes, { templatesDir: TEMPLATES_DIR });
+  await app.register(healthRoutes, { durable, ephemeral, source: services.source });
+  await app.register(metricsRoutes, { metrics });
+}
+
+/** Authorize, the sign-in pages, end session and the upstream round trips. */
+async function registerBrowserRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: GrantDeps): Promise<void> {
+  const { clock, keys, ephemeral, durable, clients, interactions, sessions } = services;
+  const secureCookies = config.baseUrl.startsWith('https:');
+  const page = { basePath };
+  const throttle = createSignInThrottle(ephemeral, { maxFailures: config.loginMaxFailures, maxFailuresPerAddress: config.loginMaxFailuresPerAddress });
+  const flow = createSignInFlow({
+    issuer: config.issuer, basePath, secureCookies, clock, clients, users: durable.users, consents: durable.consents, sessions, interactions, ephemeral, throttle,
+    audit: grantDeps.audit,
+  });
+  const upstream = services.source.kind === 'oidc' ? { upstream: services.source, ephemeral, baseUrl: config.baseUrl } : undefined;
+  await app.register(authorizeRoutes, { clients, interactions, flow, requestDeps: { issuer: config.issuer, keys, clock } });
+  await app.register(interactionRoutes, {
+    pages: { page, interactions },
+    secureCookies,
+    interactions,
+    sessions,
+    consents: durable.consents,
+    source: services.source,
+    ...(upstream ? { startUpstream: (interaction: Interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
+    throttle,
+    mfa: createMfaSecrets({ key: deriveKey(services.secret, 'totp-secrets'), ephemeral, users: durable.users, issuerName: new URL(config.baseUrl).host }),
+    changePassword: (userId, newPassword, confirm) => changeLocalPassword(durable.users, userId, newPassword, confirm),
+    audit: grantDeps.audit,
+    flow,
+  });
+  await app.register(logoutRoutes, {
+    issuer: config.issuer,
+    page,
+    secureCookies,
+    csrfKey: deriveKey(services.secret, 'cookies'),
+    clock,
+    keys,
+    clients,
+    users: durable.users,
+    sourceKind: services.source.kind,
+    sessions,
+    refreshTokens: durable.refreshTokens,
+    accessTokens: durable.accessTokens,
+    ephemeral,
+    audit: grantDeps.audit,
+    ...(upstream ? { continueUpstream: (idToken: string, trip: SignOutTrip) => upstreamSignOutUrl(upstream, idToken, trip) } : {}),
+  });
+  if (upstream) {
+    await app.register(upstreamRoutes, { ...upstream, page, secureCookies, interactions, sessions, flow });
+  }
+}
+
+/** Token, userinfo, revocation (with per-client CORS) and introspection (without). */
+async function registerApiRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: GrantDeps): Promise<void> {
+  const { clock, keys, ephemeral, durable, clients } = services;
+  await app.register(async (corsScope) => {
+    // The plugin's OPTIONS route is global: the path decides, so introspection never says yes.
+    const corsPaths = new Set(['/connect/token', '/connect/userinfo', '/connect/revoke'].map((p) => `${basePath}${p}`));
+    await corsScope.register(cors, {
+      delegator: async (request: FastifyRequest) => {
+        const origin = request.headers.origin;
+        const allowed = origin !== undefined && corsPaths.has(request.url.split('?')[0] ?? '') && (await clients.allowedOrigins()).has(origin);
+        return { origin: allowed ? origin : false, methods: ['GET', 'POST'], allowedHeaders: ['authorization', 'content-type'], maxAge: 600 };
+      },
+    });
+    const rateLimiter = createRateLimiter(ephemeral, clock, config.tokenRateLimit);
+    await corsScope.register(tokenRoutes, { clients, grantDeps, rateLimiter });
+    await corsScope.register(userinfoRoutes, { issuer: config.issuer, clock, keys, ephemeral, users: durable.users, clients });
+    await corsScope.register(revokeRoutes, { clients, grantDeps });
+  });
+  // RFC 7662 §4 and interface.md: introspection never answers browsers of another origin.
+  await app.register(introspectRoutes, { clients, grantDeps });
+}
+
+/** IDP_TRUST_PROXY as Fastify takes it; a number is a count of trusted hops. */
+function trustProxySetting(value: Config['trustProxy']): boolean | string | ((address: string, hop: number) => boolean) {
+  return typeof value === 'number' ? (_address, hop) => hop < value : value;
+}
+
+/** Probes of load balancers call by address; everything else must name the service's host. */
+function refuseForeignHosts(app: FastifyInstance, config: Config, basePath: string): void {
+  const isOwnHost = createHostCheck(config.baseUrl);
+  const probes = new Set(['/healthz', '/readyz', '/metrics'].map((p) => `${basePath}${p}`));
+  app.addHook('onRequest', async (request) => {
+    if (probes.has(request.url.split('?')[0] ?? '') || isOwnHost(request.host)) return;
+    throw new OAuthError('invalid_request', "This request names another host than this service's address.", {
+      redirectable: false,
+      detail: `host ${request.host}`,
+    });
+  });
+}
+
+function addSecurityHeaders(app: FastifyInstance, config: Config): void {
+  const https = config.baseUrl.startsWith('https:');
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('x-frame-options', 'DENY');
+    // Pages set their own policy; everything else is data that must never render as a document.
+    if (!reply.hasHeader('content-security-policy')) {
+      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+    }
+    if (https) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+  });
+}
+
+/** First hook of all, so that every request counted is also uncounted: 'close' fires on every response. */
+function countRequestsInFlight(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onRequest', async (_request, reply) => {
+    metrics.inFlight.add(1);
+    reply.raw.once('close', () => metrics.inFlight.add(-1));
+  });
+}
+
+/** One log line per request: route and status, never the query string or the body. */
+function addRequestLog(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unknown';
+    const status = reply.statusCode;
+    request.log.info({ method: request.method, route, status, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+    metrics.requests.inc({ route, method: request.method, status: String(status) });
+    metrics.latency.observe({ route }, reply.elapsedTime / 1000);
+    if (status === 429) metrics.rateLimited.inc({ kind: 'token' });
+  });
+}

@@ -1,0 +1,142 @@
+/**
+ * The `idp` command: the only file that reads process.env, talks to the process and exits.
+ * `idp serve` starts the service; every other command is the administrators' command line.
+ */
+// Only what every path needs is imported up front: a configuration error answers at once, and
+// the command line never loads the HTTP server.
+import { RefusedError, UsageError, type CliContext } from './cli/context.ts';
+import { systemClock } from './clock.ts';
+import { parseConfig, type Config } from './config.ts';
+import { lockEmbeddedDatabase, loadOrCreateSecret } from './data-dir.ts';
+import type { Logger } from 'pino';
+import type { Services } from './services.ts';
+import type { DurableStore } from './store/types.ts';
+
+const [command = 'serve', ...args] = process.argv.slice(2);
+
+const parsed = parseConfig(process.env);
+if (!parsed.ok) {
+  process.stderr.write(`${parsed.message}\n`);
+  process.exit(2);
+}
+const config = parsed.config;
+
+function fail(code: 1 | 2, message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(code);
+}
+
+/** The embedded database serves one process at a time: take it, or say who holds it. */
+function takeEmbeddedDatabase(config: Config): () => void {
+  if (config.databaseUrl) return () => {};
+  const lock = lockEmbeddedDatabase(config.dataDir);
+  if ('heldBy' in lock) {
+    fail(2, `the embedded database in ${config.dataDir} is in use by a running server (pid ${lock.heldBy}); stop it, or set DATABASE_URL to share a PostgreSQL database`);
+  }
+  return lock.release;
+}
+
+function masterSecret(config: Config): Buffer {
+  return config.secret ?? loadOrCreateSecret(config.dataDir).secret;
+}
+
+async function serve(): Promise<void> {
+  const [{ buildApp }, { ensureDemoData, formatDemoBanner }, { createLogger }, { openServices }] = await Promise.all([
+    import('./app.ts'), import('./cli/demo.ts'), import('./logging.ts'), import('./services.ts'),
+  ]);
+  const release = takeEmbeddedDatabase(config);
+  const logger = createLogger(config.logLevel);
+  const services = await openServices({ config, secret: masterSecret(config), logger });
+  await services.keys.ensureSigningKey();
+  if (!config.databaseUrl && !config.production) {
+    const demo = await ensureDemoData(services.durable);
+    if (demo) process.stdout.write(formatDemoBanner(demo, config));
+  }
+  const app = await buildApp(config, services, logger);
+  await app.listen({ port: config.port, host: config.host });
+  const maintenance = scheduleKeyMaintenance(services, logger);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    clearInterval(maintenance);
+    await app.close();
+    await services.close();
+    release();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** How often each instance checks the rotation schedule (acting only when something is due). */
+const KEY_MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
+
+function scheduleKeyMaintenance(services: Services, logger: Logger): NodeJS.Timeout {
+  const run = async () => {
+    const clients = await services.durable.clients.list();
+    const report = await services.keys.maintain({
+      intervalSeconds: config.keyRotationInterval,
+      publishAheadSeconds: config.keyPublishAhead,
+      // ID tokens and access tokens live as long as the client's access token lifetime.
+      maxTokenLifetimeSeconds: Math.max(3600, ...clients.map((c) => c.accessTokenLifetime)),
+    });
+    for (const kid of report.published) logger.info({ audit: true, event: 'key_published', kid }, 'key_published');
+    for (const kid of report.promoted) logger.info({ audit: true, event: 'key_rotated', kid }, 'key_rotated');
+    for (const kid of report.retired) logger.info({ audit: true, event: 'key_retired', kid }, 'key_retired');
+  };
+  const tick = () => void run().catch((error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'key maintenance failed'));
+  tick();
+  const timer = setInterval(tick, KEY_MAINTENANCE_INTERVAL_MS);
+  timer.unref();
+  return timer;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function cli(): Promise<number> {
+  const [{ runCli }, { openDurable }] = await Promise.all([import('./cli/index.ts'), import('./services.ts')]);
+  const json = args.includes('--json');
+  let durable: DurableStore | undefined;
+  let release: (() => void) | undefined;
+  const context: CliContext = {
+    config,
+    get secret() {
+      return masterSecret(config);
+    },
+    clock: systemClock,
+    json,
+    async openDurable() {
+      release ??= takeEmbeddedDatabase(config);
+      durable ??= await openDurable(config);
+      return durable;
+    },
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+    readStdin,
+  };
+  try {
+    return await runCli(command, args.filter((a) => a !== '--json'), context);
+  } catch (error) {
+    if (error instanceof UsageError) return (context.err(error.message), 2);
+    if (error instanceof RefusedError) return (context.err(error.message), 1);
+    throw error;
+  } finally {
+    await durable?.close().catch(() => {});
+    release?.();
+  }
+}
+
+if (command === 'serve') {
+  serve().catch((error: unknown) => fail(1, `idp serve: ${error instanceof Error ? error.message : String(error)}`));
+} else {
+  cli().then(
+    (code) => process.exit(code),
+    (error: unknown) => fail(1, `idp ${command}: ${error instanceof Error ? error.message : String(error)}`),
+  );
+}

@@ -1,0 +1,102 @@
+/**
+ * The ONE place where errors become HTTP. At the API endpoints: JSON with `Cache-Control:
+ * no-store` (and `WWW-Authenticate` for 401). At the browser endpoints: a redirect to the
+ * client once its redirect URI is trusted, else the service's error page. Fastify's own errors
+ * (body too large, unsupported media type) become `invalid_request`; anything else is logged
+ * and answered as a generic `server_error` with no detail.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { OAuthError } from '../errors.ts';
+import { isStoreUnavailable } from '../store/unavailable.ts';
+import type { AuthorizationTarget } from '../sessions/authorization-request.ts';
+import { respondToClient } from './shared/authorization-response.ts';
+import { renderPage, type PageContext } from './shared/pages.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** How an endpoint spells its 401 challenge (RFC 6749 §5.2 for Basic, RFC 6750 §3 for Bearer). */
+    challenge?: 'Basic' | 'Bearer';
+    /** A browser endpoint: errors are pages or redirects, never JSON. */
+    page?: boolean;
+  }
+  interface FastifyRequest {
+    /** Set once client and redirect URI are trusted: errors may then go back to the client. */
+    authorizationTarget?: AuthorizationTarget;
+  }
+}
+
+export function toOAuthError(error: unknown): OAuthError {
+  if (error instanceof OAuthError) return error;
+  if (isStoreUnavailable(error)) {
+    return new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable. Try again shortly.', {
+      detail: error instanceof Error ? error.message : String(error),
+      redirectable: false,
+      retryAfter: 5,
+    });
+  }
+  const fastifyError = error as Partial<FastifyError>;
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new OAuthError('invalid_request', requestProblem(fastifyError), { detail: fastifyError.message, redirectable: false });
+  }
+  return new OAuthError('server_error', 'The server met an unexpected condition.', {
+    detail: error instanceof Error ? error.message : String(error),
+    redirectable: false,
+  });
+}
+
+function requestProblem(error: Partial<FastifyError>): string {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'The request body is too large.';
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'The request body must be application/x-www-form-urlencoded.';
+    default:
+      return 'The request is malformed.';
+  }
+}
+
+/** Sends an OAuth error as JSON; `status` overrides the error's own for a body too large (413). */
+export function sendOAuthError(reply: FastifyReply, error: OAuthError, status = error.status): FastifyReply {
+  reply.code(status).header('cache-control', 'no-store').header('pragma', 'no-cache');
+  if (status === 401) {
+    const scheme = reply.request.routeOptions.config?.challenge ?? 'Basic';
+    reply.header('www-authenticate', scheme === 'Bearer'
+      ? `Bearer error="${error.code}", error_description="${error.description.replace(/["\\]/g, "'")}"`
+      : 'Basic realm="idp", charset="UTF-8"');
+  }
+  if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
+  return reply.send({ error: error.code, error_description: error.description });
+}
+
+/** At a browser endpoint: back to the client when that is allowed, else our own page (4xx). */
+function sendPageError(request: FastifyRequest, reply: FastifyReply, error: OAuthError, issuer: string, page: PageContext, httpStatus: number): FastifyReply {
+  const target = request.authorizationTarget;
+  if (target && error.redirectable) {
+    return respondToClient(reply, target, issuer, { error: error.code, error_description: error.description });
+  }
+  const status = httpStatus === 413 || error.status >= 500 ? httpStatus : 400;
+  return renderPage(reply, page, 'error', { title: 'Something went wrong', error: error.code, description: error.description, status }, { status });
+}
+
+export function registerErrorHandler(app: FastifyInstance, options: { issuer: string; page: PageContext }): void {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const oauthError = toOAuthError(error);
+    if (oauthError.code === 'server_error') request.log.error({ err: oauthError.detail }, 'unexpected error');
+    else if (oauthError.code === 'temporarily_unavailable') request.log.warn({ detail: oauthError.detail }, 'dependency unavailable');
+    else if (oauthError.detail) request.log.info({ error: oauthError.code, detail: oauthError.detail }, 'request refused');
+    const status = (error as Partial<FastifyError>).statusCode === 413 ? 413 : oauthError.status;
+    if (request.routeOptions.config.page) return sendPageError(request, reply, oauthError, options.issuer, options.page, status);
+    return sendOAuthError(reply, oauthError, status);
+  });
+  app.setNotFoundHandler((_request, reply) =>
+    reply.code(404).header('cache-control', 'no-store').send({ error: 'not_found', error_description: 'No such endpoint.' }),
+  );
+}
+
+/** What Node's HTTP parser refuses before Fastify sees a request, answered in the OAuth shape. */
+export function clientErrorResponse(error: { code?: string }): string {
+  const [status, reason] = error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
+  const body = JSON.stringify({ error: 'invalid_request', error_description: 'The request is malformed.' });
+  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+}

@@ -1,0 +1,168 @@
+/**
+ * The sign-in pages of an interaction: GET shows the page of the current step; each form posts
+ * to its own action with the interaction's CSRF token, from the browser session it belongs to.
+ * Steps: sign-in (password), otp (second factor), enrol (MFA enrolment), password (change), consent.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { epochSeconds } from '../clock.ts';
+import { OAuthError } from '../errors.ts';
+import type { LoadedSession, SessionStore } from '../sessions/browser-session.ts';
+import { isSameBrowser, type Interaction, type InteractionStore } from '../sessions/interaction.ts';
+import type { SignInThrottle } from '../sessions/throttle.ts';
+import { acceptTotp } from '../sessions/totp.ts';
+import type { SignInSource } from '../sources/types.ts';
+import type { ConsentRepository } from '../store/types.ts';
+import { readSessionCookie } from './shared/cookies.ts';
+import { singleValued } from './shared/params.ts';
+import type { SignInFlow } from './shared/sign-in-flow.ts';
+import { createStepPages, type StepPages } from './shared/step-pages.ts';
+import type { MfaSecrets } from '../sessions/mfa.ts';
+
+export interface InteractionRouteOptions {
+  pages: Omit<Parameters<typeof createStepPages>[0], 'flow' | 'mfa'>;
+  secureCookies: boolean;
+  interactions: InteractionStore;
+  sessions: SessionStore;
+  consents: ConsentRepository;
+  source: SignInSource;
+  /** With an upstream provider: sends the browser there for the sign-in step. */
+  startUpstream?: (interaction: Interaction) => Promise<string>;
+  throttle: SignInThrottle;
+  mfa: MfaSecrets;
+  /** Changes a password after the policy allows it; returns the problem to show, if any. */
+  changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
+  audit(event: string, fields: Record<string, unknown>): void;
+  flow: SignInFlow;
+}
+
+type IdParams = { Params: { id: string } };
+type Loaded = { interaction: Interaction; loaded: LoadedSession };
+
+const THROTTLED = 'Too many failed attempts. Wait a few minutes, then try again.';
+const SIGN_IN_MESSAGES = {
+  invalid_credentials: 'The username or password is incorrect.',
+  locked: 'This account is locked. Contact your administrator.',
+  unavailable: 'The directory is unavailable right now. Try again in a moment.',
+} as const;
+
+const expired = () => new OAuthError('invalid_request', 'This sign-in has expired or was already used. Start again from the application.', { redirectable: false });
+const foreign = () => new OAuthError('invalid_request', 'This form was not sent from the browser that started the sign-in.', { redirectable: false });
+
+export async function interactionRoutes(app: FastifyInstance, options: InteractionRouteOptions): Promise<void> {
+  const { interactions, sessions, consents, source, throttle, mfa, flow, audit } = options;
+  const pages: StepPages = createStepPages({ ...options.pages, flow, mfa });
+  const config = { page: true };
+
+  /** The interaction of the URL, from its own browser session (and, for posts, with its CSRF token). */
+  async function load(request: FastifyRequest<IdParams>, csrfToken?: string | null): Promise<Loaded> {
+    const interaction = await interactions.load(request.params.id);
+    if (!interaction) throw expired();
+    const loaded = await sessions.load(readSessionCookie(request, options.secureCookies));
+    const sameBrowser = csrfToken === null ? loaded?.key === interaction.sessionKey : isSameBrowser(interaction, loaded?.key, csrfToken);
+    if (!loaded || !sameBrowser) throw foreign();
+    request.authorizationTarget = interaction.request;
+    return { interaction, loaded };
+  }
+
+  /** Shows the sign-in page again, with what was typed and what went wrong. */
+  async function signInAgain(reply: FastifyReply, { interaction, loaded }: Loaded, extra: Record<string, unknown>): Promise<unknown> {
+    return pages.show(reply, { ...(await flow.state(interaction, loaded)), step: 'sign-in' }, extra);
+  }
+
+  /** Saves a changed interaction and moves on to the next step. */
+  async function proceed(reply: FastifyReply, interaction: Interaction, loaded: LoadedSession): Promise<unknown> {
+    await interactions.save(interaction);
+    return flow.advance(reply, interaction, loaded);
+  }
+
+  app.get<IdParams>('/interaction/:id', { config }, async (request, reply) => {
+    const { interaction, loaded } = await load(request, null);
+    const current = await flow.state(interaction, loaded);
+    if (current.step === 'done' || current.step === 'finish-sign-in') return flow.advance(reply, interaction, loaded);
+    if (current.step === 'sign-in' && options.startUpstream) {
+      return reply.header('cache-control', 'no-store').redirect(await options.startUpstream(interaction), 303);
+    }
+    return pages.show(reply, current);
+  });
+
+  app.post<IdParams>('/interaction/:id/sign-in', { config }, async (request, reply) => {
+    const form = singleValued(request.body);
+    const context = await load(request, form.csrf_token);
+    if (source.kind === 'oidc') throw new OAuthError('invalid_request', 'Sign-in happens at the sign-in provider.', { redirectable: false });
+    const username = (form.username ?? '').trim();
+    // Checked before the password reaches any source: guesses never reach a directory.
+    if (await throttle.isThrottled(username, request.ip)) {
+      audit('sign_in', { result: 'throttled', step: 'password' });
+      return signInAgain(reply, context, { username, error: THROTTLED });
+    }
+    const result = await source.signIn(username, form.password ?? '');
+    if (!result.ok) {
+      // Only guesses count: a locked account or a directory outage is not a wrong password.
+      if (result.reason === 'invalid_credentials') await throttle.recordFailure(username, request.ip);
+      audit('sign_in', { result: 'failure', step: 'password', reason: result.reason });
+      return signInAgain(reply, context, { username, error: SIGN_IN_MESSAGES[result.reason] });
+    }
+    const pending = { userId: result.user.id, username, amr: result.amr, enrolSecretSealed: null };
+    return proceed(reply, { ...context.interaction, pending }, context.loaded);
+  });
+
+  app.post<IdParams>('/interaction/:id/otp', { config }, async (request, reply) => {
+    const form = singleValued(request.body);
+    const context = await load(request, form.csrf_token);
+    const current = await flow.state(context.interaction, context.loaded);
+    const { pending } = context.interaction;
+    if (current.step !== 'otp' || !pending || !current.pendingUser?.totpSecretSealed) return flow.advance(reply, context.interaction, context.loaded);
+    if (await throttle.isThrottled(pending.username, request.ip)) {
+      audit('sign_in', { result: 'throttled', step: 'otp', user_id: pending.userId });
+      return pages.show(reply, current, { error: THROTTLED });
+    }
+    const secret = mfa.openUserSecret(current.pendingUser.id, current.pendingUser.totpSecretSealed);
+    if (!(await acceptTotp(mfa.ephemeral, current.pendingUser.id, secret, form.otp ?? '', epochSeconds(flow.clock)))) {
+      await throttle.recordFailure(pending.username, request.ip);
+      audit('sign_in', { result: 'failure', step: 'otp', reason: 'wrong_code', user_id: pending.userId });
+      return pages.show(reply, current, { error: 'That code is not right, or was used already. Enter the current code from your app.' });
+    }
+    return proceed(reply, { ...context.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'] } }, context.loaded);
+  });
+
+  app.post<IdParams>('/interaction/:id/enrol', { config }, async (request, reply) => {
+    const form = singleValued(request.body);
+    const context = await load(request, form.csrf_token);
+    const current = await flow.state(context.interaction, context.loaded);
+    const { pending } = context.interaction;
+    if (current.step !== 'enrol' || !pending?.enrolSecretSealed || !current.pendingUser) return flow.advance(reply, context.interaction, context.loaded);
+    if (await throttle.isThrottled(pending.username, request.ip)) return pages.show(reply, current, { error: THROTTLED });
+    const secret = mfa.openEnrolSecret(context.interaction.id, pending.enrolSecretSealed);
+    if (!(await acceptTotp(mfa.ephemeral, current.pendingUser.id, secret, form.otp ?? '', epochSeconds(flow.clock)))) {
+      await throttle.recordFailure(pending.username, request.ip);
+      return pages.show(reply, current, { error: 'That code is not right. Enter the code your app shows now.' });
+    }
+    await mfa.enrol(current.pendingUser.id, secret);
+    return proceed(reply, { ...context.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } }, context.loaded);
+  });
+
+  app.post<IdParams>('/interaction/:id/password', { config }, async (request, reply) => {
+    const form = singleValued(request.body);
+    const context = await load(request, form.csrf_token);
+    const current = await flow.state(context.interaction, context.loaded);
+    const { pending } = context.interaction;
+    if (current.step !== 'password' || !pending || !current.pendingUser) return flow.advance(reply, context.interaction, context.loaded);
+    const problem = await options.changePassword(current.pendingUser.id, form.new_password ?? '', form.confirm_password ?? '');
+    if (problem) return pages.show(reply, current, { error: problem });
+    return proceed(reply, context.interaction, context.loaded);
+  });
+
+  app.post<IdParams>('/interaction/:id/consent', { config }, async (request, reply) => {
+    const form = singleValued(request.body);
+    const { interaction, loaded } = await load(request, form.csrf_token);
+    const current = await flow.state(interaction, loaded);
+    if (current.step !== 'consent' || !current.user) return flow.advance(reply, interaction, loaded);
+    if (form.decision === 'deny') {
+      await interactions.finish(interaction.id);
+      throw new OAuthError('access_denied', 'The user denied the request.');
+    }
+    if (form.decision !== 'allow') throw new OAuthError('invalid_request', 'The decision must be allow or deny.', { redirectable: false });
+    await consents.grant(current.user.id, current.client.clientId, interaction.request.scopes);
+    return proceed(reply, { ...interaction, consentGiven: true }, loaded);
+  });
+}

@@ -1,0 +1,36 @@
+/**
+ * Form and query parameters -> typed values, or `invalid_request`. Wire names stay as the RFCs
+ * spell them; a parameter sent twice is refused (RFC 6749 §3.1, §3.2: MUST NOT be included
+ * more than once).
+ */
+import type { z } from 'zod';
+import { OAuthError } from '../../errors.ts';
+
+export type Params = Record<string, string>;
+
+/** Flattens a parsed body or query into single string values, refusing repeated parameters. */
+export function singleValued(input: unknown): Params {
+  if (input === undefined || input === null) return {};
+  if (typeof input !== 'object') throw new OAuthError('invalid_request', 'The request parameters are malformed.');
+  const params: Params = {};
+  for (const [name, value] of Object.entries(input as Record<string, unknown>)) {
+    if (Array.isArray(value)) throw new OAuthError('invalid_request', `The ${name} parameter is repeated.`);
+    // A NUL can be no part of any value here (and PostgreSQL text cannot hold one).
+    if (typeof value !== 'string' || value.includes('\u0000') || name.includes('\u0000')) {
+      throw new OAuthError('invalid_request', 'A request parameter is malformed.');
+    }
+    // RFC 6749 §3.1: parameters sent without a value are treated as omitted.
+    if (value !== '') params[name] = value;
+  }
+  return params;
+}
+
+/** Parses parameters with a zod schema; the first problem becomes the error description. */
+export function parseParams<T>(schema: z.ZodType<T>, params: Params): T {
+  const result = schema.safeParse(params);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const name = issue?.path.join('.') || 'request';
+  const missing = issue?.code === 'invalid_type' && params[name] === undefined;
+  throw new OAuthError('invalid_request', missing ? `The ${name} parameter is required.` : `The ${name} parameter is invalid.`);
+}

@@ -1,0 +1,115 @@
+/**
+ * Opens what the service runs on, from the configuration: the durable store (PostgreSQL or the
+ * embedded PGlite), the ephemeral store (Redis or in-process), the clients cache and the keys.
+ * Shared by `idp serve` and the command line.
+ */
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import { embeddedDatabasePath, ensureDataDir } from './data-dir.ts';
+import { createSessionStore, type SessionStore } from './sessions/browser-session.ts';
+import { createInteractionStore, type InteractionStore } from './sessions/interaction.ts';
+import { createLdapSource } from './sources/ldap.ts';
+import { createLocalSource } from './sources/local.ts';
+import { createUpstreamSource } from './sources/oidc.ts';
+import type { SignInSource } from './sources/types.ts';
+import { createClientsCache, type ClientsCache } from './store/clients-cache.ts';
+import { createMemoryEphemeralStore } from './store/ephemeral/memory.ts';
+import { createRedisEphemeralStore } from './store/ephemeral/redis.ts';
+import { openDurableStore } from './store/sql/durable.ts';
+import type { DurableStore, EphemeralStore } from './store/types.ts';
+import { createKeyManager, type KeyManager } from './tokens/keys.ts';
+import { deriveKey } from './tokens/secret-box.ts';
+
+export interface Services {
+  config: Config;
+  /** The master secret in force (configured, or generated into the data directory). */
+  secret: Buffer;
+  clock: Clock;
+  durable: DurableStore;
+  ephemeral: EphemeralStore;
+  clients: ClientsCache;
+  keys: KeyManager;
+  sessions: SessionStore;
+  interactions: InteractionStore;
+  /** The deployment's sign-in source (one per deployment). */
+  source: SignInSource;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  config: Config;
+  secret: Buffer;
+  logger?: Logger | undefined;
+  clock?: Clock;
+  /** The command line needs no ephemeral store; the server does. */
+  ephemeral?: boolean;
+}
+
+/** Opens the durable store and applies pending migrations. */
+export async function openDurable(config: Config, logger?: Logger): Promise<DurableStore> {
+  if (!config.databaseUrl) ensureDataDir(config.dataDir);
+  const durable = await openDurableStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.databaseUrl ? undefined : embeddedDatabasePath(config.dataDir),
+    onError: (error) => logger?.warn({ err: error.message }, 'database connection error'),
+  });
+  try {
+    await durable.migrate();
+  } catch (error) {
+    await durable.close().catch(() => {});
+    throw error;
+  }
+  return durable;
+}
+
+export async function openServices(options: OpenOptions): Promise<Services> {
+  const { config, secret } = options;
+  const clock = options.clock ?? systemClock;
+  const durable = await openDurable(config, options.logger);
+  let source: SignInSource;
+  try {
+    source = chooseSource(config, durable.users, options.logger);
+  } catch (error) {
+    await durable.close().catch(() => {});
+    throw error;
+  }
+  const ephemeral = options.ephemeral === false
+    ? createMemoryEphemeralStore(clock)
+    : config.redisUrl
+      ? createRedisEphemeralStore({ url: config.redisUrl })
+      : createMemoryEphemeralStore(clock);
+  const keys = createKeyManager({ keys: durable.signingKeys, kek: deriveKey(secret, 'signing-keys'), clock });
+  const clients = createClientsCache(durable);
+  const stopKeyEvents = durable.onChange((event) => {
+    if (event.kind === 'keys') keys.invalidate();
+  });
+  return {
+    config,
+    secret,
+    clock,
+    durable,
+    ephemeral,
+    clients,
+    keys,
+    sessions: createSessionStore(ephemeral, clock),
+    interactions: createInteractionStore(ephemeral, clock),
+    source,
+    async close() {
+      stopKeyEvents();
+      clients.close();
+      await Promise.allSettled([ephemeral.close(), durable.close()]);
+    },
+  };
+}
+
+function chooseSource(config: Config, users: DurableStore['users'], logger: Logger | undefined): SignInSource {
+  if (config.signInSource === 'local') return createLocalSource(users);
+  if (config.signInSource === 'oidc') {
+    if (!config.upstream) throw new Error('IDP_SIGN_IN_SOURCE=oidc needs IDP_UPSTREAM_ISSUER and IDP_UPSTREAM_CLIENT_ID');
+    return createUpstreamSource(config.upstream, users, `${config.baseUrl}/signin/oidc/callback`);
+  }
+  if (!config.ldap) throw new Error('IDP_SIGN_IN_SOURCE=ldap needs IDP_LDAP_URL and IDP_LDAP_BASE_DN');
+  return createLdapSource(config.ldap, users, { logger });
+}
+
