@@ -1,0 +1,59 @@
+/**
+ * Strict argument parsing for one command (node:util parseArgs): an unknown flag, a flag
+ * without its value, a missing or an extra argument is a UsageError naming it.
+ */
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import { UsageError } from './context.ts';
+
+export interface CommandSpec<T extends ParseArgsOptionsConfig> {
+  /** `idp clients show ID`: quoted in every usage error of this command. */
+  usage: string;
+  options: T;
+  /** Names of the required positional arguments, in order (`['ID']`). */
+  positionals: readonly string[];
+}
+
+type Values<T extends ParseArgsOptionsConfig> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: T; strict: true; allowPositionals: true }>
+>['values'];
+
+export interface ParsedCommand<T extends ParseArgsOptionsConfig> {
+  values: Values<T>;
+  positionals: string[];
+}
+
+export function parseCommand<T extends ParseArgsOptionsConfig>(spec: CommandSpec<T>, args: string[]): ParsedCommand<T> {
+  let parsed: ParsedCommand<T>;
+  try {
+    parsed = parseArgs({ args, options: spec.options, strict: true, allowPositionals: true });
+  } catch (error) {
+    throw new UsageError(`${describeParseError(error)} (usage: ${spec.usage})`);
+  }
+  const missing = spec.positionals[parsed.positionals.length];
+  if (missing !== undefined) throw new UsageError(`missing argument ${missing} (usage: ${spec.usage})`);
+  const extra = parsed.positionals[spec.positionals.length];
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}" (usage: ${spec.usage})`);
+  return parsed;
+}
+
+/** parseArgs explains itself over several lines; one short line naming the flag is enough. */
+function describeParseError(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  const flag = /'(-{1,2}[^'\s<]+)/.exec(message)?.[1] ?? 'an option';
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${flag}`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return message.includes('does not take an argument') ? `option ${flag} takes no value` : `option ${flag} needs a value`;
+  }
+  return message.split('\n')[0] ?? 'bad arguments';
+}
+
+/** Splits `idp clients show web` into the subcommand and its arguments; a missing one is a usage error. */
+export function subcommand(family: string, names: readonly string[], args: string[]): { name: string; rest: string[] } {
+  const [name, ...rest] = args;
+  if (name === undefined || !names.includes(name)) {
+    const what = name === undefined ? 'missing subcommand' : `unknown subcommand "${name}"`;
+    throw new UsageError(`${what} (usage: idp ${family} ${names.join(' | ')})`);
+  }
+  return { name, rest };
+}

@@ -1,0 +1,60 @@
+/**
+ * How a client is shown: wire names for JSON, fields and table rows for text. The secret hash is
+ * never shown, only whether a secret is set and when it expires.
+ */
+import type { ClientRecord } from '../store/types.ts';
+import { formatFields, listText, timeText, yesNo } from './output.ts';
+
+/** RFC 6749 §2.1 client types: confidential clients hold a secret, public ones do not. */
+export function clientType(client: ClientRecord): 'confidential' | 'public' {
+  return client.secretHash === null ? 'public' : 'confidential';
+}
+
+export function clientDocument(client: ClientRecord): Record<string, unknown> {
+  return {
+    client_id: client.clientId,
+    display_name: client.displayName,
+    enabled: client.enabled,
+    client_type: clientType(client),
+    has_secret: client.secretHash !== null,
+    secret_expires_at: client.secretExpiresAt?.toISOString() ?? null,
+    grant_types: client.grantTypes,
+    scopes: client.scopes,
+    redirect_uris: client.redirectUris,
+    post_logout_redirect_uris: client.postLogoutRedirectUris,
+    cors_origins: client.corsOrigins,
+    access_token_lifetime: client.accessTokenLifetime,
+    require_consent: client.requireConsent,
+  };
+}
+
+export function clientFieldLines(client: ClientRecord): string[] {
+  const secret = client.secretHash === null ? 'none (public client)' : `set, expires ${client.secretExpiresAt?.toISOString() ?? 'never'}`;
+  return formatFields([
+    ['client_id', client.clientId],
+    ['display_name', client.displayName || '-'],
+    ['enabled', yesNo(client.enabled)],
+    ['client_type', clientType(client)],
+    ['secret', secret],
+    ['grant_types', listText(client.grantTypes)],
+    ['scopes', listText(client.scopes)],
+    ['redirect_uris', listText(client.redirectUris)],
+    ['post_logout_redirect_uris', listText(client.postLogoutRedirectUris)],
+    ['cors_origins', listText(client.corsOrigins)],
+    ['access_token_lifetime', `${client.accessTokenLifetime} s`],
+    ['require_consent', yesNo(client.requireConsent)],
+  ]);
+}
+
+export const CLIENT_TABLE_HEADERS = ['CLIENT ID', 'NAME', 'ENABLED', 'TYPE', 'GRANTS', 'SECRET EXPIRES'];
+
+export function clientRow(client: ClientRecord): string[] {
+  return [
+    client.clientId,
+    client.displayName || '-',
+    yesNo(client.enabled),
+    clientType(client),
+    listText(client.grantTypes),
+    client.secretHash === null ? '-' : timeText(client.secretExpiresAt),
+  ];
+}

@@ -1,0 +1,31 @@
+/** What every command of the command line receives; the commands never touch process.* themselves. */
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { DurableStore } from '../store/types.ts';
+
+/** 0 success, 1 a refused operation (one clear line), 2 bad usage. */
+export type ExitCode = 0 | 1 | 2;
+
+export interface CliContext {
+  config: Config;
+  /** The master secret in force: seals TOTP secrets and signing keys. */
+  secret: Buffer;
+  clock: Clock;
+  /** `--json` was given: print one JSON document on stdout instead of text. */
+  json: boolean;
+  /** Opens the configured database with migrations applied; the caller closes nothing, main.ts does. */
+  openDurable(): Promise<DurableStore>;
+  out(line: string): void;
+  err(line: string): void;
+  readStdin(): Promise<string>;
+}
+
+/** A usage error: main prints its message as one line and exits 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** A refused operation: main prints its message as one line and exits 1. */
+export class RefusedError extends Error {
+  override name = 'RefusedError';
+}

@@ -1,0 +1,57 @@
+/**
+ * The database's constraints are the last line of defence behind the commands' own checks: a
+ * violation becomes one refused line naming what was refused, never a stack trace.
+ */
+import { RefusedError } from './context.ts';
+
+// PostgreSQL SQLSTATE codes (Appendix A of the PostgreSQL manual).
+const CHECK_VIOLATION = '23514';
+const UNIQUE_VIOLATION = '23505';
+const NOT_NULL_VIOLATION = '23502';
+
+/** What each constraint of the initial migration means, in the words of the error line. */
+const CONSTRAINT_RULES: Record<string, string> = {
+  clients_client_id_format: 'the client id must be 1 to 200 visible ASCII characters',
+  clients_secret_hash_format: 'the secret hash must be as printed by idp secret-hash',
+  clients_grant_types_known: 'grant types must be authorization_code, refresh_token or client_credentials',
+  clients_scopes_format: 'scopes must be RFC 6749 scope tokens',
+  clients_redirect_uris_format: 'redirect URIs must be absolute URIs without a fragment',
+  clients_post_logout_redirect_uris_format: 'post-logout redirect URIs must be absolute URIs without a fragment',
+  clients_cors_origins_format: 'CORS origins must be scheme://host[:port]',
+  clients_access_token_lifetime_positive: 'the access token lifetime must be a positive number of seconds',
+  clients_client_credentials_confidential: 'a public client cannot use the client_credentials grant',
+  users_subject_not_empty: 'the subject must not be empty',
+  users_username_not_empty: 'the username must not be empty',
+  users_source_known: 'the source must be local, ldap or oidc',
+  api_scopes_name_format: 'an API scope name must be an RFC 6749 scope token',
+};
+
+interface PostgresError {
+  code?: unknown;
+  constraint?: unknown;
+  column?: unknown;
+}
+
+/** The refused line for a constraint violation, or undefined for any other error. */
+export function describeConstraintViolation(error: unknown, subject: string): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { code, constraint, column } = error as PostgresError;
+  if (code === UNIQUE_VIOLATION) return `${subject} already exists`;
+  if (code === CHECK_VIOLATION) {
+    const rule = typeof constraint === 'string' ? CONSTRAINT_RULES[constraint] : undefined;
+    return `${subject} refused by the database: ${rule ?? `constraint ${String(constraint)} is violated`}`;
+  }
+  if (code === NOT_NULL_VIOLATION) return `${subject} refused by the database: ${String(column)} is required`;
+  return undefined;
+}
+
+/** Runs a write; a constraint violation becomes a RefusedError naming `subject` (e.g. "client web"). */
+export async function refuseConstraintViolations<T>(subject: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    const refusal = describeConstraintViolation(error, subject);
+    if (refusal !== undefined) throw new RefusedError(refusal);
+    throw error;
+  }
+}

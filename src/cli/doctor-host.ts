@@ -1,0 +1,141 @@
+/**
+ * The checks `idp doctor` makes from the service's own side: proxy headers, clock drift, the
+ * database, the shared store and the directory or upstream provider.
+ */
+import type { Config } from '../config.ts';
+import { createLdapSource } from '../sources/ldap.ts';
+import { createUpstreamSource } from '../sources/oidc.ts';
+import { createRedisEphemeralStore } from '../store/ephemeral/redis.ts';
+import type { UserRepository } from '../store/types.ts';
+import { describeError, fail, isOutcome, ok, openOrSkip, skip, type DoctorContext, type Outcome } from './doctor-context.ts';
+
+/** Tokens carry whole seconds and relying parties allow a little skew; beyond this, tokens go wrong. */
+const MAX_DRIFT_MS = 5000;
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+const WILDCARD = new Set(['0.0.0.0', '::']);
+
+/**
+ * The rule, kept simple: the service learns the client's address and scheme from the connection
+ * unless IDP_TRUST_PROXY names the proxy. When the public URL is not the listening address
+ * (HOST:PORT) itself, something forwards the traffic; without IDP_TRUST_PROXY every request then
+ * seems to come from that proxy, and per-address sign-in throttling and rate limits count all
+ * users as one. An https public URL in front of an http IDP_BASE_URL means TLS ends at a proxy the
+ * configuration does not know of: issuer, Secure cookies and HSTS are all wrong.
+ */
+export async function checkForwarded(context: DoctorContext): Promise<Outcome> {
+  const { config } = context;
+  const url = new URL(context.url);
+  if (url.protocol === 'https:' && config.baseUrl.startsWith('http:')) {
+    return fail(`${context.url} is https but IDP_BASE_URL is ${config.baseUrl}`, 'set IDP_BASE_URL to the https public URL (TLS ends at the proxy)');
+  }
+  const answer = await context.discovery();
+  if (!answer.ok && !answer.answered) return skip(`nothing to judge: ${context.url} does not answer (see the discovery check)`);
+  const listening = `${config.host}:${config.port}`;
+  if (reachesListener(url, config)) return ok(`${url.host} is the listening address ${listening}: no proxy in between`);
+  if (config.trustProxy === false) {
+    return fail(
+      `${url.host} is not the listening address ${listening}, so a proxy forwards, but IDP_TRUST_PROXY is unset: every request seems to come from the proxy`,
+      "set IDP_TRUST_PROXY to the proxy's address or hop count (e.g. IDP_TRUST_PROXY=1)",
+    );
+  }
+  return ok(`${url.host} forwards to ${listening}; IDP_TRUST_PROXY=${String(config.trustProxy)} trusts its X-Forwarded-* headers`);
+}
+
+function reachesListener(url: URL, config: Config): boolean {
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  if (port !== config.port) return false;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return WILDCARD.has(config.host) || host === config.host || (LOOPBACK.has(host) && LOOPBACK.has(config.host));
+}
+
+/** This machine's clock against the database server's; the middle of the round trip is "now". */
+export async function checkClock(context: DoctorContext): Promise<Outcome> {
+  const durable = await openOrSkip(context);
+  if (isOutcome(durable)) return durable;
+  const before = context.clock();
+  const server = (await durable.serverTime()).getTime();
+  const drift = (before + context.clock()) / 2 - server;
+  const seconds = (Math.abs(drift) / 1000).toFixed(1);
+  if (Math.abs(drift) > MAX_DRIFT_MS) {
+    return fail(`this machine's clock is ${seconds} s ${drift > 0 ? 'ahead of' : 'behind'} the database server's (more than ${MAX_DRIFT_MS / 1000} s)`, 'sync the clocks (NTP)');
+  }
+  return ok(`within ${seconds} s of the database server's clock`);
+}
+
+export async function checkDatabase(context: DoctorContext): Promise<Outcome> {
+  const where = databaseName(context.config);
+  try {
+    const started = performance.now();
+    await (await context.durable()).ping();
+    return ok(`${where} answers (${Math.round(performance.now() - started)} ms)`);
+  } catch (error) {
+    const fix = context.config.databaseUrl ? 'check DATABASE_URL, and that PostgreSQL runs and accepts this machine' : `check IDP_DATA_DIR (${context.config.dataDir})`;
+    return fail(`${where} does not answer: ${describeError(error)}`, fix);
+  }
+}
+
+/** Where the database is, without its credentials. */
+function databaseName(config: Config): string {
+  if (!config.databaseUrl) return `embedded database in ${config.dataDir}`;
+  const url = new URL(config.databaseUrl);
+  return `PostgreSQL at ${url.hostname}:${url.port || '5432'}${url.pathname}`;
+}
+
+export async function checkStore(context: DoctorContext): Promise<Outcome> {
+  const { redisUrl } = context.config;
+  if (!redisUrl) return ok('in-process store (single instance)');
+  const where = `Redis at ${new URL(redisUrl).host}`;
+  const store = createRedisEphemeralStore({ url: redisUrl });
+  try {
+    await store.ping();
+    return ok(`${where} answers`);
+  } catch (error) {
+    return fail(`${where} does not answer: ${describeError(error)}`, 'check REDIS_URL, and that Redis runs and accepts this machine');
+  } finally {
+    await store.close().catch(() => {});
+  }
+}
+
+/** The directory or the upstream provider, built as the service builds it (src/services.ts). */
+export async function checkSignInSource(context: DoctorContext): Promise<Outcome> {
+  if (context.config.signInSource === 'local') return skip('local accounts: nothing outside to reach');
+  const durable = await openOrSkip(context);
+  if (isOutcome(durable)) return durable;
+  const source = outsideSource(context.config, durable.users);
+  try {
+    await source.ping();
+    return ok(`${source.what} answers`);
+  } catch (error) {
+    return fail(`${source.what} does not answer: ${describeError(error)}`, source.fix);
+  }
+}
+
+interface OutsideSource {
+  what: string;
+  fix: string;
+  ping(): Promise<void>;
+}
+
+function outsideSource(config: Config, users: UserRepository): OutsideSource {
+  if (config.signInSource === 'ldap') {
+    const { ldap } = config;
+    return {
+      what: `directory ${ldap?.url ?? '(IDP_LDAP_URL unset)'}`,
+      fix: 'check IDP_LDAP_URL, IDP_LDAP_BIND_DN, IDP_LDAP_BIND_PASSWORD and IDP_LDAP_BASE_DN, and that the directory accepts this machine',
+      ping: async () => {
+        if (!ldap) throw new Error('IDP_LDAP_URL and IDP_LDAP_BASE_DN are required');
+        await createLdapSource(ldap, users).ping();
+      },
+    };
+  }
+  const { upstream } = config;
+  return {
+    what: `upstream provider ${upstream?.issuer ?? '(IDP_UPSTREAM_ISSUER unset)'}`,
+    fix: 'check IDP_UPSTREAM_ISSUER, and that this machine reaches its discovery document',
+    ping: async () => {
+      if (!upstream) throw new Error('IDP_UPSTREAM_ISSUER and IDP_UPSTREAM_CLIENT_ID are required');
+      await createUpstreamSource(upstream, users, `${config.baseUrl}/signin/oidc/callback`).ping();
+    },
+  };
+}

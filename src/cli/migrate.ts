@@ -1,0 +1,42 @@
+/**
+ * `idp migrate`: applies pending migrations and says which. `context.openDurable()` applies them
+ * on opening (every other command wants that), which would leave nothing to report, so this
+ * command opens the database itself, taking the embedded database's lock as main.ts does.
+ */
+import { embeddedDatabasePath, lockEmbeddedDatabase } from '../data-dir.ts';
+import { openDurableStore } from '../store/sql/durable.ts';
+import { parseCommand } from './args.ts';
+import { UsageError, type CliContext, type ExitCode } from './context.ts';
+import { report } from './output.ts';
+
+async function migrateDatabase(databaseUrl: string | undefined, dataDir: string | undefined): Promise<string[]> {
+  const durable = await openDurableStore({ databaseUrl, dataDir });
+  try {
+    return await durable.migrate();
+  } finally {
+    await durable.close().catch(() => {});
+  }
+}
+
+/** PGlite serves one process at a time: a running server keeps the embedded database. */
+async function migrateEmbedded(dataDir: string): Promise<string[]> {
+  const lock = lockEmbeddedDatabase(dataDir);
+  if ('heldBy' in lock) {
+    throw new UsageError(`the embedded database in ${dataDir} is in use by a running server (pid ${lock.heldBy}); stop it, or set DATABASE_URL to share a PostgreSQL database`);
+  }
+  try {
+    return await migrateDatabase(undefined, embeddedDatabasePath(dataDir));
+  } finally {
+    lock.release();
+  }
+}
+
+export async function runMigrate(args: string[], context: CliContext): Promise<ExitCode> {
+  parseCommand({ usage: 'idp migrate', options: {}, positionals: [] }, args);
+  const { databaseUrl, dataDir } = context.config;
+  const applied = databaseUrl ? await migrateDatabase(databaseUrl, undefined) : await migrateEmbedded(dataDir);
+  report(context, { applied }, () =>
+    applied.length === 0 ? ['database is up to date'] : applied.map((name) => `applied ${name}`),
+  );
+  return 0;
+}

@@ -1,0 +1,82 @@
+/**
+ * The rules a client, user or API scope must follow, checked before anything is written. They
+ * mirror the CHECK constraints of the initial migration, so a command refuses a bad value with a
+ * clear line instead of the database refusing it later. `idp clients add` and `idp seed` share them.
+ */
+import { OIDC_SCOPES, SCOPE_TOKEN, SERVICE_SCOPES } from '../scopes.ts';
+import { GRANT_TYPES, type GrantType } from '../store/types.ts';
+
+/** Each rule's explanation, as it follows a flag or a field path in an error line. */
+export const RULE_MESSAGES = {
+  clientId: 'must be 1 to 200 visible ASCII characters without spaces',
+  grantType: `must be one of ${GRANT_TYPES.join(', ')}`,
+  scopeToken: 'must be an RFC 6749 scope token (visible ASCII without spaces, quotes or backslashes)',
+  redirectUri: 'must be an absolute URI without a fragment',
+  origin: 'must be an origin scheme://host[:port] without a path',
+  lifetime: 'must be a whole number of seconds from 1 to 2147483647',
+  instant: 'must be an ISO 8601 date or a date-time with a time zone, such as 2027-01-31T00:00:00Z',
+  base32: 'must be base32 (RFC 4648 alphabet A-Z and 2-7, at least 16 characters)',
+  email: 'must be an email address',
+  notEmpty: 'must not be empty',
+} as const;
+
+/**
+ * Scope names the service defines itself; an API scope may not take one of them.
+ * OpenID Connect Core §5.4 (profile, email, phone), §11 (offline_access), and the service's own.
+ */
+export const RESERVED_SCOPES: readonly string[] = [...OIDC_SCOPES, ...SERVICE_SCOPES];
+
+export function isClientId(value: string): boolean {
+  return /^[!-~]{1,200}$/.test(value);
+}
+
+export function isGrantType(value: string): value is GrantType {
+  return (GRANT_TYPES as readonly string[]).includes(value);
+}
+
+export function isScopeToken(value: string): boolean {
+  return SCOPE_TOKEN.test(value);
+}
+
+/**
+ * RFC 6749 §3.1.2: an absolute URI that must not include a fragment. For http(s), an authority
+ * without userinfo as well (the same rule as the database function idp_is_redirect_uri).
+ */
+export function isRedirectUri(value: string): boolean {
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:[^#\s\p{Cc}]+$/u.test(value)) return false;
+  if (/^https?:/i.test(value) && !/^https?:\/\/[^/?#@\s]+(\/[^#]*)?$/i.test(value)) return false;
+  return URL.canParse(value);
+}
+
+/** An origin (RFC 6454) as browsers send it: scheme://host[:port], nothing after. */
+export function isOrigin(value: string): boolean {
+  return /^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?$/.test(value) || /^https?:\/\/\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/.test(value);
+}
+
+/** The `access_token_lifetime` column is a positive PostgreSQL integer. */
+export function isLifetime(value: number): boolean {
+  return Number.isSafeInteger(value) && value > 0 && value <= 2_147_483_647;
+}
+
+/** Parses `2027-01-31` (midnight UTC) or a date-time with `Z` or an offset; undefined otherwise. */
+export function parseInstant(value: string): Date | undefined {
+  const match = /^(\d{4})-(\d{2})-(\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.exec(value);
+  if (!match) return undefined;
+  const [, year, month, day] = match.map(Number);
+  // Date.parse rolls 2027-02-30 over to March; a calendar date must exist as written.
+  const calendar = new Date(Date.UTC(year ?? 0, (month ?? 0) - 1, day ?? 0));
+  if (calendar.getUTCMonth() + 1 !== month || calendar.getUTCDate() !== day) return undefined;
+  const time = Date.parse(match[4] ? value : `${value}T00:00:00Z`);
+  return Number.isNaN(time) ? undefined : new Date(time);
+}
+
+/** RFC 4648 §6 base32, as authenticator apps take TOTP secrets; padding is optional. */
+export function isBase32(value: string): boolean {
+  if (!/^[A-Z2-7]{16,}=*$/.test(value)) return false;
+  return !value.includes('=') || value.length % 8 === 0;
+}
+
+/** A deliberately loose check: one @ with something on each side and no spaces. */
+export function isEmail(value: string): boolean {
+  return /^[^\s@]+@[^\s@]+$/.test(value);
+}

@@ -1,0 +1,130 @@
+/**
+ * The seed file (CONTRACT section 3, "Seed file") as one strict zod schema. A file that does not
+ * fit is refused whole: `seedFileProblems` names the path of every wrong field, one line each.
+ */
+import { z } from 'zod';
+import { MIN_CLIENT_SECRET_LENGTH } from '../tokens/opaque.ts';
+import {
+  RESERVED_SCOPES, RULE_MESSAGES, isBase32, isClientId, isEmail, isGrantType, isLifetime, isOrigin,
+  isRedirectUri, isScopeToken, parseInstant,
+} from './rules.ts';
+
+const ruled = (rule: (value: string) => boolean, message: string) => z.string().refine(rule, message);
+const optionalText = z.string().nullable().optional();
+const optionalFlag = z.boolean().optional();
+
+const apiScopeName = z.string().superRefine((name, ctx) => {
+  if (!isScopeToken(name)) ctx.addIssue({ code: 'custom', message: RULE_MESSAGES.scopeToken });
+  else if (RESERVED_SCOPES.includes(name)) ctx.addIssue({ code: 'custom', message: `${name} is reserved by the service` });
+});
+
+const clientSchema = z.strictObject({
+  client_id: ruled(isClientId, RULE_MESSAGES.clientId),
+  // A fast salted hash protects only a long secret (src/tokens/opaque.ts).
+  client_secret: z.string().min(MIN_CLIENT_SECRET_LENGTH, `must be at least ${MIN_CLIENT_SECRET_LENGTH} characters`).nullable().optional(),
+  secret_expires_at: ruled((v) => parseInstant(v) !== undefined, RULE_MESSAGES.instant).nullable().optional(),
+  display_name: z.string().optional(),
+  enabled: optionalFlag,
+  grant_types: z.array(ruled(isGrantType, RULE_MESSAGES.grantType)).optional(),
+  scopes: z.array(ruled(isScopeToken, RULE_MESSAGES.scopeToken)).optional(),
+  redirect_uris: z.array(ruled(isRedirectUri, RULE_MESSAGES.redirectUri)).optional(),
+  post_logout_redirect_uris: z.array(ruled(isRedirectUri, RULE_MESSAGES.redirectUri)).optional(),
+  cors_origins: z.array(ruled(isOrigin, RULE_MESSAGES.origin)).optional(),
+  access_token_lifetime: z.number().refine(isLifetime, RULE_MESSAGES.lifetime).optional(),
+  require_consent: optionalFlag,
+});
+
+const userSchema = z.strictObject({
+  username: ruled((v) => v.trim() !== '', RULE_MESSAGES.notEmpty),
+  password: ruled((v) => v !== '', RULE_MESSAGES.notEmpty),
+  given_name: optionalText,
+  family_name: optionalText,
+  name: optionalText,
+  email: ruled(isEmail, RULE_MESSAGES.email).nullable().optional(),
+  email_verified: optionalFlag,
+  phone_number: optionalText,
+  phone_number_verified: optionalFlag,
+  roles: z.array(ruled((v) => v !== '', RULE_MESSAGES.notEmpty)).optional(),
+  totp_secret: ruled(isBase32, RULE_MESSAGES.base32).nullable().optional(),
+  locked: optionalFlag,
+  must_change_password: optionalFlag,
+  must_enrol_mfa: optionalFlag,
+});
+
+export const seedFileSchema = z.strictObject({
+  api_scopes: z.array(apiScopeName).optional(),
+  clients: z.array(clientSchema).optional(),
+  users: z.array(userSchema).optional(),
+});
+
+export type SeedFile = z.output<typeof seedFileSchema>;
+export type SeedClient = z.output<typeof clientSchema>;
+export type SeedUser = z.output<typeof userSchema>;
+
+export interface SeedProblem {
+  path: string;
+  message: string;
+}
+
+const EXPECTED: Record<string, string> = {
+  string: 'a string', boolean: 'true or false', number: 'a number', array: 'a list', object: 'an object',
+};
+
+/** `['clients', 0, 'redirect_uris', 1]` -> `clients[0].redirect_uris[1]`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  const text = path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
+  return text || '(file)';
+}
+
+function schemaProblems(issues: readonly z.core.$ZodIssue[]): SeedProblem[] {
+  return issues.flatMap((issue): SeedProblem[] => {
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), message: 'unknown field' }));
+    if (issue.code === 'invalid_type') {
+      const message = issue.input === undefined ? 'required' : `must be ${EXPECTED[issue.expected] ?? issue.expected}`;
+      return [{ path: formatPath(issue.path), message }];
+    }
+    return [{ path: formatPath(issue.path), message: issue.message }];
+  });
+}
+
+type Row = Record<string, unknown>;
+const rows = (value: unknown, key: string): Row[] => {
+  const list = typeof value === 'object' && value !== null ? (value as Row)[key] : undefined;
+  return Array.isArray(list) ? list.map((item) => (typeof item === 'object' && item !== null ? (item as Row) : {})) : [];
+};
+
+/** Rules across fields and entries, checked on the raw file so they show next to the field errors. */
+function crossFieldProblems(raw: unknown): SeedProblem[] {
+  const problems: SeedProblem[] = [];
+  const duplicate = (list: Row[], key: string, kind: string, normalise: (v: string) => string) => {
+    const seen = new Map<string, number>();
+    list.forEach((row, i) => {
+      const value = row[key];
+      if (typeof value !== 'string') return;
+      const first = seen.get(normalise(value));
+      if (first === undefined) seen.set(normalise(value), i);
+      else problems.push({ path: `${kind}[${i}].${key}`, message: `duplicate of ${kind}[${first}].${key}` });
+    });
+  };
+  duplicate(rows(raw, 'clients'), 'client_id', 'clients', (v) => v);
+  duplicate(rows(raw, 'users'), 'username', 'users', (v) => v.toLowerCase());
+  rows(raw, 'clients').forEach((client, i) => {
+    if (client.client_secret !== undefined && client.client_secret !== null) return;
+    // RFC 6749 §4.4: the client credentials grant is for confidential clients only.
+    if (Array.isArray(client.grant_types) && client.grant_types.includes('client_credentials')) {
+      problems.push({ path: `clients[${i}].grant_types`, message: 'client_credentials needs a client_secret (a public client cannot use it)' });
+    }
+    if (client.secret_expires_at !== undefined && client.secret_expires_at !== null) {
+      problems.push({ path: `clients[${i}].secret_expires_at`, message: 'a client without client_secret is public and has no secret to expire' });
+    }
+  });
+  return problems;
+}
+
+/** The file's content, checked whole: the parsed seed, or every problem found. */
+export function checkSeedFile(raw: unknown): { ok: true; seed: SeedFile } | { ok: false; problems: SeedProblem[] } {
+  const parsed = seedFileSchema.safeParse(raw, { reportInput: true });
+  const problems = [...(parsed.success ? [] : schemaProblems(parsed.error.issues)), ...crossFieldProblems(raw)];
+  if (parsed.success && problems.length === 0) return { ok: true, seed: parsed.data };
+  return { ok: false, problems };
+}

@@ -1,0 +1,66 @@
+/**
+ * How a user is shown: wire names (as OpenID Connect claims spell them) for JSON, fields and
+ * table rows for text. Password hashes and TOTP secrets are never shown, only whether MFA is set up.
+ */
+import type { UserRecord } from '../store/types.ts';
+import { formatFields, listText, yesNo } from './output.ts';
+
+export function userDocument(user: UserRecord): Record<string, unknown> {
+  return {
+    id: user.id,
+    sub: user.subject,
+    source: user.source,
+    username: user.username,
+    given_name: user.givenName,
+    family_name: user.familyName,
+    name: user.name,
+    email: user.email,
+    email_verified: user.emailVerified,
+    phone_number: user.phoneNumber,
+    phone_number_verified: user.phoneNumberVerified,
+    roles: user.roles,
+    locked: user.locked,
+    must_change_password: user.mustChangePassword,
+    must_enrol_mfa: user.mustEnrolMfa,
+    mfa_enrolled: user.totpSecretSealed !== null,
+    created_at: user.createdAt.toISOString(),
+    updated_at: user.updatedAt.toISOString(),
+  };
+}
+
+function withVerified(value: string | null, verified: boolean): string {
+  return value === null ? '-' : `${value} (${verified ? 'verified' : 'not verified'})`;
+}
+
+export function userFieldLines(user: UserRecord): string[] {
+  return formatFields([
+    ['id', user.id],
+    ['sub', user.subject],
+    ['source', user.source],
+    ['username', user.username],
+    ['given_name', user.givenName ?? '-'],
+    ['family_name', user.familyName ?? '-'],
+    ['name', user.name ?? '-'],
+    ['email', withVerified(user.email, user.emailVerified)],
+    ['phone_number', withVerified(user.phoneNumber, user.phoneNumberVerified)],
+    ['roles', listText(user.roles)],
+    ['locked', yesNo(user.locked)],
+    ['must_change_password', yesNo(user.mustChangePassword)],
+    ['must_enrol_mfa', yesNo(user.mustEnrolMfa)],
+    ['mfa_enrolled', yesNo(user.totpSecretSealed !== null)],
+  ]);
+}
+
+export const USER_TABLE_HEADERS = ['USERNAME', 'SOURCE', 'SUB', 'EMAIL', 'ROLES', 'LOCKED', 'MFA'];
+
+export function userRow(user: UserRecord): string[] {
+  return [
+    user.username,
+    user.source,
+    user.subject,
+    user.email ?? '-',
+    listText(user.roles),
+    yesNo(user.locked),
+    yesNo(user.totpSecretSealed !== null),
+  ];
+}
