@@ -1,0 +1,276 @@
+/**
+ * Shared by the second-factor and account-protection e2e suites: servers started as `idp serve`
+ * processes on a PostgreSQL database of their own (optionally several instances on one database
+ * and one Redis), a seed, and helpers that drive the sign-in pages (password, second factor,
+ * enrolment, password change) and the token endpoint from outside, as a browser and a relying
+ * party would. Each browser can present its own client address (X-Forwarded-For, with
+ * IDP_TRUST_PROXY=true), so per-address throttling of one test does not leak into the next.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createGuardrails, generate } from 'otplib';
+import { expect } from 'vitest';
+import { Browser, readForm, type Page } from '../helpers/browser-http.ts';
+import { runIdp, startServer, tempDir, type RunResult, type RunningServer } from '../helpers/process.ts';
+import { createTestDatabase, runSql, type TestDatabase } from '../helpers/services.ts';
+
+export const IDP_SECRET = 'a1'.repeat(32);
+export const WEB_SECRET = 'mfa-web-secret-0123456789abcdefghijklmn';
+export const WEB_REDIRECT = 'http://rp.test/cb';
+export const THROTTLED_TEXT = 'Too many failed attempts';
+
+export interface SeedUser {
+  username: string;
+  password: string;
+  totp_secret?: string;
+  must_enrol_mfa?: boolean;
+  must_change_password?: boolean;
+  locked?: boolean;
+}
+
+export function seedFor(users: SeedUser[]) {
+  return {
+    api_scopes: [],
+    clients: [{
+      client_id: 'web', client_secret: WEB_SECRET, display_name: 'Web shop',
+      grant_types: ['authorization_code', 'refresh_token'],
+      scopes: ['openid', 'profile', 'offline_access'],
+      redirect_uris: [WEB_REDIRECT], require_consent: false,
+    }],
+    users: users.map((u) => ({ ...u, name: u.username, given_name: u.username })),
+  };
+}
+
+export interface Stack {
+  db: TestDatabase;
+  servers: RunningServer[];
+  /** Environment for `idp` commands on this database. */
+  env: Record<string, string>;
+  idp(args: string[]): Promise<RunResult>;
+  /** Runs `idp ARGS` and fails the test unless it exits 0. */
+  idpOk(args: string[]): Promise<RunResult>;
+  sql<T extends Record<string, unknown>>(text: string, values?: unknown[]): Promise<T[]>;
+  stop(): Promise<void>;
+}
+
+/** A fresh database, seeded, and `instances` servers on it with `env` added. */
+export async function startStack(users: SeedUser[], env: Record<string, string> = {}, instances = 1): Promise<Stack> {
+  const db = await createTestDatabase();
+  const dir = tempDir('idp-account-');
+  const base = { DATABASE_URL: db.url, IDP_SECRET };
+  const servers: RunningServer[] = [];
+  try {
+    const file = join(dir.path, 'seed.json');
+    writeFileSync(file, JSON.stringify(seedFor(users)));
+    // The first server migrates the empty database; then the seed goes in, as an operator would do it.
+    servers.push(await startServer({ ...base, ...env }));
+    const seeded = await runIdp(['seed', file], base);
+    if (seeded.code !== 0) throw new Error(`seed failed (${seeded.code}): ${seeded.stdout}${seeded.stderr}`);
+    for (let i = 1; i < instances; i++) servers.push(await startServer({ ...base, ...env }));
+  } catch (error) {
+    for (const s of servers) await s.stop();
+    await db.drop();
+    throw error;
+  } finally {
+    dir.remove();
+  }
+  const idp = (args: string[]) => runIdp(args, base);
+  return {
+    db,
+    servers,
+    env: base,
+    idp,
+    async idpOk(args) {
+      const result = await idp(args);
+      expect(result.code, `idp ${args.join(' ')}: ${result.stdout}${result.stderr}`).toBe(0);
+      return result;
+    },
+    sql: (text, values = []) => runSql(db.url, text, values),
+    async stop() {
+      for (const s of servers) await s.stop();
+      await db.drop();
+    },
+  };
+}
+
+const addressPrefix = `10.${randomBytes(1)[0] ?? 0}`;
+let addressCount = 0;
+
+/** A client address not handed out before in this test file (10.R.x.y, R random per file). */
+export function nextAddress(): string {
+  addressCount += 1;
+  return `${addressPrefix}.${Math.floor(addressCount / 250) % 256}.${(addressCount % 250) + 1}`;
+}
+
+/** A cookie-jar browser that presents itself from `address` (honoured with IDP_TRUST_PROXY=true). */
+export class AddressedBrowser extends Browser {
+  address: string;
+  constructor(address = nextAddress()) {
+    super();
+    this.address = address;
+  }
+
+  override request(url: string, init: RequestInit = {}): Promise<Page> {
+    const headers = new Headers(init.headers);
+    headers.set('x-forwarded-for', this.address);
+    return super.request(url, { ...init, headers });
+  }
+}
+
+export interface Pkce {
+  verifier: string;
+  challenge: string;
+}
+
+export function pkce(): Pkce {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+export interface Started {
+  page: Page;
+  verifier: string;
+  state: string;
+  nonce: string;
+}
+
+/** Starts an authorization for `web` and follows it to the first page the service shows. */
+export async function startAuthorization(browser: Browser, base: string, scope = 'openid offline_access'): Promise<Started> {
+  const { verifier, challenge } = pkce();
+  const state = randomBytes(8).toString('hex');
+  const nonce = randomBytes(8).toString('hex');
+  const query = new URLSearchParams({
+    client_id: 'web', response_type: 'code', redirect_uri: WEB_REDIRECT, scope, state, nonce,
+    code_challenge: challenge, code_challenge_method: 'S256',
+  });
+  const page = await browser.follow(await browser.get(`${base}/connect/authorize?${query}`), base);
+  return { page, verifier, state, nonce };
+}
+
+const formAction = (page: Page, step: string) => new RegExp(`<form[^>]*action="[^"]*/${step}"`).test(page.body);
+
+export const isSignInPage = (page: Page) => page.status === 200 && formAction(page, 'sign-in') && page.body.includes('name="password"');
+export const isOtpPage = (page: Page) =>
+  page.status === 200 && formAction(page, 'otp') && page.body.includes('name="otp"') && page.body.includes('Authentication code');
+export const isEnrolPage = (page: Page) =>
+  page.status === 200 && formAction(page, 'enrol') && page.body.includes('name="otp"') && page.body.includes('Authentication code');
+export const isPasswordPage = (page: Page) =>
+  page.status === 200 && formAction(page, 'password') && page.body.includes('name="new_password"') && page.body.includes('name="confirm_password"');
+
+export type PageKind = 'sign-in' | 'otp' | 'enrol' | 'password' | 'redirect' | 'other';
+
+export function kindOf(page: Page): PageKind {
+  if (page.status === 302 && page.location?.startsWith(`${WEB_REDIRECT}?`)) return 'redirect';
+  if (isSignInPage(page)) return 'sign-in';
+  if (isOtpPage(page)) return 'otp';
+  if (isEnrolPage(page)) return 'enrol';
+  if (isPasswordPage(page)) return 'password';
+  return 'other';
+}
+
+/** What a page says in its alert (role="alert"), without markup; '' when there is none. */
+export function alertText(page: Page): string {
+  const alert = /<div[^>]*role="alert"[^>]*>([\s\S]*?)<\/div>/i.exec(page.body);
+  return alert?.[1]?.replace(/<[^>]*>/g, ' ').replace(/&#39;/g, "'").replace(/\s+/g, ' ').trim() ?? '';
+}
+
+/** Short description of a page for assertion messages. */
+export function describePage(page: Page): string {
+  return `${page.status} ${kindOf(page)} ${page.location ?? ''} alert="${alertText(page)}" ${page.status === 200 ? '' : page.body.slice(0, 200)}`;
+}
+
+/** Posts the page's first form with its hidden inputs plus `fields`, and follows same-origin redirects. */
+export async function submit(browser: Browser, page: Page, base: string, fields: Record<string, string>): Promise<Page> {
+  const form = readForm(page.body, page.url);
+  return browser.follow(await browser.post(form.action, { ...form.fields, ...fields }), base);
+}
+
+export const signIn = (browser: Browser, page: Page, base: string, username: string, password: string) =>
+  submit(browser, page, base, { username, password });
+
+export function expectKind(page: Page, kind: PageKind): void {
+  expect(kindOf(page), describePage(page)).toBe(kind);
+}
+
+/** The code of a redirect to the client, after checking it carries no error. */
+export function codeOf(page: Page, state: string): string {
+  expectKind(page, 'redirect');
+  const params = new URL(page.location ?? '').searchParams;
+  expect(params.get('error'), params.get('error_description') ?? '').toBeNull();
+  expect(params.get('state')).toBe(state);
+  return params.get('code') ?? '';
+}
+
+export function basic(clientId: string, secret: string): string {
+  return `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+}
+
+export interface TokenAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export async function tokenRequest(base: string, form: Record<string, string>): Promise<TokenAnswer> {
+  const res = await fetch(`${base}/connect/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic('web', WEB_SECRET) },
+    body: new URLSearchParams(form).toString(),
+  });
+  const text = await res.text();
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    body = { unparsed: text };
+  }
+  return { status: res.status, body };
+}
+
+export const redeem = (base: string, code: string, verifier: string) =>
+  tokenRequest(base, { grant_type: 'authorization_code', code, redirect_uri: WEB_REDIRECT, code_verifier: verifier });
+
+export const refresh = (base: string, refreshToken: string) =>
+  tokenRequest(base, { grant_type: 'refresh_token', refresh_token: refreshToken });
+
+export function expectInvalidGrant(answer: TokenAnswer): void {
+  expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+  expect(answer.body.error).toBe('invalid_grant');
+  expect(answer.body.access_token).toBeUndefined();
+}
+
+export function decodeJwt(jwt: unknown): Record<string, unknown> {
+  expect(typeof jwt).toBe('string');
+  const payload = String(jwt).split('.')[1] ?? '';
+  return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+}
+
+/** Walks a full password-only sign-in and returns the token response (it must succeed). */
+export async function passwordTokens(base: string, user: { username: string; password: string }, browser: Browser = new AddressedBrowser()): Promise<Record<string, unknown>> {
+  const started = await startAuthorization(browser, base);
+  expectKind(started.page, 'sign-in');
+  const done = await signIn(browser, started.page, base, user.username, user.password);
+  const answer = await redeem(base, codeOf(done, started.state), started.verifier);
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body;
+}
+
+const GUARDRAILS = createGuardrails({ MIN_SECRET_BYTES: 10 });
+
+/** The RFC 6238 code of `secret` at `epochSeconds`. */
+export function totp(secret: string, epochSeconds: number): Promise<string> {
+  return generate({ secret, epoch: epochSeconds, guardrails: GUARDRAILS });
+}
+
+export const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/**
+ * Waits, when needed, until at least `margin` seconds remain in the current 30 s step, so that a
+ * code computed now for a neighbouring step is still in the server's window when it arrives.
+ */
+export async function awayFromStepEnd(margin = 6): Promise<void> {
+  const intoStep = (Date.now() / 1000) % 30;
+  if (intoStep > 30 - margin) await new Promise((r) => setTimeout(r, (30 - intoStep) * 1000 + 300));
+}
+
+export { Browser, readForm, type Page };

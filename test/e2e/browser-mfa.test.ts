@@ -1,0 +1,169 @@
+/**
+ * A real browser through the second factor: Chromium (Debian's, driven by playwright-core) signs
+ * in a user who must enrol in MFA, by the labels and button names of CONTRACT section 5, reads the
+ * secret from the enrolment page's text, types the code computed from it and lands on the relying
+ * party's callback; the next sign-in asks for a code. Screenshots of the enrolment and the
+ * second-factor pages go to test-artifacts/screenshots/ for people to look at.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createGuardrails, generate } from 'otplib';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCREENSHOTS, authorizeRequest, chromiumAvailable, launchChromium, startRelyingParty, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
+import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+
+const chromiumReady = chromiumAvailable('the browser MFA suite');
+
+const SECRET = 'b'.repeat(64);
+const CLIENT_ID = 'browser-mfa-app';
+const USERNAME = 'nora';
+const PASSWORD = 'nora enrols an authenticator 8';
+const GUARDRAILS = createGuardrails({ MIN_SECRET_BYTES: 10 });
+
+
+
+
+
+const code = (secret: string, epoch: number) => generate({ secret, epoch, guardrails: GUARDRAILS });
+
+/** Waits, when needed, so that at least 6 s remain in the current 30 s step. */
+async function awayFromStepEnd(): Promise<void> {
+  const intoStep = (Date.now() / 1000) % 30;
+  if (intoStep > 24) await new Promise((r) => setTimeout(r, (30 - intoStep) * 1000 + 300));
+}
+
+describe.runIf(chromiumReady)('a browser enrolling in and using the second factor', () => {
+  const data = tempDir('idp-browser-mfa-');
+  const env = { IDP_DATA_DIR: data.path, IDP_SECRET: SECRET };
+  let rp: RelyingParty;
+  let server: RunningServer;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  /** The secret read from the enrolment page, for the second sign-in. */
+  let enrolled = '';
+
+  async function newPage(): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', locale: 'en-US' });
+    contexts.push(context);
+    return context.newPage();
+  }
+
+  async function signInWithPassword(page: Page, url: string): Promise<void> {
+    await page.goto(url);
+    await page.getByLabel('Username', { exact: true }).fill(USERNAME);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  }
+
+  /** Redeems the code of the callback URL (public client, PKCE) and returns the ID token's claims. */
+  async function idTokenClaims(callback: string, verifier: string, rpUri: string): Promise<Record<string, unknown>> {
+    const res = await fetch(`${server.url}/connect/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code', client_id: CLIENT_ID, code: new URL(callback).searchParams.get('code') ?? '',
+        redirect_uri: rpUri, code_verifier: verifier,
+      }).toString(),
+    });
+    const body = (await res.json()) as { id_token?: string };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    return JSON.parse(Buffer.from((body.id_token ?? '').split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+  }
+
+  beforeAll(async () => {
+    rp = await startRelyingParty();
+    const seedFile = join(data.path, 'seed.json');
+    writeFileSync(seedFile, JSON.stringify({
+      api_scopes: [],
+      clients: [{
+        client_id: CLIENT_ID, display_name: 'MFA App', enabled: true,
+        grant_types: ['authorization_code'], scopes: ['openid', 'profile'],
+        redirect_uris: [rp.redirectUri], require_consent: false,
+      }],
+      users: [{ username: USERNAME, password: PASSWORD, name: 'Nora Enrolling', must_enrol_mfa: true }],
+    }));
+    const seeded = await runIdp(['seed', seedFile], env);
+    expect(seeded.code, seeded.stderr + seeded.stdout).toBe(0);
+    server = await startServer(env);
+    browser = await launchChromium();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+
+  afterAll(async () => {
+    for (const context of contexts) await context.close().catch(() => undefined);
+    await browser?.close();
+    await server?.stop();
+    await rp?.close();
+    data.remove();
+  });
+
+  it('enrols: QR code and secret shown, the code from that secret typed in, back at the callback', { timeout: 60_000 }, async () => {
+    const page = await newPage();
+    const problems = watchConsole(page);
+    const request = authorizeRequest(server, rp, CLIENT_ID, 'openid profile');
+    await signInWithPassword(page, request.url);
+
+    const codeField = page.getByLabel('Authentication code', { exact: true });
+    await codeField.waitFor();
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toContain('two-step verification');
+    // The QR code is drawn (inline SVG), big enough to scan.
+    const qr = page.locator('.qr svg');
+    await expect(qr.count()).resolves.toBe(1);
+    const box = await qr.boundingBox();
+    expect(box?.width ?? 0).toBeGreaterThanOrEqual(120);
+    expect(Math.abs((box?.width ?? 0) - (box?.height ?? 0))).toBeLessThan(2);
+
+    // The secret, read from what the page says, in groups of four.
+    const text = await page.locator('body').innerText();
+    const shown = /\b((?:[A-Z2-7]{4} )+[A-Z2-7]{1,4})\b/.exec(text)?.[1] ?? '';
+    expect(shown, text).not.toBe('');
+    enrolled = shown.replace(/\s+/g, '');
+    expect(enrolled.length).toBeGreaterThanOrEqual(26);
+
+    await page.screenshot({ path: join(SCREENSHOTS, 'enrol.png'), fullPage: true, animations: 'disabled' });
+    await awayFromStepEnd();
+    await codeField.fill(await code(enrolled, Math.floor(Date.now() / 1000)));
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+
+    await page.waitForURL((url) => url.origin === `http://127.0.0.1:${rp.port}` && url.pathname === '/callback');
+    const landed = new URL(page.url()).searchParams;
+    expect(landed.get('error')).toBeNull();
+    expect(landed.get('state')).toBe(request.state);
+    expect(landed.get('iss')).toBe(`${server.url}/`);
+    const claims = await idTokenClaims(page.url(), request.verifier, rp.redirectUri);
+    expect(claims.amr).toEqual(['pwd', 'mfa']);
+    expect(claims.acr).toBe('urn:svc:ac:mfa');
+    expect(problems).toEqual([]);
+  });
+
+  it('asks for a code at the next sign-in, refuses a wrong one with an alert, takes the right one', { timeout: 60_000 }, async () => {
+    expect(enrolled, 'enrolment ran first').not.toBe('');
+    const page = await newPage();
+    const problems = watchConsole(page);
+    const request = authorizeRequest(server, rp, CLIENT_ID, 'openid profile');
+    await signInWithPassword(page, request.url);
+
+    const codeField = page.getByLabel('Authentication code', { exact: true });
+    await codeField.waitFor();
+    // The second-factor page, not enrolment: no QR code, no secret.
+    await expect(page.locator('.qr').count()).resolves.toBe(0);
+    await expect(page.getByText('Enter this key', { exact: false }).count()).resolves.toBe(0);
+    const now = Math.floor(Date.now() / 1000);
+    const wrong = (await code(enrolled, now + 600)) === (await code(enrolled, now)) ? '000000' : await code(enrolled, now + 600);
+    await codeField.fill(wrong);
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect((await alert.innerText()).trim().length).toBeGreaterThan(0);
+    await page.screenshot({ path: join(SCREENSHOTS, 'otp-error.png'), fullPage: true, animations: 'disabled' });
+
+    // The enrolment code's step is used up: the next step's code (one step of drift) signs in.
+    await awayFromStepEnd();
+    await page.getByLabel('Authentication code', { exact: true }).fill(await code(enrolled, Math.floor(Date.now() / 1000) + 30));
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    await page.waitForURL((url) => url.origin === `http://127.0.0.1:${rp.port}` && url.pathname === '/callback');
+    expect(new URL(page.url()).searchParams.get('state')).toBe(request.state);
+    expect(problems).toEqual([]);
+  });
+});

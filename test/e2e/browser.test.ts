@@ -1,0 +1,137 @@
+/**
+ * A real browser signs in: Chromium (Debian's, driven by playwright-core) follows the
+ * authorization code flow with PKCE through the running service's pages, by their labels and
+ * button names as CONTRACT section 5 gives them, to a relying party's callback. It also keeps
+ * screenshots of the pages in test-artifacts/screenshots/ for people to look at.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCREENSHOTS, authorizeRequest, chromiumAvailable, launchChromium, startRelyingParty, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
+import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+
+const chromiumReady = chromiumAvailable('the browser suite');
+
+const SECRET = 'c'.repeat(64);
+const CLIENT_ID = 'browser-shop';
+const CLIENT_NAME = 'Acme Web Shop';
+const USERNAME = 'alice';
+const PASSWORD = 'correct horse battery staple';
+
+
+
+
+
+
+describe.runIf(chromiumReady)('a browser signing in', () => {
+  const data = tempDir('idp-browser-');
+  let rp: RelyingParty;
+  let server: RunningServer;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  const env = { IDP_DATA_DIR: data.path, IDP_SECRET: SECRET };
+
+  async function newPage(viewport = { width: 1280, height: 800 }): Promise<Page> {
+    const context = await browser.newContext({ viewport, colorScheme: 'light', locale: 'en-US' });
+    contexts.push(context);
+    return context.newPage();
+  }
+
+  beforeAll(async () => {
+    rp = await startRelyingParty();
+    // Seed before the server starts: the embedded database belongs to one process at a time.
+    const seedFile = join(data.path, 'seed.json');
+    writeFileSync(seedFile, JSON.stringify({
+      api_scopes: [],
+      clients: [{
+        client_id: CLIENT_ID, display_name: CLIENT_NAME, enabled: true,
+        grant_types: ['authorization_code'], scopes: ['openid', 'profile', 'email'],
+        redirect_uris: [rp.redirectUri], post_logout_redirect_uris: [], cors_origins: [],
+        require_consent: true,
+      }],
+      users: [{
+        username: USERNAME, password: PASSWORD, given_name: 'Alice', family_name: 'Liddell', name: 'Alice Liddell',
+        email: 'alice@example.com', email_verified: true,
+      }],
+    }));
+    const seeded = await runIdp(['seed', seedFile], env);
+    expect(seeded.code, seeded.stderr + seeded.stdout).toBe(0);
+    server = await startServer(env);
+    browser = await launchChromium();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+
+  afterAll(async () => {
+    for (const context of contexts) await context.close().catch(() => undefined);
+    await browser?.close();
+    await server?.stop();
+    await rp?.close();
+    data.remove();
+  });
+
+  it('signs in, consents and lands on the callback with a code, the state and the issuer', { timeout: 60_000 }, async () => {
+    const page = await newPage();
+    const problems = watchConsole(page);
+    const request = authorizeRequest(server, rp, CLIENT_ID, 'openid profile email');
+
+    await page.goto(request.url);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toContain('Sign in');
+    await expect(page.getByText(`to continue to ${CLIENT_NAME}`).count()).resolves.toBe(1);
+    // The stylesheet arrived under the page's CSP: the primary button is painted, not default grey.
+    const signIn = page.getByRole('button', { name: 'Sign in', exact: true });
+    await expect(signIn.evaluate((b) => getComputedStyle(b).backgroundColor)).resolves.toBe('rgb(29, 78, 216)');
+    await page.getByLabel('Username', { exact: true }).fill(USERNAME);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.screenshot({ path: join(SCREENSHOTS, 'sign-in.png'), fullPage: true, animations: 'disabled' });
+    await signIn.click();
+
+    const allow = page.getByRole('button', { name: 'Allow', exact: true });
+    await allow.waitFor();
+    const consentText = await page.locator('body').innerText();
+    expect(consentText).toContain(CLIENT_NAME);
+    for (const scope of ['openid', 'profile', 'email']) expect(consentText).toContain(scope);
+    await expect(page.getByRole('button', { name: 'Deny', exact: true }).count()).resolves.toBe(1);
+    await page.screenshot({ path: join(SCREENSHOTS, 'consent.png'), fullPage: true, animations: 'disabled' });
+    await allow.click();
+
+    await page.waitForURL((url) => url.origin === `http://127.0.0.1:${rp.port}` && url.pathname === '/callback');
+    const landed = new URL(page.url()).searchParams;
+    expect(landed.get('code')).toMatch(/^\S{16,}$/);
+    expect(landed.get('state')).toBe(request.state);
+    expect(landed.get('iss')).toBe(`${server.url}/`);
+    expect(landed.get('error')).toBeNull();
+    expect(rp.received.map((q) => q.get('state'))).toContain(request.state);
+    expect(problems).toEqual([]);
+  });
+
+  it('shows the sign-in page full width on a phone', { timeout: 30_000 }, async () => {
+    const page = await newPage({ width: 390, height: 844 });
+    await page.goto(authorizeRequest(server, rp, CLIENT_ID, 'openid profile email').url);
+    await page.getByLabel('Username', { exact: true }).waitFor();
+    const cardWidth = await page.locator('.card').evaluate((card) => card.getBoundingClientRect().width);
+    expect(cardWidth).toBeGreaterThanOrEqual(375); // the whole viewport, give or take a scrollbar
+    await page.screenshot({ path: join(SCREENSHOTS, 'sign-in-phone.png'), fullPage: true, animations: 'disabled' });
+  });
+
+  it('keeps a wrong password on the sign-in page with an alert', { timeout: 30_000 }, async () => {
+    const page = await newPage();
+    await page.goto(authorizeRequest(server, rp, CLIENT_ID, 'openid profile email').url);
+    await page.getByLabel('Username', { exact: true }).fill(USERNAME);
+    await page.getByLabel('Password', { exact: true }).fill('not the password');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect((await alert.innerText()).trim().length).toBeGreaterThan(0);
+    // Still the sign-in page, ready for another try, and the message is tied to the form.
+    await expect(page.getByRole('button', { name: 'Sign in', exact: true }).count()).resolves.toBe(1);
+    await expect(page.getByLabel('Password', { exact: true }).inputValue()).resolves.toBe('');
+    const describedBy = await page.locator('form').getAttribute('aria-describedby');
+    expect(describedBy).toBeTruthy();
+    expect(await alert.getAttribute('id')).toBe(describedBy);
+    expect(new URL(page.url()).origin).toBe(server.url);
+    expect(rp.received.some((q) => q.has('error'))).toBe(false);
+    await page.screenshot({ path: join(SCREENSHOTS, 'sign-in-error.png'), fullPage: true, animations: 'disabled' });
+  });
+});

@@ -1,0 +1,317 @@
+/**
+ * The `idp` command line, driven from outside as an administrator would: spawned processes,
+ * their exit codes (0 success, 1 refused, 2 bad usage), stdout and stderr, and the rows they
+ * leave in a real PostgreSQL database (and, for a few commands, in the embedded one).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyClientSecret } from '../../src/tokens/opaque.ts';
+import { runIdp, tempDir, type RunResult } from '../helpers/process.ts';
+import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+
+const IDP_SECRET = 'c'.repeat(64);
+const SECRET_HASH = /^sha256\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/;
+
+function json<T = Record<string, unknown>>(result: RunResult): T {
+  expect(result.stderr).toBe('');
+  return JSON.parse(result.stdout) as T;
+}
+
+/** A refusal or usage error: the exit code and exactly one line on stderr, no stack trace. */
+function expectOneLine(result: RunResult, code: 1 | 2, text: string | RegExp): void {
+  expect({ code: result.code, stdout: result.stdout }).toStrictEqual({ code, stdout: '' });
+  const lines = result.stderr.trimEnd().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(text);
+}
+
+describe('idp without a database', () => {
+  const dataDir = tempDir();
+  const idp = (args: string[], stdin?: string) => runIdp(args, { IDP_SECRET, IDP_DATA_DIR: dataDir.path }, stdin);
+  afterAll(() => dataDir.remove());
+
+  it('prints its usage for help (0) and for an unknown command (2)', async () => {
+    const help = await idp(['help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('clients add --id ID');
+    const unknown = await idp(['frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr.split('\n')[0]).toBe('idp: unknown command "frobnicate"');
+    expect(unknown.stderr).toContain('users list | show U');
+  });
+
+  it('refuses bad usage in every command family with one line naming the flag or argument (2)', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['doctor', '--colour', 'red'], /^unknown option --colour /],
+      [['clients', 'add', '--id', 'web', '--colour', 'red'], /^unknown option --colour /],
+      [['clients', 'add', '--id', 'web', '--redirect-uri', 'https://app.example/cb#x'], /^--redirect-uri "https:\/\/app.example\/cb#x": must be an absolute URI without a fragment$/],
+      [['clients', 'show'], /^missing argument ID /],
+      [['users', 'add', '--username', 'alice', '--password'], /^option --password needs a value /],
+      [['users', 'frob'], /^unknown subcommand "frob"/],
+      [['scopes', 'add', 'orders read'], /^scope "orders read": must be an RFC 6749 scope token/],
+      [['keys', 'retire'], /^missing argument KID /],
+      [['seed'], /^missing argument FILE.json /],
+      [['secret-hash', 'extra'], /^unexpected argument "extra" /],
+      [['migrate', '--force'], /^unknown option --force /],
+    ];
+    // Independent processes that never reach a database: run them side by side.
+    const results = await Promise.all(cases.map(([args]) => idp(args)));
+    results.forEach((result, i) => expectOneLine(result, 2, cases[i]?.[1] ?? /never/));
+  });
+
+  it('hashes a client secret read on stdin, and refuses a short one (1)', async () => {
+    const secret = 'a-client-secret-of-more-than-32-characters';
+    const hashed = await idp(['secret-hash'], `${secret}\n`);
+    expect(hashed.code).toBe(0);
+    const hash = hashed.stdout.trim();
+    expect(hash).toMatch(SECRET_HASH);
+    expect(verifyClientSecret(secret, hash)).toBe(true);
+    expectOneLine(await idp(['secret-hash'], 'too-short\n'), 1, /at least 32 characters/);
+  });
+});
+
+describe.runIf(postgresAvailable)('idp on PostgreSQL', () => {
+  let db: TestDatabase;
+  const dataDir = tempDir();
+  const idp = (args: string[], stdin?: string) => runIdp(args, { IDP_SECRET, IDP_DATA_DIR: dataDir.path, DATABASE_URL: db.url }, stdin);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+    dataDir.remove();
+  });
+
+  it('migrates, then says the database is up to date', async () => {
+    const first = await idp(['migrate']);
+    expect(first.code).toBe(0);
+    const applied = first.stdout.trimEnd().split('\n');
+    expect(applied[0]).toBe('applied 2026-11-22-0001-initial');
+    expect(applied.filter((line) => !/^applied \d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9-]+$/.test(line))).toStrictEqual([]);
+    expect(json(await idp(['migrate', '--json']))).toStrictEqual({ applied: [] });
+  });
+
+  it('adds a confidential client: the secret is printed once and only its hash is stored', async () => {
+    const added = json<{ client_id: string; client_secret: string }>(await idp(['clients', 'add', '--id', 'web', '--name', 'Web shop',
+      '--grant', 'authorization_code', '--grant', 'refresh_token', '--redirect-uri', 'https://shop.example/cb', '--json']));
+    expect(added.client_id).toBe('web');
+    expect(added.client_secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    const shown = await idp(['clients', 'show', 'web', '--json']);
+    expect(shown.stdout).not.toContain(added.client_secret);
+    expect(json(shown)).toMatchObject({ client_id: 'web', client_type: 'confidential', has_secret: true, secret_expires_at: null });
+    expect(shown.stdout).not.toContain('sha256$');
+
+    const [row] = await runSql<{ secret_hash: string }>(db.url, `SELECT secret_hash FROM clients WHERE client_id = 'web'`);
+    expect(row?.secret_hash).toMatch(SECRET_HASH);
+    expect(verifyClientSecret(added.client_secret, row?.secret_hash ?? '')).toBe(true);
+    const hashed = await idp(['secret-hash'], added.client_secret);
+    expect(hashed.stdout.trim()).toMatch(SECRET_HASH);
+
+    const listed = await idp(['clients', 'list']);
+    expect(listed.stdout).toMatch(/^web +Web shop +yes +confidential +authorization_code refresh_token/m);
+    expect(listed.stdout).not.toContain(added.client_secret);
+  });
+
+  it('refuses an existing client and a public client with client_credentials (1), adds a public one', async () => {
+    expectOneLine(await idp(['clients', 'add', '--id', 'web']), 1, /^client web already exists$/);
+    expectOneLine(await idp(['clients', 'add', '--id', 'spa', '--public', '--grant', 'client_credentials']), 1, /public client cannot use the client_credentials grant/);
+    expectOneLine(await idp(['clients', 'add', '--id', 'spa', '--access-token-lifetime', '0']), 2, /^--access-token-lifetime "0": /);
+    const spa = json(await idp(['clients', 'add', '--id', 'spa', '--public', '--cors-origin', 'https://spa.example', '--json']));
+    expect(spa).toMatchObject({ client_id: 'spa', client_type: 'public', grant_types: ['authorization_code'] });
+    expect(spa).not.toHaveProperty('client_secret');
+    expect(await runSql(db.url, `SELECT secret_hash FROM clients WHERE client_id = 'spa'`)).toStrictEqual([{ secret_hash: null }]);
+  });
+
+  it('disables, rotates the secret of, and removes clients', async () => {
+    expect((await idp(['clients', 'disable', 'web'])).code).toBe(0);
+    expect(await runSql(db.url, `SELECT enabled FROM clients WHERE client_id = 'web'`)).toStrictEqual([{ enabled: false }]);
+    const [before] = await runSql<{ secret_hash: string }>(db.url, `SELECT secret_hash FROM clients WHERE client_id = 'web'`);
+    const rotated = json<{ client_secret: string }>(await idp(['clients', 'rotate-secret', 'web', '--json']));
+    const [after] = await runSql<{ secret_hash: string }>(db.url, `SELECT secret_hash FROM clients WHERE client_id = 'web'`);
+    expect(after?.secret_hash).not.toBe(before?.secret_hash);
+    expect(verifyClientSecret(rotated.client_secret, after?.secret_hash ?? '')).toBe(true);
+    expectOneLine(await idp(['clients', 'rotate-secret', 'spa']), 1, /public client/);
+    expectOneLine(await idp(['clients', 'enable', 'nope']), 1, /^no client with id nope$/);
+    expect((await idp(['clients', 'remove', 'spa'])).code).toBe(0);
+    expect(await runSql(db.url, `SELECT client_id FROM clients ORDER BY 1`)).toStrictEqual([{ client_id: 'web' }]);
+  });
+
+  it('maps a database constraint violation to one refused line', async () => {
+    await runSql(db.url, `ALTER TABLE clients ADD CONSTRAINT test_no_evil CHECK (client_id <> 'evil')`);
+    expectOneLine(await idp(['clients', 'add', '--id', 'evil']), 1, /^client evil refused by the database: constraint test_no_evil is violated$/);
+    await runSql(db.url, `ALTER TABLE clients DROP CONSTRAINT test_no_evil`);
+  });
+
+  it('adds, shows, flags and removes users without ever printing a password hash', async () => {
+    const added = json<{ sub: string; id: string }>(await idp(['users', 'add', '--username', 'alice', '--password', 'correct horse',
+      '--given-name', 'Alice', '--email', 'alice@example.com', '--email-verified', '--role', 'admin', '--json']));
+    expect(added.sub).toBe(added.id);
+    expectOneLine(await idp(['users', 'add', '--username', 'ALICE', '--password', 'x']), 1, /^user ALICE already exists$/);
+    expect((await idp(['users', 'lock', 'alice'])).code).toBe(0);
+    expect((await idp(['users', 'require-mfa', 'alice'])).code).toBe(0);
+    const shown = await idp(['users', 'show', 'alice', '--json']);
+    expect(json(shown)).toMatchObject({ sub: added.sub, username: 'alice', email: 'alice@example.com', email_verified: true,
+      roles: ['admin'], locked: true, must_change_password: false, must_enrol_mfa: true, mfa_enrolled: false });
+    const [row] = await runSql<{ password_hash: string }>(db.url, `SELECT password_hash FROM users WHERE username = 'alice'`);
+    expect(row?.password_hash).toMatch(/^\$argon2id\$/);
+    expect(shown.stdout).not.toContain('argon2');
+    expect((await idp(['users', 'list'])).stdout).not.toContain('argon2');
+    expectOneLine(await idp(['users', 'unlock', 'nobody']), 1, /^no user named nobody$/);
+    expect((await idp(['users', 'remove', 'alice'])).code).toBe(0);
+    expect(await runSql(db.url, `SELECT count(*)::int AS n FROM users`)).toStrictEqual([{ n: 0 }]);
+  });
+
+  it('adds, lists and removes API scopes; refuses reserved and malformed names', async () => {
+    expect((await idp(['scopes', 'add', 'orders.read'])).code).toBe(0);
+    expectOneLine(await idp(['scopes', 'add', 'openid']), 1, /reserved/);
+    expect(json(await idp(['scopes', 'list', '--json']))).toStrictEqual({ api_scopes: ['orders.read'] });
+    expectOneLine(await idp(['scopes', 'remove', 'orders.write']), 1, /^no API scope named orders.write$/);
+    expect((await idp(['scopes', 'remove', 'orders.read'])).code).toBe(0);
+    expect(await runSql(db.url, `SELECT name FROM api_scopes`)).toStrictEqual([]);
+  });
+
+  it('rotates signing keys, refuses to retire the current one, retires the previous one', async () => {
+    const first = await idp(['keys', 'rotate']);
+    const firstKid = /new current signing key: (\S+)/.exec(first.stdout)?.[1];
+    expect(first.code).toBe(0);
+    const second = json<{ kid: string; state: string }>(await idp(['keys', 'rotate', '--json']));
+    expect(second.state).toBe('current');
+    expect(second.kid).not.toBe(firstKid);
+    expectOneLine(await idp(['keys', 'retire', second.kid]), 1, /rotate first/);
+    expectOneLine(await idp(['keys', 'retire', 'no-such-kid']), 1, /^no signing key with kid no-such-kid$/);
+    expect((await idp(['keys', 'retire', firstKid ?? ''])).code).toBe(0);
+    const listed = json<{ keys: { kid: string; state: string }[] }>(await idp(['keys', 'list', '--json']));
+    expect(listed.keys.map(({ kid, state }) => ({ kid, state }))).toStrictEqual([
+      { kid: firstKid, state: 'retired' },
+      { kid: second.kid, state: 'current' },
+    ]);
+  });
+});
+
+const SEED = {
+  api_scopes: ['orders.read'],
+  clients: [{
+    client_id: 'shop', client_secret: 'shop-secret-0123456789abcdefghijklmnop', secret_expires_at: null,
+    display_name: 'Web shop', grant_types: ['authorization_code', 'refresh_token'],
+    scopes: ['openid', 'orders.read'], redirect_uris: ['https://shop.example/callback'], cors_origins: ['https://shop.example'],
+  }, { client_id: 'spa', redirect_uris: ['http://localhost:5173/cb'] }],
+  users: [{
+    username: 'carol', password: 'correct horse battery staple', given_name: 'Carol', email: 'carol@example.com',
+    email_verified: true, roles: ['buyer'], totp_secret: 'JBSWY3DPEHPK3PXP',
+  }],
+};
+
+describe.runIf(postgresAvailable)('idp seed on PostgreSQL', () => {
+  let db: TestDatabase;
+  const dir = tempDir();
+  const idp = (args: string[]) => runIdp(args, { IDP_SECRET, IDP_DATA_DIR: dir.path, DATABASE_URL: db.url });
+  const seedFile = (name: string, content: unknown) => {
+    const path = join(dir.path, name);
+    writeFileSync(path, JSON.stringify(content));
+    return path;
+  };
+  const snapshot = async () => ({
+    clients: await runSql(db.url, `SELECT c::text AS row FROM clients c ORDER BY client_id`),
+    users: await runSql(db.url, `SELECT u::text AS row FROM users u ORDER BY id`),
+    api_scopes: await runSql(db.url, `SELECT s::text AS row FROM api_scopes s ORDER BY name`),
+  });
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    expect((await idp(['migrate'])).code).toBe(0);
+  });
+  afterAll(async () => {
+    await db?.drop();
+    dir.remove();
+  });
+
+  it('refuses a file with wrong fields whole, naming every path, and writes nothing', async () => {
+    const bad = {
+      api_scopes: ['orders.read', 'profile'],
+      clients: [{ ...SEED.clients[0], redirect_uris: ['https://ok.example/cb', 'https://bad.example/cb#frag'], grant_types: ['password'], colour: 'red' }],
+      users: [{ password: 'x', totp_secret: 'not base32!' }],
+    };
+    const result = await idp(['seed', seedFile('bad.json', bad)]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trimEnd().split('\n')).toStrictEqual([
+      'api_scopes[1]: profile is reserved by the service',
+      'clients[0].grant_types[0]: must be one of authorization_code, refresh_token, client_credentials',
+      'clients[0].redirect_uris[1]: must be an absolute URI without a fragment',
+      'clients[0].colour: unknown field',
+      'users[0].username: required',
+      'users[0].totp_secret: must be base32 (RFC 4648 alphabet A-Z and 2-7, at least 16 characters)',
+      expect.stringMatching(/bad\.json refused: 6 wrong field\(s\); nothing was written$/),
+    ]);
+    expect(await snapshot()).toStrictEqual({ clients: [], users: [], api_scopes: [] });
+  });
+
+  it('refuses a client_secret shorter than 32 characters', async () => {
+    const short = { clients: [{ client_id: 'shop', client_secret: 'too-short' }] };
+    const result = await idp(['seed', seedFile('short.json', short)]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('clients[0].client_secret: must be at least 32 characters');
+    expect(await snapshot()).toStrictEqual({ clients: [], users: [], api_scopes: [] });
+  });
+
+  it('seeds, and applying the same file again changes nothing', async () => {
+    const path = seedFile('seed.json', SEED);
+    const first = await idp(['seed', path]);
+    expect({ code: first.code, stdout: first.stdout }).toStrictEqual({
+      code: 0, stdout: 'clients: 2 created, 0 updated, 0 unchanged; users: 1 created, 0 updated, 0 unchanged; api scopes: 1 created, 0 unchanged\n',
+    });
+    const rows = await snapshot();
+    expect(rows.clients).toHaveLength(2);
+    const second = json(await idp(['seed', path, '--json']));
+    expect(second).toStrictEqual({
+      clients: { created: 0, updated: 0, unchanged: 2 },
+      users: { created: 0, updated: 0, unchanged: 1 },
+      api_scopes: { created: 0, unchanged: 1 },
+    });
+    expect(await snapshot()).toStrictEqual(rows);
+  });
+
+  it('stores what the file says: defaults, a public client, a sealed TOTP secret', async () => {
+    const [spa] = await runSql(db.url, `SELECT * FROM clients WHERE client_id = 'spa'`);
+    expect(spa).toMatchObject({ secret_hash: null, enabled: true, grant_types: ['authorization_code'], scopes: [], access_token_lifetime: 3600, require_consent: false });
+    const [carol] = await runSql<{ id: string; subject: string; totp_secret_sealed: string }>(db.url, `SELECT * FROM users WHERE username = 'carol'`);
+    expect(carol?.subject).toBe(carol?.id);
+    expect(carol?.totp_secret_sealed).toMatch(/^v1\./);
+    expect(carol?.totp_secret_sealed).not.toContain('JBSWY3DPEHPK3PXP');
+    const shown = await idp(['users', 'show', 'carol', '--json']);
+    expect(json(shown)).toMatchObject({ mfa_enrolled: true, locked: false });
+    expect(shown.stdout).not.toContain('JBSWY3DPEHPK3PXP');
+  });
+
+  it('updates what changed, and writes nothing when one row is refused by the database', async () => {
+    const renamed = { ...SEED, clients: [{ ...SEED.clients[0], display_name: 'Shop' }, SEED.clients[1]] };
+    expect(json(await idp(['seed', seedFile('renamed.json', renamed), '--json']))).toMatchObject({ clients: { created: 0, updated: 1, unchanged: 1 } });
+    await runSql(db.url, `ALTER TABLE clients ADD CONSTRAINT test_no_evil CHECK (client_id <> 'evil')`);
+    const before = await snapshot();
+    const partly = { api_scopes: ['orders.write'], clients: [{ client_id: 'fresh' }, { client_id: 'evil' }], users: [{ username: 'dave', password: 'pw' }] };
+    expectOneLine(await idp(['seed', seedFile('evil.json', partly)]), 1, /^client evil refused by the database: constraint test_no_evil is violated$/);
+    expect(await snapshot()).toStrictEqual(before);
+  });
+});
+
+describe('idp on the embedded database', () => {
+  const dataDir = tempDir();
+  const idp = (args: string[]) => runIdp(args, { IDP_SECRET, IDP_DATA_DIR: dataDir.path });
+  afterAll(() => dataDir.remove());
+
+  // PGlite takes seconds to open in each process: a longer time limit than the default.
+  it('works on the embedded database when no server holds it', { timeout: 90_000 }, async () => {
+    expect((await idp(['scopes', 'add', 'orders.read'])).code).toBe(0);
+    expect(json(await idp(['scopes', 'list', '--json']))).toStrictEqual({ api_scopes: ['orders.read'] });
+  });
+
+  it('says the embedded database is in use by a running server (2)', async () => {
+    // main.ts compares the lock's pid with its own: the test process is a live process other than idp.
+    writeFileSync(join(dataDir.path, 'server.pid'), `${process.pid}\n`);
+    expectOneLine(await idp(['scopes', 'list']), 2, /in use/);
+    expectOneLine(await idp(['migrate']), 2, /in use/);
+  });
+});

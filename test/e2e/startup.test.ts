@@ -1,0 +1,103 @@
+/**
+ * Starting the service as a new user or an operator would: configuration errors (one line, the
+ * variable named, exit code 2, no stack trace), production's demands, and the embedded default
+ * with its demo client and user.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, postgresAvailable, redisAvailable, REDIS_URL, type TestDatabase } from '../helpers/services.ts';
+import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+
+const SECRET = 'c'.repeat(64);
+
+function expectOneLineError(result: { code: number | null; stdout: string; stderr: string }, variable: string): void {
+  expect(result.code).toBe(2);
+  const lines = result.stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toContain(variable);
+  expect(lines[0]).toContain('example');
+  expect(result.stderr).not.toMatch(/\n\s+at /);
+}
+
+describe('configuration errors', () => {
+  const cases: Array<[string, Record<string, string>, string]> = [
+    ['a base URL that is not http(s)', { IDP_BASE_URL: 'ftp://id.example.com' }, 'IDP_BASE_URL'],
+    ['a base URL with a query', { IDP_BASE_URL: 'https://id.example.com/?x=1' }, 'IDP_BASE_URL'],
+    ['a port that is not a number', { PORT: 'eighty' }, 'PORT'],
+    ['a short master secret', { IDP_SECRET: 'too-short' }, 'IDP_SECRET'],
+    ['an unknown sign-in source', { IDP_SIGN_IN_SOURCE: 'kerberos' }, 'IDP_SIGN_IN_SOURCE'],
+    ['a database URL of another kind', { DATABASE_URL: 'mysql://db/idp' }, 'DATABASE_URL'],
+    ['a rate limit of zero', { IDP_TOKEN_RATE_LIMIT: '0' }, 'IDP_TOKEN_RATE_LIMIT'],
+    ['an LDAP source without a directory', { IDP_SIGN_IN_SOURCE: 'ldap' }, 'IDP_LDAP_URL'],
+    ['production without a master secret', { NODE_ENV: 'production' }, 'IDP_SECRET'],
+    ['production on the embedded database', { NODE_ENV: 'production', IDP_SECRET: SECRET }, 'DATABASE_URL'],
+    ['production with the in-process store', { NODE_ENV: 'production', IDP_SECRET: SECRET, DATABASE_URL: 'postgres://db/idp' }, 'REDIS_URL'],
+    ['production over http', { NODE_ENV: 'production', IDP_SECRET: SECRET, DATABASE_URL: 'postgres://db/idp', REDIS_URL: 'redis://cache:6379', IDP_BASE_URL: 'http://id.example.com' }, 'IDP_BASE_URL'],
+  ];
+  it.each(cases)('%s stops the start with one line', async (_name, env, variable) => {
+    expectOneLineError(await runIdp(['serve'], env), variable);
+  });
+});
+
+describe.runIf(postgresAvailable && redisAvailable)('production over http with IDP_ALLOW_HTTP=1', () => {
+  let db: TestDatabase;
+  let server: RunningServer | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await db?.drop();
+  });
+
+  it('starts, with no demo data', async () => {
+    server = await startServer({ NODE_ENV: 'production', IDP_ALLOW_HTTP: '1', IDP_SECRET: SECRET, DATABASE_URL: db.url, REDIS_URL });
+    const ready = (await (await fetch(`${server.url}/readyz`)).json()) as Record<string, string>;
+    expect(ready).toMatchObject({ database: 'ok', store: 'ok' });
+    expect(server.output()).not.toContain('Demo data');
+    const clients = await runIdp(['clients', 'list', '--json'], { DATABASE_URL: db.url, IDP_SECRET: SECRET });
+    expect(JSON.parse(clients.stdout)).toStrictEqual({ clients: [] });
+  });
+});
+
+describe('the embedded default', () => {
+  const dir = tempDir();
+  let server: RunningServer | undefined;
+  afterAll(async () => {
+    await server?.stop();
+    dir.remove();
+  });
+
+  it('creates a demo client and user on an empty database and prints them once, with a working curl', async () => {
+    server = await startServer({ IDP_DATA_DIR: dir.path });
+    const output = server.output();
+    expect(output).toContain('Demo data');
+    const curl = /curl -s -u '([^:]+):([^']+)' -d grant_type=client_credentials -d scope=(\S+) (\S+)/.exec(output);
+    expect(curl).not.toBeNull();
+    const [, clientId, clientSecret, scope, url] = curl as RegExpExecArray;
+    expect(url).toBe(`${server.url}/connect/token`);
+
+    const res = await fetch(url ?? '', {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=client_credentials&scope=${scope}`,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope });
+  });
+
+  it('refuses a command on the embedded database while the server holds it', async () => {
+    const result = await runIdp(['clients', 'list'], { IDP_DATA_DIR: dir.path });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain('in use');
+  });
+
+  it('keeps its data and prints no credentials on the next start', async () => {
+    await server?.stop();
+    const list = await runIdp(['clients', 'list', '--json'], { IDP_DATA_DIR: dir.path });
+    expect(list.code).toBe(0);
+    expect((JSON.parse(list.stdout) as { clients: Array<{ client_id: string }> }).clients.map((c) => c.client_id)).toStrictEqual(['demo']);
+    server = await startServer({ IDP_DATA_DIR: dir.path });
+    expect(server.output()).not.toContain('Demo data');
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * A real browser for the sign-in pages: Debian's Chromium driven by playwright-core, a tiny
+ * relying party that records what its callback receives, and the authorization request.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { ROOT, type RunningServer } from './process.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+export const SCREENSHOTS = join(ROOT, 'test-artifacts', 'screenshots');
+
+/** Whether Chromium is here; without it a suite is skipped with one line, or fails under CI. */
+export function chromiumAvailable(suite: string): boolean {
+  if (existsSync(CHROMIUM)) return true;
+  if (process.env.IDP_TEST_REQUIRE_SERVICES === '1') {
+    throw new Error(`Chromium is required (IDP_TEST_REQUIRE_SERVICES=1) but ${CHROMIUM} is missing: apt-get install chromium`);
+  }
+  console.warn(`${CHROMIUM} not found: ${suite} is skipped (apt-get install chromium)`);
+  return false;
+}
+
+/** Headless, and without the background networking that a closed network refuses. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** The relying party: a tiny HTTP server that records every query its callback receives. */
+export interface RelyingParty {
+  port: number;
+  redirectUri: string;
+  received: URLSearchParams[];
+  close(): Promise<void>;
+}
+
+export function startRelyingParty(): Promise<RelyingParty> {
+  const received: URLSearchParams[] = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname === '/callback') received.push(url.searchParams);
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<!doctype html><html lang="en"><title>Callback</title><h1>Back at the application</h1></html>');
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        port,
+        redirectUri: `http://127.0.0.1:${port}/callback`,
+        received,
+        close: () => new Promise<void>((r) => server.close(() => r())),
+      });
+    });
+  });
+}
+
+export interface AuthorizeRequest {
+  url: string;
+  state: string;
+  verifier: string;
+}
+
+/** An authorization request with PKCE S256, a state and a nonce. */
+export function authorizeRequest(server: RunningServer, rp: RelyingParty, clientId: string, scope: string): AuthorizeRequest {
+  const verifier = randomBytes(32).toString('base64url');
+  const state = randomBytes(16).toString('base64url');
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: rp.redirectUri,
+    scope,
+    state,
+    nonce: randomBytes(16).toString('base64url'),
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  });
+  return { url: `${server.url}/connect/authorize?${query}`, state, verifier };
+}
+
+/** Collects what the browser says about refused content (CSP) while a page is used. */
+export function watchConsole(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+  return problems;
+}

@@ -1,0 +1,115 @@
+/**
+ * Drives the `idp` command from outside, as an administrator or an operator would: spawned
+ * processes with their own environment, their output and exit codes.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const IDP_BIN = join(ROOT, 'bin/idp.js');
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A clean environment: only PATH and HOME from the test process, plus what the test sets. */
+export function testEnv(extra: Record<string, string | undefined>): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn' };
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+/** Runs `idp ARGS...` to completion. */
+export function runIdp(args: string[], env: Record<string, string | undefined>, stdin?: string): Promise<RunResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [IDP_BIN, ...args], { env: testEnv(env), cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
+    // A command that exits before reading its input must not fail the run with EPIPE.
+    child.stdin.on('error', () => {});
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+/** A free loopback port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolvePromise(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+export function tempDir(prefix = 'idp-test-'): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<number | null>;
+}
+
+export interface StartOptions {
+  /** A port chosen beforehand (e.g. to register {IDP_BASE_URL} elsewhere first); default a free one. */
+  port?: number;
+  /** What must answer 200 before the server counts as started; default /readyz. */
+  readyPath?: string;
+}
+
+/** Starts `idp serve` on a free loopback port and waits until /readyz (or `readyPath`) answers 200. */
+export async function startServer(env: Record<string, string | undefined>, timeoutMs = 30_000, options: StartOptions = {}): Promise<RunningServer> {
+  const port = options.port ?? (await freePort());
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [IDP_BIN, 'serve'], {
+    env: testEnv({ IDP_BASE_URL: url, HOST: '127.0.0.1', PORT: String(port), ...env }),
+    cwd: ROOT,
+  });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`);
+    try {
+      const res = await fetch(`${url}${options.readyPath ?? '/readyz'}`);
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server did not become ready in ${timeoutMs} ms: ${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    port,
+    child,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * Real PostgreSQL and Redis for tests. Each suite gets its own database (created here, dropped
+ * after) or its own Redis key prefix. When a service is down, suites that need it are skipped
+ * with one line, unless IDP_TEST_REQUIRE_SERVICES=1 (CI), where a missing service fails the run.
+ */
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import pg from 'pg';
+
+export const POSTGRES_ADMIN_URL = process.env.IDP_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const REDIS_URL = process.env.IDP_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const REQUIRE_SERVICES = process.env.IDP_TEST_REQUIRE_SERVICES === '1';
+
+function reachable(url: string, defaultPort: number): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port || defaultPort) });
+    socket.setTimeout(1000);
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+const announced = new Set<string>();
+
+async function available(name: string, url: string, port: number): Promise<boolean> {
+  const ok = await reachable(url, port);
+  if (!ok && REQUIRE_SERVICES) throw new Error(`${name} is required (IDP_TEST_REQUIRE_SERVICES=1) but not reachable at ${url}`);
+  if (!ok && !announced.has(name)) {
+    announced.add(name);
+    console.warn(`${name} not reachable at ${url}: suites that need it are skipped`);
+  }
+  return ok;
+}
+
+/** Top-level-await friendly checks, for `describe.runIf(...)`. */
+export const postgresAvailable = await available('PostgreSQL', POSTGRES_ADMIN_URL, 5432);
+export const redisAvailable = await available('Redis', REDIS_URL, 6379);
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** Creates an empty PostgreSQL database for one suite. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `idp_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(POSTGRES_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.href,
+    async drop() {
+      const c = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+/** Runs SQL against a database as an administrator would with psql. */
+export async function runSql<T extends pg.QueryResultRow = pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<T>(text, values)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+/** A key prefix of its own in the shared Redis, for one suite. */
+export function redisPrefix(): string {
+  return `idp-test-${randomBytes(6).toString('hex')}:`;
+}

@@ -1,0 +1,738 @@
+/**
+ * The behaviour every DurableStore backend must share, registered as one vitest `describe` per
+ * backend (the pattern of ory/hydra's `client/manager_test_helpers.go`, run per database in
+ * `persistence/sql/persister_test.go`). `durable.test.ts` runs it on PostgreSQL and PGlite.
+ *
+ * The suite shares one store between its tests: every test uses ids of its own, and the signing
+ * key tests, which need the whole `signing_keys` table, run in order inside one `describe`.
+ */
+import { randomBytes } from 'node:crypto';
+import { SignJWT, jwtVerify } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrations } from '../../migrations/index.ts';
+import type { Clock } from '../../src/clock.ts';
+import type { ChangeEvent, ClientRecord, DurableStore, SigningKeyRepository, UserInput } from '../../src/store/types.ts';
+import { createKeyManager, type KeyManager } from '../../src/tokens/keys.ts';
+import { hashClientSecret } from '../../src/tokens/opaque.ts';
+import { deriveKey, open as openSealed } from '../../src/tokens/secret-box.ts';
+
+export interface OpenedDurableStore {
+  /** A store on an empty database, already migrated. */
+  store: DurableStore;
+  /** What the first `migrate()` of that fresh database returned. */
+  migrated: string[];
+  /** Closes the store (even when already closed) and drops whatever `open` created. */
+  cleanup(): Promise<void>;
+  /**
+   * Another instance on the same database (migrated already), when the backend can be shared
+   * (PostgreSQL; not PGlite, which one process owns). The caller closes it.
+   */
+  openAnother?: () => Promise<DurableStore>;
+}
+
+/** A fresh id with a readable prefix, so that tests sharing one store never collide. */
+export function uniqueId(prefix: string): string {
+  return `${prefix}-${randomBytes(5).toString('hex')}`;
+}
+
+export function sampleClient(overrides: Partial<ClientRecord> = {}): ClientRecord {
+  return {
+    clientId: uniqueId('client'),
+    displayName: 'Sample app',
+    enabled: true,
+    secretHash: hashClientSecret('s'.repeat(43)),
+    secretExpiresAt: new Date('2030-01-02T03:04:05.000Z'),
+    grantTypes: ['authorization_code', 'refresh_token', 'client_credentials'],
+    scopes: ['openid', 'profile', 'api:read'],
+    redirectUris: ['https://app.example/callback', 'com.example.app:/oauth2redirect', 'http://localhost:8080/cb?x=1'],
+    postLogoutRedirectUris: ['https://app.example/'],
+    corsOrigins: ['https://app.example', 'http://localhost:3000', 'https://[::1]:8443'],
+    accessTokenLifetime: 600,
+    requireConsent: true,
+    ...overrides,
+  };
+}
+
+export function sampleUser(overrides: Partial<UserInput> = {}): UserInput {
+  const id = overrides.id ?? uniqueId('user');
+  return {
+    id,
+    source: 'local',
+    subject: id,
+    username: uniqueId('ada'),
+    passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo',
+    givenName: 'Ada',
+    familyName: 'Lovelace',
+    name: 'Ada Lovelace',
+    email: 'ada@example.test',
+    emailVerified: true,
+    phoneNumber: '+44 20 7946 0000',
+    phoneNumberVerified: false,
+    roles: ['admin', 'user'],
+    totpSecretSealed: null,
+    locked: false,
+    mustChangePassword: false,
+    mustEnrolMfa: false,
+    ...overrides,
+  };
+}
+
+/** Records the change events of a store from now on. */
+function recordChanges(store: DurableStore) {
+  const events: ChangeEvent[] = [];
+  const stop = store.onChange((event) => events.push(event));
+  return {
+    events,
+    stop,
+    /** Resolves with the first matching event and how long it took; rejects after `timeoutMs`. */
+    async waitFor(match: (event: ChangeEvent) => boolean, timeoutMs = 1000): Promise<{ event: ChangeEvent; elapsed: number }> {
+      const started = performance.now();
+      for (;;) {
+        const event = events.find(match);
+        const elapsed = performance.now() - started;
+        if (event) return { event, elapsed };
+        if (elapsed > timeoutMs) throw new Error(`no matching change event within ${timeoutMs} ms; got ${JSON.stringify(events)}`);
+        await sleep(10);
+      }
+    },
+  };
+}
+
+async function waitUntil(condition: () => boolean, timeoutMs = 1000): Promise<void> {
+  const started = performance.now();
+  while (!condition()) {
+    if (performance.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(10);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A bad value for one column, and the constraint of the `clients` table that must refuse it. */
+interface BadClientCase {
+  what: string;
+  change: Partial<Omit<ClientRecord, 'clientId'>>;
+  constraint: string;
+}
+
+const BAD_CLIENTS: BadClientCase[] = [
+  { what: 'an unknown grant type', change: { grantTypes: ['authorization_code', 'implicit' as never] }, constraint: 'clients_grant_types_known' },
+  { what: 'a redirect URI with a fragment', change: { redirectUris: ['https://app.example/callback#frag'] }, constraint: 'clients_redirect_uris_format' },
+  { what: 'a relative redirect URI', change: { redirectUris: ['/callback'] }, constraint: 'clients_redirect_uris_format' },
+  { what: 'a redirect URI without a host', change: { redirectUris: ['https:///callback'] }, constraint: 'clients_redirect_uris_format' },
+  { what: 'whitespace in a redirect URI', change: { redirectUris: ['https://app.example/call back'] }, constraint: 'clients_redirect_uris_format' },
+  { what: 'a trailing newline in a redirect URI', change: { redirectUris: ['https://app.example/callback\n'] }, constraint: 'clients_redirect_uris_format' },
+  { what: 'a post-logout redirect URI with a fragment', change: { postLogoutRedirectUris: ['https://app.example/bye#x'] }, constraint: 'clients_post_logout_redirect_uris_format' },
+  { what: 'whitespace in a post-logout redirect URI', change: { postLogoutRedirectUris: ['https://app.example/ bye'] }, constraint: 'clients_post_logout_redirect_uris_format' },
+  { what: 'a cors origin with a path', change: { corsOrigins: ['https://app.example/app'] }, constraint: 'clients_cors_origins_format' },
+  { what: 'a cors origin with a trailing slash', change: { corsOrigins: ['https://app.example/'] }, constraint: 'clients_cors_origins_format' },
+  { what: 'a zero access_token_lifetime', change: { accessTokenLifetime: 0 }, constraint: 'clients_access_token_lifetime_positive' },
+  { what: 'a negative access_token_lifetime', change: { accessTokenLifetime: -60 }, constraint: 'clients_access_token_lifetime_positive' },
+  { what: 'a scope with a space', change: { scopes: ['openid', 'read write'] }, constraint: 'clients_scopes_format' },
+  { what: 'an empty scope', change: { scopes: [''] }, constraint: 'clients_scopes_format' },
+  { what: 'client_credentials on a public client', change: { secretHash: null, grantTypes: ['client_credentials'] }, constraint: 'clients_client_credentials_confidential' },
+  { what: 'a secret_hash that is not a hash', change: { secretHash: 'correct horse battery staple' }, constraint: 'clients_secret_hash_format' },
+  { what: 'a secret_hash with a truncated digest', change: { secretHash: hashClientSecret('x'.repeat(40)).slice(0, -1) }, constraint: 'clients_secret_hash_format' },
+];
+
+const violates = (constraint: string) => new RegExp(`violates check constraint "${constraint}"`);
+
+export function durableContract(name: string, open: () => Promise<OpenedDurableStore>): void {
+  describe(`DurableStore contract: ${name}`, () => {
+    let opened: OpenedDurableStore | undefined;
+    let store: DurableStore;
+
+    beforeAll(async () => {
+      opened = await open();
+      store = opened.store;
+    });
+    afterAll(async () => {
+      await opened?.cleanup();
+    });
+
+    describe('migrations', () => {
+      it('applied every migration on the fresh database, and migrating again applies none', async () => {
+        expect(opened?.migrated).toEqual(Object.keys(migrations));
+        expect(await store.migrate()).toEqual([]);
+        expect(await store.migrate()).toEqual([]);
+      });
+    });
+
+    describe('ping', () => {
+      it('resolves while the database answers and rejects once the store is closed', async () => {
+        await expect(store.ping()).resolves.toBeUndefined();
+        const other = await open();
+        try {
+          await expect(other.store.ping()).resolves.toBeUndefined();
+          await other.store.close();
+          await expect(other.store.ping()).rejects.toThrow();
+        } finally {
+          await other.cleanup();
+        }
+      });
+    });
+
+    describe('serverTime', () => {
+      it("answers the database server's clock, within a second of this machine's", async () => {
+        const before = Date.now();
+        const time = await store.serverTime();
+        expect(time).toBeInstanceOf(Date);
+        expect(time.getTime()).toBeGreaterThan(before - 1000);
+        expect(time.getTime()).toBeLessThan(Date.now() + 1000);
+      });
+    });
+
+    describe('clients', () => {
+      it('round-trips every field', async () => {
+        const client = sampleClient();
+        expect(await store.clients.upsert(client)).toBe('created');
+        expect(await store.clients.get(client.clientId)).toEqual(client);
+        expect(await store.clients.get(uniqueId('missing'))).toBeUndefined();
+      });
+
+      it('accepts a public client with no secret and no expiry', async () => {
+        const client = sampleClient({ secretHash: null, secretExpiresAt: null, grantTypes: ['authorization_code'], corsOrigins: [], postLogoutRedirectUris: [] });
+        expect(await store.clients.upsert(client)).toBe('created');
+        expect(await store.clients.get(client.clientId)).toEqual(client);
+      });
+
+      it('upsert says created, then unchanged, then updated, then unchanged', async () => {
+        const client = sampleClient();
+        expect(await store.clients.upsert(client)).toBe('created');
+        expect(await store.clients.upsert({ ...client })).toBe('unchanged');
+        expect(await store.clients.upsert({ ...client, displayName: 'Renamed' })).toBe('updated');
+        expect(await store.clients.upsert({ ...client, displayName: 'Renamed' })).toBe('unchanged');
+        // Every column takes part in the comparison: arrays by order, dates by instant, nulls too.
+        expect(await store.clients.upsert({ ...client, displayName: 'Renamed', scopes: [...client.scopes].reverse() })).toBe('updated');
+        expect(await store.clients.upsert({ ...client, displayName: 'Renamed', scopes: [...client.scopes].reverse(), secretExpiresAt: null })).toBe('updated');
+        expect(await store.clients.upsert({ ...client, displayName: 'Renamed', scopes: [...client.scopes].reverse(), secretExpiresAt: null })).toBe('unchanged');
+        expect(await store.clients.get(client.clientId)).toEqual({ ...client, displayName: 'Renamed', scopes: [...client.scopes].reverse(), secretExpiresAt: null });
+      });
+
+      it('update changes only the given fields, and says false for an unknown client', async () => {
+        const client = sampleClient();
+        await store.clients.upsert(client);
+        expect(await store.clients.update(client.clientId, { displayName: 'Partial', enabled: false, redirectUris: ['https://other.example/cb'] })).toBe(true);
+        expect(await store.clients.get(client.clientId)).toEqual({ ...client, displayName: 'Partial', enabled: false, redirectUris: ['https://other.example/cb'] });
+        // null is a value (make the client public), unlike an absent field.
+        expect(await store.clients.update(client.clientId, { secretHash: null, secretExpiresAt: null, grantTypes: ['authorization_code'] })).toBe(true);
+        expect(await store.clients.get(client.clientId)).toMatchObject({ secretHash: null, secretExpiresAt: null, grantTypes: ['authorization_code'], displayName: 'Partial' });
+        expect(await store.clients.update(client.clientId, {})).toBe(true);
+        expect(await store.clients.update(uniqueId('missing'), { displayName: 'x' })).toBe(false);
+        expect(await store.clients.update(uniqueId('missing'), {})).toBe(false);
+      });
+
+      it('list returns every client ordered by id, count counts them, remove removes once', async () => {
+        const before = await store.clients.count();
+        const prefix = uniqueId('listed');
+        const clients = ['c', 'a', 'b'].map((suffix) => sampleClient({ clientId: `${prefix}-${suffix}` }));
+        for (const client of clients) await store.clients.upsert(client);
+        expect(await store.clients.count()).toBe(before + 3);
+        const listed = await store.clients.list();
+        expect(listed).toHaveLength(before + 3);
+        expect(listed.map((c) => c.clientId)).toEqual([...listed.map((c) => c.clientId)].sort());
+        expect(listed.filter((c) => c.clientId.startsWith(prefix)).map((c) => c.clientId)).toEqual([`${prefix}-a`, `${prefix}-b`, `${prefix}-c`]);
+        expect(listed.find((c) => c.clientId === `${prefix}-a`)).toEqual(clients[1]);
+
+        expect(await store.clients.remove(`${prefix}-a`)).toBe(true);
+        expect(await store.clients.remove(`${prefix}-a`)).toBe(false);
+        expect(await store.clients.get(`${prefix}-a`)).toBeUndefined();
+        expect(await store.clients.count()).toBe(before + 2);
+      });
+
+      describe('the constraints of the clients table', () => {
+        it.each(BAD_CLIENTS)('refuse $what, on insert and on change, keeping the previous row', async ({ change, constraint }) => {
+          const fresh = sampleClient({ ...change });
+          await expect(store.clients.upsert(fresh)).rejects.toThrow(violates(constraint));
+          expect(await store.clients.get(fresh.clientId)).toBeUndefined();
+
+          const good = sampleClient();
+          expect(await store.clients.upsert(good)).toBe('created');
+          await expect(store.clients.upsert({ ...good, ...change })).rejects.toThrow(violates(constraint));
+          expect(await store.clients.get(good.clientId)).toEqual(good);
+          await expect(store.clients.update(good.clientId, change)).rejects.toThrow(violates(constraint));
+          expect(await store.clients.get(good.clientId)).toEqual(good);
+        });
+
+        it.each([
+          ['a client id with a space', 'bad id'],
+          ['an empty client id', ''],
+          ['a client id with a non-ASCII character', 'cliënt'],
+        ])('refuse %s', async (_what, clientId) => {
+          await expect(store.clients.upsert(sampleClient({ clientId }))).rejects.toThrow(violates('clients_client_id_format'));
+          expect(await store.clients.get(clientId)).toBeUndefined();
+        });
+      });
+    });
+
+    describe('users', () => {
+      it('round-trips every field and keeps the timestamps', async () => {
+        const user = sampleUser({ totpSecretSealed: 'v1.aaa.bbb.ccc', mustEnrolMfa: true });
+        expect(await store.users.upsert(user)).toBe('created');
+        const stored = await store.users.getById(user.id);
+        expect(stored).toEqual({ ...user, createdAt: expect.any(Date), updatedAt: expect.any(Date) });
+        expect(Math.abs(stored!.createdAt.getTime() - Date.now())).toBeLessThan(60_000);
+        expect(await store.users.getById(uniqueId('missing'))).toBeUndefined();
+      });
+
+      it('upsert matches the username case-insensitively and keeps the id and subject of the existing row', async () => {
+        const user = sampleUser({ username: uniqueId('Grace') });
+        expect(await store.users.upsert(user)).toBe('created');
+        expect(await store.users.upsert({ ...user })).toBe('unchanged');
+        const count = await store.users.count();
+
+        const again = { ...user, id: uniqueId('other'), subject: 'ignored', username: user.username.toUpperCase(), email: 'grace@example.test' };
+        expect(await store.users.upsert(again)).toBe('updated');
+        expect(await store.users.count()).toBe(count);
+        expect(await store.users.getById(again.id)).toBeUndefined();
+        const stored = await store.users.getByUsername('local', user.username.toLowerCase());
+        expect(stored).toMatchObject({ id: user.id, subject: user.id, username: again.username, email: 'grace@example.test' });
+      });
+
+      it('getByUsername is case-insensitive and looks within one source only', async () => {
+        const user = sampleUser({ username: uniqueId('MixedCase') });
+        await store.users.upsert(user);
+        expect((await store.users.getByUsername('local', user.username.toLowerCase()))?.id).toBe(user.id);
+        expect((await store.users.getByUsername('local', user.username.toUpperCase()))?.id).toBe(user.id);
+        expect(await store.users.getByUsername('ldap', user.username)).toBeUndefined();
+        expect(await store.users.getByUsername('local', `${user.username}x`)).toBeUndefined();
+      });
+
+      it('getBySubject finds a user by the subject of its source', async () => {
+        const subject = `uid=${uniqueId('ada')},ou=people,dc=example,dc=test`;
+        const user = sampleUser({ source: 'ldap', subject, passwordHash: null });
+        expect(await store.users.upsert(user)).toBe('created');
+        expect((await store.users.getBySubject('ldap', subject))?.id).toBe(user.id);
+        expect(await store.users.getBySubject('local', subject)).toBeUndefined();
+        expect(await store.users.getBySubject('ldap', subject.toUpperCase())).toBeUndefined();
+        // An upsert of a directory user may change its subject (it is not the id).
+        const moved = `${subject},o=moved`;
+        expect(await store.users.upsert({ ...user, subject: moved })).toBe('updated');
+        expect((await store.users.getBySubject('ldap', moved))?.id).toBe(user.id);
+      });
+
+      it('update changes the given fields, bumps updated_at and keeps created_at', async () => {
+        const user = sampleUser();
+        await store.users.upsert(user);
+        const before = (await store.users.getById(user.id))!;
+        await sleep(15);
+        expect(await store.users.update(user.id, { locked: true, roles: ['auditor'], phoneNumber: null })).toBe(true);
+        const after = (await store.users.getById(user.id))!;
+        expect(after).toEqual({ ...before, locked: true, roles: ['auditor'], phoneNumber: null, updatedAt: after.updatedAt });
+        expect(after.updatedAt.getTime()).toBeGreaterThan(before.updatedAt.getTime());
+        expect(after.createdAt).toEqual(before.createdAt);
+        expect(await store.users.update(uniqueId('missing'), { locked: true })).toBe(false);
+      });
+
+      it('list and count include every user', async () => {
+        const before = await store.users.count();
+        const users = [sampleUser(), sampleUser({ source: 'oidc', subject: uniqueId('sub'), passwordHash: null })];
+        for (const user of users) await store.users.upsert(user);
+        expect(await store.users.count()).toBe(before + 2);
+        const listed = await store.users.list();
+        expect(listed).toHaveLength(before + 2);
+        expect(listed.map((u) => u.id)).toEqual(expect.arrayContaining(users.map((u) => u.id)));
+      });
+
+      it('remove deletes the user and its consents, once', async () => {
+        const client = sampleClient();
+        await store.clients.upsert(client);
+        const user = sampleUser();
+        const other = sampleUser();
+        await store.users.upsert(user);
+        await store.users.upsert(other);
+        await store.consents.grant(user.id, client.clientId, ['openid']);
+        await store.consents.grant(other.id, client.clientId, ['profile']);
+
+        expect(await store.users.remove(user.id)).toBe(true);
+        expect(await store.users.getById(user.id)).toBeUndefined();
+        expect(await store.consents.get(user.id, client.clientId)).toEqual([]);
+        expect(await store.consents.get(other.id, client.clientId)).toEqual(['profile']);
+        expect(await store.users.remove(user.id)).toBe(false);
+        // Re-creating the same id starts without the old consent.
+        await store.users.upsert(user);
+        expect(await store.consents.get(user.id, client.clientId)).toEqual([]);
+      });
+    });
+
+    describe('api scopes', () => {
+      it('add says true then false; remove says true then false', async () => {
+        const scope = `api:${uniqueId('orders')}`;
+        expect(await store.apiScopes.add(scope)).toBe(true);
+        expect(await store.apiScopes.add(scope)).toBe(false);
+        expect((await store.apiScopes.list()).filter((s) => s === scope)).toEqual([scope]);
+        expect(await store.apiScopes.remove(scope)).toBe(true);
+        expect(await store.apiScopes.remove(scope)).toBe(false);
+        expect(await store.apiScopes.list()).not.toContain(scope);
+      });
+
+      it('lists in order, and refuses a name that is not a scope token', async () => {
+        const prefix = uniqueId('scope');
+        for (const s of ['b', 'c', 'a']) await store.apiScopes.add(`${prefix}-${s}`);
+        expect((await store.apiScopes.list()).filter((s) => s.startsWith(prefix))).toEqual([`${prefix}-a`, `${prefix}-b`, `${prefix}-c`]);
+        await expect(store.apiScopes.add('read write')).rejects.toThrow(violates('api_scopes_name_format'));
+        expect(await store.apiScopes.list()).not.toContain('read write');
+      });
+    });
+
+    describe('consents', () => {
+      it('grant adds to the earlier consent without duplicates; revoke removes it', async () => {
+        const client = sampleClient();
+        const otherClient = sampleClient();
+        await store.clients.upsert(client);
+        await store.clients.upsert(otherClient);
+        const user = sampleUser();
+        await store.users.upsert(user);
+
+        expect(await store.consents.get(user.id, client.clientId)).toEqual([]);
+        await store.consents.grant(user.id, client.clientId, ['openid', 'profile']);
+        expect([...(await store.consents.get(user.id, client.clientId))].sort()).toEqual(['openid', 'profile']);
+        await store.consents.grant(user.id, client.clientId, ['profile', 'email', 'email']);
+        expect([...(await store.consents.get(user.id, client.clientId))].sort()).toEqual(['email', 'openid', 'profile']);
+        await store.consents.grant(user.id, otherClient.clientId, ['api:read']);
+
+        await store.consents.revoke(user.id, client.clientId);
+        expect(await store.consents.get(user.id, client.clientId)).toEqual([]);
+        expect(await store.consents.get(user.id, otherClient.clientId)).toEqual(['api:read']);
+        await expect(store.consents.revoke(user.id, client.clientId)).resolves.toBeUndefined();
+      });
+
+      it('a first grant holds no duplicates either', async () => {
+        const client = sampleClient();
+        await store.clients.upsert(client);
+        const user = sampleUser();
+        await store.users.upsert(user);
+        await store.consents.grant(user.id, client.clientId, ['openid', 'openid', 'email']);
+        expect([...(await store.consents.get(user.id, client.clientId))].sort()).toEqual(['email', 'openid']);
+      });
+
+      it('removing the client removes the consents given to it', async () => {
+        const client = sampleClient();
+        await store.clients.upsert(client);
+        const user = sampleUser();
+        await store.users.upsert(user);
+        await store.consents.grant(user.id, client.clientId, ['openid']);
+        await store.clients.remove(client.clientId);
+        expect(await store.consents.get(user.id, client.clientId)).toEqual([]);
+      });
+    });
+
+    describe('signing keys', () => {
+      // Order matters here: these tests build on one another's keys.
+      const clock: Clock = () => Date.now();
+      const kek = deriveKey(randomBytes(32), 'signing-keys');
+      let managers: KeyManager[];
+      let first: string;
+      let second: string;
+
+      beforeAll(() => {
+        // Five key managers over one store, as five instances starting at once would be.
+        managers = Array.from({ length: 5 }, () => createKeyManager({ keys: store.signingKeys, kek, clock }));
+      });
+
+      it('ensureSigningKey called concurrently five times creates exactly one current key', async () => {
+        expect(await store.signingKeys.list()).toEqual([]);
+        // Key generation takes a varying while, which spreads the five calls out and would let
+        // them pass even without a lock. So this repository holds every call at the door of
+        // withLock until all five are there, and lingers after the check inside: only the lock
+        // keeps the five check-then-insert steps from overlapping.
+        let arrived = 0;
+        let allArrived!: () => void;
+        const door = new Promise<void>((resolve) => (allArrived = resolve));
+        const crowded: SigningKeyRepository = {
+          list: () => store.signingKeys.list(),
+          async withLock(fn) {
+            arrived += 1;
+            if (arrived === managers.length) allArrived();
+            await Promise.race([door, sleep(5000)]);
+            return store.signingKeys.withLock((tx) =>
+              fn({
+                ...tx,
+                async list() {
+                  const listed = await tx.list();
+                  await sleep(50);
+                  return listed;
+                },
+              }),
+            );
+          },
+        };
+        const racing = managers.map(() => createKeyManager({ keys: crowded, kek, clock }));
+        await Promise.all(racing.map((m) => m.ensureSigningKey()));
+        expect(arrived).toBe(5);
+        const keys = await store.signingKeys.list();
+        expect(keys).toHaveLength(1);
+        expect(keys[0]).toMatchObject({ state: 'current', alg: 'RS256', retiredAt: null, activatedAt: expect.any(Date) });
+        first = keys[0]!.kid;
+        // Once a current key exists, nothing more is created.
+        await managers[0]!.ensureSigningKey();
+        expect((await store.signingKeys.list()).map((k) => k.kid)).toEqual([first]);
+      });
+
+      it('signs with the current key, and the published key verifies it', async () => {
+        const manager = managers[1]!;
+        const signer = await manager.signer();
+        expect(signer.kid).toBe(first);
+        const jwt = await new SignJWT({ sub: 'ada' }).setProtectedHeader({ alg: 'RS256', kid: signer.kid }).sign(signer.key);
+        const key = await manager.verificationKey(first);
+        expect(key).toBeDefined();
+        const { payload } = await jwtVerify(jwt, key!);
+        expect(payload.sub).toBe('ada');
+        expect(await manager.verificationKey('unknown-kid')).toBeUndefined();
+      });
+
+      it('publishes exactly kid, use, kty, alg, e and n', async () => {
+        const { keys } = await managers[0]!.jwks();
+        expect(keys).toHaveLength(1);
+        for (const key of keys) {
+          expect(Object.keys(key).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+          expect(key).toMatchObject({ kid: first, use: 'sig', kty: 'RSA', alg: 'RS256', e: 'AQAB' });
+          expect(key.n).toMatch(/^[A-Za-z0-9_-]{342}$/);
+        }
+      });
+
+      it('keeps the private key sealed: its "d" is not in the table, and another kek opens nothing', async () => {
+        const [record] = await store.signingKeys.list();
+        const privateJwk = JSON.parse(openSealed(kek, record!.privateJwkSealed, `signing-key:${record!.kid}`)) as { d?: string; n?: string };
+        expect(privateJwk.n).toBe(record!.publicJwk.n);
+        expect(privateJwk.d).toMatch(/^[A-Za-z0-9_-]{300,}$/);
+        expect(record!.privateJwkSealed).not.toContain(privateJwk.d);
+        expect(record!.privateJwkSealed).not.toContain(privateJwk.d!.slice(0, 32));
+        expect(JSON.stringify(record!.publicJwk)).not.toContain(privateJwk.d!.slice(0, 32));
+        expect(Object.keys(record!.publicJwk).sort()).toEqual(['e', 'kty', 'n']);
+
+        const stranger = createKeyManager({ keys: store.signingKeys, kek: deriveKey(randomBytes(32), 'signing-keys'), clock });
+        await expect(stranger.signer()).rejects.toThrow();
+      });
+
+      it('rotate makes a new current key and keeps the old one published as previous', async () => {
+        const changes = recordChanges(store);
+        try {
+          const rotated = await managers[2]!.rotate();
+          second = rotated.kid;
+          expect(second).not.toBe(first);
+          const states = Object.fromEntries((await store.signingKeys.list()).map((k) => [k.kid, k.state]));
+          expect(states).toEqual({ [first]: 'previous', [second]: 'current' });
+          expect((await managers[2]!.jwks()).keys.map((k) => k.kid).sort()).toEqual([first, second].sort());
+          // Another instance that cached the old set reloads on the `keys` event.
+          const { elapsed } = await changes.waitFor((e) => e.kind === 'keys');
+          expect(elapsed).toBeLessThan(1000);
+          managers[3]!.invalidate();
+          expect((await managers[3]!.signer()).kid).toBe(second);
+          expect(await managers[3]!.verificationKey(first)).toBeDefined();
+        } finally {
+          changes.stop();
+        }
+      });
+
+      it('retire refuses the current key, retires the previous one, which leaves the key set', async () => {
+        const manager = managers[4]!;
+        expect(await manager.retire(second)).toBe('is_current');
+        expect(await manager.retire('no-such-kid')).toBe('not_found');
+        expect(await manager.retire(first)).toBe('retired');
+        expect(await manager.retire(first)).toBe('already_retired');
+
+        const keys = await store.signingKeys.list();
+        expect(keys.find((k) => k.kid === first)).toMatchObject({ state: 'retired', retiredAt: expect.any(Date) });
+        expect(keys.find((k) => k.kid === second)).toMatchObject({ state: 'current', retiredAt: null });
+        expect((await manager.jwks()).keys.map((k) => k.kid)).toEqual([second]);
+        expect(await manager.verificationKey(first)).toBeUndefined();
+        expect((await manager.signer()).kid).toBe(second);
+      });
+
+      it('at most one key is current, whatever writes it', async () => {
+        const [current] = (await store.signingKeys.list()).filter((k) => k.state === 'current');
+        await expect(
+          store.signingKeys.withLock((tx) => tx.insert({ ...current!, kid: uniqueId('kid'), state: 'current' })),
+        ).rejects.toThrow(/signing_keys_one_current/);
+        expect((await store.signingKeys.list()).filter((k) => k.state === 'current').map((k) => k.kid)).toEqual([second]);
+      });
+    });
+
+    describe('transaction', () => {
+      it('commits every write when the function returns, and returns its value', async () => {
+        const client = sampleClient();
+        const user = sampleUser();
+        const result = await store.transaction(async (tx) => {
+          await tx.clients.upsert(client);
+          await tx.users.upsert(user);
+          await tx.consents.grant(user.id, client.clientId, ['openid']);
+          return 'done';
+        });
+        expect(result).toBe('done');
+        expect(await store.clients.get(client.clientId)).toEqual(client);
+        expect((await store.users.getById(user.id))?.username).toBe(user.username);
+        expect(await store.consents.get(user.id, client.clientId)).toEqual(['openid']);
+      });
+
+      it('rolls back every write inside it when the function throws', async () => {
+        const existing = sampleClient();
+        await store.clients.upsert(existing);
+        const existingUser = sampleUser();
+        await store.users.upsert(existingUser);
+        const client = sampleClient();
+        const user = sampleUser();
+        const scope = uniqueId('tx-scope');
+        const clientsBefore = await store.clients.count();
+        const usersBefore = await store.users.count();
+
+        await expect(
+          store.transaction(async (tx) => {
+            expect(await tx.clients.upsert(client)).toBe('created');
+            expect(await tx.users.upsert(user)).toBe('created');
+            expect(await tx.apiScopes.add(scope)).toBe(true);
+            await tx.consents.grant(user.id, client.clientId, ['openid']);
+            expect(await tx.clients.update(existing.clientId, { displayName: 'changed in tx' })).toBe(true);
+            expect(await tx.users.remove(existingUser.id)).toBe(true);
+            expect(await tx.clients.remove(existing.clientId)).toBe(true);
+            // Visible inside the transaction.
+            expect(await tx.clients.get(client.clientId)).toEqual(client);
+            throw new Error('boom');
+          }),
+        ).rejects.toThrow('boom');
+
+        expect(await store.clients.get(client.clientId)).toBeUndefined();
+        expect(await store.users.getById(user.id)).toBeUndefined();
+        expect(await store.apiScopes.list()).not.toContain(scope);
+        expect(await store.consents.get(user.id, client.clientId)).toEqual([]);
+        expect(await store.clients.get(existing.clientId)).toEqual(existing);
+        expect((await store.users.getById(existingUser.id))?.username).toBe(existingUser.username);
+        expect(await store.clients.count()).toBe(clientsBefore);
+        expect(await store.users.count()).toBe(usersBefore);
+      });
+
+      it('rolls back earlier writes when a later statement is refused by the database', async () => {
+        const client = sampleClient();
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.clients.upsert(client);
+            await tx.clients.update(client.clientId, { accessTokenLifetime: 0 });
+          }),
+        ).rejects.toThrow(violates('clients_access_token_lifetime_positive'));
+        expect(await store.clients.get(client.clientId)).toBeUndefined();
+        // The store is still usable afterwards.
+        await expect(store.ping()).resolves.toBeUndefined();
+      });
+    });
+
+    describe('onChange', () => {
+      it('a listener on a store that had none hears the very next write', async () => {
+        const openFresh = async (): Promise<{ store: DurableStore; close(): Promise<void> }> => {
+          if (opened?.openAnother) {
+            const another = await opened.openAnother();
+            return { store: another, close: () => another.close() };
+          }
+          const o = await open();
+          return { store: o.store, close: () => o.cleanup() };
+        };
+        // A store that only started to LISTEN when first subscribed lost this write about half
+        // the time on PostgreSQL, so try a few fresh instances where they are cheap.
+        const attempts = opened?.openAnother ? 5 : 1;
+        for (let attempt = 0; attempt < attempts; attempt += 1) {
+          const fresh = await openFresh();
+          try {
+            // In use already, as after migrate(): its next write does not wait for a new connection.
+            await fresh.store.ping();
+            const changes = recordChanges(fresh.store);
+            const client = sampleClient();
+            expect(await fresh.store.clients.upsert(client)).toBe('created');
+            const { elapsed } = await changes.waitFor((e) => e.kind === 'client' && e.clientId === client.clientId);
+            expect(elapsed).toBeLessThan(1000);
+            changes.stop();
+          } finally {
+            await fresh.close();
+          }
+        }
+      });
+
+      it('another instance on the same database hears a write made through this one', async (ctx) => {
+        if (!opened?.openAnother) return ctx.skip();
+        const other = await opened.openAnother();
+        try {
+          const changes = recordChanges(other);
+          const client = sampleClient();
+          await store.clients.upsert(client);
+          await changes.waitFor((e) => e.kind === 'client' && e.clientId === client.clientId);
+          expect(await store.clients.update(client.clientId, { requireConsent: false })).toBe(true);
+          await waitUntil(() => changes.events.filter((e) => e.kind === 'client' && e.clientId === client.clientId).length === 2);
+          expect((await other.clients.get(client.clientId))?.requireConsent).toBe(false);
+          changes.stop();
+        } finally {
+          await other.close();
+        }
+      });
+
+      it('an update through the repository announces the client within a second', async () => {
+        const client = sampleClient();
+        await store.clients.upsert(client);
+        const changes = recordChanges(store);
+        try {
+          expect(await store.clients.update(client.clientId, { enabled: false })).toBe(true);
+          const { event, elapsed } = await changes.waitFor((e) => e.kind === 'client' && e.clientId === client.clientId);
+          expect(event).toEqual({ kind: 'client', clientId: client.clientId });
+          expect(elapsed).toBeLessThan(1000);
+        } finally {
+          changes.stop();
+        }
+      });
+
+      it('announces inserts and removals; an unchanged upsert announces nothing', async () => {
+        const quiet = sampleClient();
+        const changes = recordChanges(store);
+        try {
+          await store.clients.upsert(quiet);
+          // Notifications arrive after the write returns: let the creation's own one in first.
+          await changes.waitFor((e) => e.kind === 'client' && e.clientId === quiet.clientId);
+          changes.events.length = 0;
+          const added = sampleClient();
+          expect(await store.clients.upsert(quiet)).toBe('unchanged');
+          expect(await store.clients.upsert(added)).toBe('created');
+          await changes.waitFor((e) => e.kind === 'client' && e.clientId === added.clientId);
+          // Notifications arrive in commit order: had the no-op upsert notified, it would be here by now.
+          expect(changes.events).not.toContainEqual({ kind: 'client', clientId: quiet.clientId });
+
+          const aboutAdded = () => changes.events.filter((e) => e.kind === 'client' && e.clientId === added.clientId).length;
+          expect(aboutAdded()).toBe(1);
+          expect(await store.clients.remove(added.clientId)).toBe(true);
+          await waitUntil(() => aboutAdded() === 2);
+        } finally {
+          changes.stop();
+        }
+      });
+
+      it('announces nothing for a rolled-back transaction', async () => {
+        const rolledBack = sampleClient();
+        const committed = sampleClient();
+        const changes = recordChanges(store);
+        try {
+          await expect(store.transaction(async (tx) => {
+            await tx.clients.upsert(rolledBack);
+            throw new Error('no');
+          })).rejects.toThrow('no');
+          await store.clients.upsert(committed);
+          await changes.waitFor((e) => e.kind === 'client' && e.clientId === committed.clientId);
+          expect(changes.events).not.toContainEqual({ kind: 'client', clientId: rolledBack.clientId });
+        } finally {
+          changes.stop();
+        }
+      });
+
+      it('stops calling a listener once it unsubscribes', async () => {
+        const client = sampleClient();
+        await store.clients.upsert(client);
+        const gone = recordChanges(store);
+        const kept = recordChanges(store);
+        try {
+          gone.stop();
+          await store.clients.update(client.clientId, { displayName: 'after unsubscribe' });
+          await kept.waitFor((e) => e.kind === 'client' && e.clientId === client.clientId);
+          expect(gone.events).toEqual([]);
+        } finally {
+          kept.stop();
+        }
+      });
+    });
+  });
+}

@@ -1,0 +1,154 @@
+/**
+ * The durable store contract on every backend: PostgreSQL (a fresh database per suite) and
+ * embedded PGlite in memory. Then what only PostgreSQL can show: the clients cache following
+ * edits made with SQL from another connection, and migrations started by several instances.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrations } from '../../migrations/index.ts';
+import { createClientsCache, type ClientsCache } from '../../src/store/clients-cache.ts';
+import { openDurableStore } from '../../src/store/sql/durable.ts';
+import type { ClientRecord, DurableStore } from '../../src/store/types.ts';
+import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { durableContract, sampleClient, uniqueId, type OpenedDurableStore } from './durable-contract.ts';
+
+async function openPostgres(): Promise<OpenedDurableStore> {
+  const database = await createTestDatabase();
+  try {
+    const store = await openDurableStore({ databaseUrl: database.url });
+    expect(store.kind).toBe('postgres');
+    const migrated = await store.migrate();
+    return {
+      store,
+      migrated,
+      async cleanup() {
+        await store.close().catch(() => {});
+        await database.drop();
+      },
+      openAnother: () => openDurableStore({ databaseUrl: database.url }),
+    };
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+}
+
+async function openEmbedded(): Promise<OpenedDurableStore> {
+  const store = await openDurableStore({});
+  expect(store.kind).toBe('embedded');
+  const migrated = await store.migrate();
+  return {
+    store,
+    migrated,
+    async cleanup() {
+      await store.close().catch(() => {});
+    },
+  };
+}
+
+describe.runIf(postgresAvailable)('PostgreSQL', () => {
+  durableContract('PostgreSQL', openPostgres);
+
+  describe('clients cache over PostgreSQL', () => {
+    let database: TestDatabase;
+    let store: DurableStore;
+    let cache: ClientsCache;
+
+    beforeAll(async () => {
+      database = await createTestDatabase();
+      store = await openDurableStore({ databaseUrl: database.url });
+      await store.migrate();
+      cache = createClientsCache(store);
+    });
+    afterAll(async () => {
+      cache?.close();
+      await store?.close().catch(() => {});
+      await database?.drop();
+    });
+
+    /** Polls the cache every 20 ms until `done` holds; returns the milliseconds it took. */
+    async function pollCache(clientId: string, done: (client: ClientRecord | undefined) => boolean): Promise<number> {
+      const started = performance.now();
+      for (;;) {
+        if (done(await cache.get(clientId))) return performance.now() - started;
+        if (performance.now() - started > 3000) throw new Error(`the cache did not see the change to ${clientId} within 3 s`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+
+    it('sees an UPDATE made with SQL on another connection within a second', async () => {
+      const client = sampleClient();
+      await store.clients.upsert(client);
+      expect((await cache.get(client.clientId))?.enabled).toBe(true);
+      // Cached: a second read is served from memory and still says enabled.
+      expect((await cache.get(client.clientId))?.enabled).toBe(true);
+
+      await runSql(database.url, 'UPDATE clients SET enabled=false WHERE client_id=$1', [client.clientId]);
+      const elapsed = await pollCache(client.clientId, (c) => c?.enabled === false);
+      expect(elapsed).toBeLessThan(1000);
+      expect(await cache.get(client.clientId)).toEqual({ ...client, enabled: false });
+    });
+
+    it('sees an INSERT of a client id it had looked up and not found', async () => {
+      const clientId = uniqueId('late');
+      expect(await cache.get(clientId)).toBeUndefined();
+      expect(await cache.get(clientId)).toBeUndefined();
+
+      await runSql(
+        database.url,
+        `INSERT INTO clients (client_id, display_name, redirect_uris) VALUES ($1, 'Inserted with SQL', '{https://late.example/cb}')`,
+        [clientId],
+      );
+      const elapsed = await pollCache(clientId, (c) => c !== undefined);
+      expect(elapsed).toBeLessThan(1000);
+      expect(await cache.get(clientId)).toMatchObject({
+        clientId,
+        displayName: 'Inserted with SQL',
+        enabled: true,
+        grantTypes: ['authorization_code'],
+        redirectUris: ['https://late.example/cb'],
+        accessTokenLifetime: 3600,
+      });
+    });
+
+    it('sees a DELETE made with SQL', async () => {
+      const client = sampleClient();
+      await store.clients.upsert(client);
+      expect(await cache.get(client.clientId)).toEqual(client);
+      await runSql(database.url, 'DELETE FROM clients WHERE client_id=$1', [client.clientId]);
+      const elapsed = await pollCache(client.clientId, (c) => c === undefined);
+      expect(elapsed).toBeLessThan(1000);
+    });
+
+    it('refuses an SQL edit that breaks a rule of the table', async () => {
+      const client = sampleClient();
+      await store.clients.upsert(client);
+      await expect(
+        runSql(database.url, `UPDATE clients SET redirect_uris='{https://app.example/cb#x}' WHERE client_id=$1`, [client.clientId]),
+      ).rejects.toThrow(/clients_redirect_uris_format/);
+      await expect(
+        runSql(database.url, `UPDATE clients SET grant_types='{password}' WHERE client_id=$1`, [client.clientId]),
+      ).rejects.toThrow(/clients_grant_types_known/);
+      expect(await store.clients.get(client.clientId)).toEqual(client);
+    });
+  });
+
+  describe('migrations over PostgreSQL', () => {
+    it('several instances migrating one fresh database at once apply each migration once', async () => {
+      const database = await createTestDatabase();
+      const stores = await Promise.all([1, 2, 3].map(() => openDurableStore({ databaseUrl: database.url })));
+      try {
+        const results = await Promise.all(stores.map((s) => s.migrate()));
+        expect(results.flat().sort()).toEqual(Object.keys(migrations).sort());
+        const rows = await runSql<{ name: string }>(database.url, 'SELECT name FROM kysely_migration ORDER BY name');
+        expect(rows.map((r) => r.name)).toEqual(Object.keys(migrations));
+      } finally {
+        await Promise.all(stores.map((s) => s.close().catch(() => {})));
+        await database.drop();
+      }
+    });
+  });
+});
+
+describe('embedded PGlite (in memory)', () => {
+  durableContract('PGlite', openEmbedded);
+});

@@ -1,0 +1,268 @@
+/**
+ * The behaviour every EphemeralStore backend must share, registered as one vitest `describe` per
+ * backend; `ephemeral.test.ts` runs it on Redis and on the in-process map.
+ *
+ * Time: the backend supplies `advance(ms)`, which moves an injected clock (memory) or really
+ * sleeps (Redis). Every TTL case lives in one test that lets about 1.1 s pass in total, so the
+ * Redis run sleeps only that long.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EphemeralStore } from '../../src/store/types.ts';
+
+export interface OpenedEphemeralStore {
+  store: EphemeralStore;
+  /** Lets `ms` milliseconds pass as the store's TTLs see them. */
+  advance(ms: number): Promise<void>;
+  /** Closes the store and removes what the suite left behind. */
+  cleanup(): Promise<void>;
+  /** Another instance sharing the same data, when the backend is shared (Redis). The caller closes it. */
+  openAnother?: () => Promise<EphemeralStore>;
+}
+
+const CONCURRENCY = 20;
+
+function key(prefix = 'k'): string {
+  return `${prefix}-${randomBytes(6).toString('hex')}`;
+}
+
+export function ephemeralContract(name: string, open: () => Promise<OpenedEphemeralStore>): void {
+  describe(`EphemeralStore contract: ${name}`, () => {
+    let opened: OpenedEphemeralStore | undefined;
+    let store: EphemeralStore;
+
+    beforeAll(async () => {
+      opened = await open();
+      store = opened.store;
+    });
+    afterAll(async () => {
+      await opened?.cleanup();
+    });
+
+    it('ping resolves', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+
+    describe('set and get', () => {
+      it('round-trip JSON values', async () => {
+        const value = {
+          text: 'zoë ✓ "quoted" \\ back',
+          number: 12.5,
+          negative: -3,
+          flag: false,
+          nothing: null,
+          list: [1, 'two', { three: [3] }],
+          nested: { deep: { deeper: ['x'] } },
+        };
+        const k = key();
+        await store.set('round', k, value, 60);
+        expect(await store.get('round', k)).toEqual(value);
+        for (const scalar of ['plain string', 0, 42, true, false, null, [], {}]) {
+          const sk = key('scalar');
+          await store.set('round', sk, scalar, 60);
+          expect(await store.get('round', sk)).toEqual(scalar);
+        }
+      });
+
+      it('hand out copies: changing what get returned changes nothing stored', async () => {
+        const k = key();
+        const value = { roles: ['a'] };
+        await store.set('copies', k, value, 60);
+        value.roles.push('changed before reading');
+        const read = await store.get<{ roles: string[] }>('copies', k);
+        expect(read).toEqual({ roles: ['a'] });
+        read!.roles.push('changed after reading');
+        expect(await store.get('copies', k)).toEqual({ roles: ['a'] });
+      });
+
+      it('return undefined for a missing key, and keep namespaces apart', async () => {
+        const k = key();
+        expect(await store.get('ns-one', k)).toBeUndefined();
+        await store.set('ns-one', k, 'one', 60);
+        await store.set('ns-two', k, 'two', 60);
+        expect(await store.get('ns-one', k)).toBe('one');
+        expect(await store.get('ns-two', k)).toBe('two');
+        expect(await store.get('ns-three', k)).toBeUndefined();
+      });
+
+      it('set replaces an existing value', async () => {
+        const k = key();
+        await store.set('replace', k, { v: 1 }, 60);
+        await store.set('replace', k, { v: 2 }, 60);
+        expect(await store.get('replace', k)).toEqual({ v: 2 });
+      });
+    });
+
+    describe('setIfAbsent', () => {
+      it('sets only the first time, and keeps the first value', async () => {
+        const k = key();
+        expect(await store.setIfAbsent('nx', k, 'first', 60)).toBe(true);
+        expect(await store.setIfAbsent('nx', k, 'second', 60)).toBe(false);
+        expect(await store.get('nx', k)).toBe('first');
+        await store.delete('nx', k);
+        expect(await store.setIfAbsent('nx', k, 'third', 60)).toBe(true);
+        expect(await store.get('nx', k)).toBe('third');
+      });
+
+      it(`lets exactly one of ${CONCURRENCY} concurrent callers set`, async () => {
+        const k = key();
+        const results = await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => store.setIfAbsent('nx', k, i, 60)));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect(await store.get('nx', k)).toBe(results.indexOf(true));
+      });
+    });
+
+    describe('take', () => {
+      it('returns the value once and deletes it', async () => {
+        const k = key();
+        await store.set('take', k, { code: 'abc' }, 60);
+        expect(await store.take('take', k)).toEqual({ code: 'abc' });
+        expect(await store.take('take', k)).toBeUndefined();
+        expect(await store.get('take', k)).toBeUndefined();
+        expect(await store.take('take', key('missing'))).toBeUndefined();
+      });
+
+      it(`gives the value to exactly one of ${CONCURRENCY} concurrent callers`, async () => {
+        const k = key();
+        await store.set('take', k, { state: 'xyz' }, 60);
+        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.take('take', k)));
+        const winners = results.filter((r) => r !== undefined);
+        expect(winners).toEqual([{ state: 'xyz' }]);
+        expect(await store.get('take', k)).toBeUndefined();
+      });
+
+      it('gives the value to exactly one caller across instances', async (ctx) => {
+        if (!opened?.openAnother) return ctx.skip();
+        const other = await opened.openAnother();
+        try {
+          const k = key();
+          await store.set('take', k, 'shared', 60);
+          const results = await Promise.all(
+            Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 === 0 ? store : other).take('take', k)),
+          );
+          expect(results.filter((r) => r !== undefined)).toEqual(['shared']);
+        } finally {
+          await other.close();
+        }
+      });
+    });
+
+    describe('consume', () => {
+      it(`of ${CONCURRENCY} concurrent consumers exactly one is first, all see the value, and the value stays`, async () => {
+        const k = key();
+        const value = { family: 'f1', scopes: ['openid'] };
+        await store.set('code', k, value, 60);
+        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.consume<typeof value>('code', k)));
+        expect(results.every((r) => r !== undefined)).toBe(true);
+        expect(results.filter((r) => r?.firstUse)).toHaveLength(1);
+        expect(results.filter((r) => r?.firstUse === false)).toHaveLength(CONCURRENCY - 1);
+        for (const r of results) expect(r?.value).toEqual(value);
+
+        expect(await store.get('code', k)).toEqual(value);
+        expect(await store.consume('code', k)).toEqual({ value, firstUse: false });
+      });
+
+      it('is exactly once across instances', async (ctx) => {
+        if (!opened?.openAnother) return ctx.skip();
+        const other = await opened.openAnother();
+        try {
+          const k = key();
+          await store.set('code', k, 'shared', 60);
+          const results = await Promise.all(
+            Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 === 0 ? store : other).consume('code', k)),
+          );
+          expect(results.filter((r) => r?.firstUse)).toHaveLength(1);
+          expect(results.map((r) => r?.value)).toEqual(Array.from({ length: CONCURRENCY }, () => 'shared'));
+        } finally {
+          await other.close();
+        }
+      });
+
+      it('returns undefined for a missing key', async () => {
+        expect(await store.consume('code', key('missing'))).toBeUndefined();
+      });
+
+      it('a deleted value is gone, used or not', async () => {
+        const k = key();
+        await store.set('code', k, 'v', 60);
+        expect(await store.consume('code', k)).toEqual({ value: 'v', firstUse: true });
+        await store.delete('code', k);
+        expect(await store.consume('code', k)).toBeUndefined();
+        expect(await store.get('code', k)).toBeUndefined();
+      });
+    });
+
+    describe('increment', () => {
+      it('counts from one, per key', async () => {
+        const a = key();
+        const b = key();
+        expect(await store.increment('rate', a, 60)).toBe(1);
+        expect(await store.increment('rate', a, 60)).toBe(2);
+        expect(await store.increment('rate', b, 60)).toBe(1);
+        expect(await store.increment('rate', a, 60)).toBe(3);
+        expect(await store.increment('other-ns', a, 60)).toBe(1);
+      });
+
+      it(`counts ${CONCURRENCY} concurrent increments exactly`, async () => {
+        const k = key();
+        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.increment('rate', k, 60)));
+        expect([...results].sort((x, y) => x - y)).toEqual(Array.from({ length: CONCURRENCY }, (_, i) => i + 1));
+      });
+
+      it('starts again from one once deleted', async () => {
+        const k = key();
+        await store.increment('rate', k, 60);
+        await store.increment('rate', k, 60);
+        await store.delete('rate', k);
+        expect(await store.increment('rate', k, 60)).toBe(1);
+      });
+    });
+
+    describe('delete', () => {
+      it('removes a value, and is quiet about a missing one', async () => {
+        const k = key();
+        await store.set('del', k, 'v', 60);
+        await store.set('del', `${k}-kept`, 'kept', 60);
+        await store.delete('del', k);
+        expect(await store.get('del', k)).toBeUndefined();
+        expect(await store.get('del', `${k}-kept`)).toBe('kept');
+        await expect(store.delete('del', key('missing'))).resolves.toBeUndefined();
+      });
+    });
+
+    describe('time to live', () => {
+      it('expires values, used values and counters after their TTL, and not before', async () => {
+        const ns = 'ttl';
+        const [plain, nx, consumed, taken, counter, long] = ['plain', 'nx', 'consumed', 'taken', 'counter', 'long'].map((p) => key(p)) as [string, string, string, string, string, string];
+        await store.set(ns, plain, 'plain', 1);
+        expect(await store.setIfAbsent(ns, nx, 'nx', 1)).toBe(true);
+        await store.set(ns, consumed, 'consumed', 1);
+        expect(await store.consume(ns, consumed)).toEqual({ value: 'consumed', firstUse: true });
+        await store.set(ns, taken, 'taken', 1);
+        expect(await store.increment(ns, counter, 1)).toBe(1);
+        await store.set(ns, long, 'long', 60);
+
+        await opened!.advance(600);
+        // Not yet expired; a later increment does not restart the counter's TTL.
+        expect(await store.get(ns, plain)).toBe('plain');
+        expect(await store.setIfAbsent(ns, nx, 'again', 1)).toBe(false);
+        expect(await store.consume(ns, consumed)).toEqual({ value: 'consumed', firstUse: false });
+        expect(await store.increment(ns, counter, 1)).toBe(2);
+
+        await opened!.advance(550);
+        expect(await store.get(ns, plain)).toBeUndefined();
+        expect(await store.take(ns, taken)).toBeUndefined();
+        expect(await store.consume(ns, consumed)).toBeUndefined();
+        expect(await store.get(ns, consumed)).toBeUndefined();
+        expect(await store.setIfAbsent(ns, nx, 'after expiry', 60)).toBe(true);
+        expect(await store.get(ns, nx)).toBe('after expiry');
+        expect(await store.increment(ns, counter, 1)).toBe(1);
+        expect(await store.get(ns, long)).toBe('long');
+
+        // A value set again after it expired is new: its first use is first again.
+        await store.set(ns, consumed, 'again', 60);
+        expect(await store.consume(ns, consumed)).toEqual({ value: 'again', firstUse: true });
+      });
+    });
+  });
+}

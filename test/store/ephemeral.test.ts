@@ -1,0 +1,80 @@
+/**
+ * The ephemeral store contract on every backend: Redis (a key prefix of its own, removed after)
+ * and the in-process map with an injected clock.
+ */
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { createMemoryEphemeralStore } from '../../src/store/ephemeral/memory.ts';
+import { createRedisEphemeralStore } from '../../src/store/ephemeral/redis.ts';
+import { REDIS_URL, redisAvailable, redisPrefix } from '../helpers/services.ts';
+import { ephemeralContract, type OpenedEphemeralStore } from './ephemeral-contract.ts';
+
+/** Deletes every key under `prefix`; returns how many there were. */
+async function deleteKeys(prefix: string): Promise<number> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    let deleted = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length > 0) deleted += await redis.del(...keys);
+    } while (cursor !== '0');
+    return deleted;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function openRedis(): Promise<OpenedEphemeralStore> {
+  const keyPrefix = redisPrefix();
+  const store = createRedisEphemeralStore({ url: REDIS_URL, keyPrefix });
+  expect(store.kind).toBe('redis');
+  return {
+    store,
+    advance: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    openAnother: async () => createRedisEphemeralStore({ url: REDIS_URL, keyPrefix }),
+    async cleanup() {
+      await store.close();
+      await deleteKeys(keyPrefix);
+    },
+  };
+}
+
+async function openMemory(): Promise<OpenedEphemeralStore> {
+  let now = Date.UTC(2026, 10, 22, 12, 0, 0);
+  const store = createMemoryEphemeralStore(() => now);
+  expect(store.kind).toBe('memory');
+  return {
+    store,
+    async advance(ms) {
+      now += ms;
+    },
+    cleanup: () => store.close(),
+  };
+}
+
+describe.runIf(redisAvailable)('Redis', () => {
+  ephemeralContract('Redis', openRedis);
+
+  it('keeps every key under its prefix, so that deleting the prefix leaves nothing behind', async () => {
+    const keyPrefix = redisPrefix();
+    const store = createRedisEphemeralStore({ url: REDIS_URL, keyPrefix });
+    try {
+      await store.set('ns', 'k', 'v', 60);
+      await store.increment('ns', 'n', 60);
+      await store.set('ns', 'c', 'v', 60);
+      await store.consume('ns', 'c');
+    } finally {
+      await store.close();
+    }
+    // The value, the counter, the consumed value and its use marker.
+    expect(await deleteKeys(keyPrefix)).toBe(4);
+    expect(await deleteKeys(keyPrefix)).toBe(0);
+  });
+});
+
+describe('in-process memory', () => {
+  ephemeralContract('memory', openMemory);
+});

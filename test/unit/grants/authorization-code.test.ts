@@ -1,0 +1,95 @@
+/**
+ * The authorization code grant without HTTP, table-driven, on the real stores with the injected
+ * clock: a code lives 5 minutes and is single use (interface.md state table).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OAuthErrorCode } from '../../../src/errors.ts';
+import { authorizationCodeGrant, issueCode, type CodeRecord } from '../../../src/grants/authorization-code.ts';
+import type { TokenResponse } from '../../../src/grants/common.ts';
+import { hashToken } from '../../../src/tokens/opaque.ts';
+import { isAccessTokenRevoked } from '../../../src/tokens/revocation.ts';
+import { REDIRECT, jwtPayload, openHarness, outcome, pkce, type Harness } from './grant-harness.ts';
+
+interface Issued {
+  code: string;
+  verifier: string;
+}
+
+interface CodeCase {
+  name: string;
+  /** Seconds between issuing the code and redeeming it. */
+  delay: number;
+  clientId?: string;
+  redirectUri?: string;
+  verifier?(issued: Issued): string;
+  expect: 'ok' | OAuthErrorCode;
+}
+
+const cases: CodeCase[] = [
+  { name: 'redeems a fresh code', delay: 0, expect: 'ok' },
+  { name: 'redeems a code 299 seconds old', delay: 299, expect: 'ok' },
+  { name: 'refuses a code 301 seconds old (5 minutes elapsed: expired)', delay: 301, expect: 'invalid_grant' },
+  { name: 'refuses a code an hour old', delay: 3600, expect: 'invalid_grant' },
+  { name: 'refuses another client\'s code', delay: 0, clientId: 'other', expect: 'invalid_grant' },
+  { name: 'refuses a redirect_uri other than the authorization request\'s', delay: 0, redirectUri: 'https://rp.example/other', expect: 'invalid_grant' },
+  { name: 'refuses a wrong code_verifier', delay: 0, verifier: () => pkce().verifier, expect: 'invalid_grant' },
+];
+
+describe('authorization code grant', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await openHarness();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  async function issue(scopes = ['openid', 'offline_access']): Promise<Issued> {
+    const { verifier, challenge } = pkce();
+    const record: CodeRecord = {
+      userId: h.user.id, scopes, authTime: Math.floor(h.now() / 1000), amr: ['pwd'], allowedScopes: scopes,
+      clientId: 'web', redirectUri: REDIRECT, codeChallenge: challenge,
+    };
+    return { code: await issueCode(h.deps, record), verifier };
+  }
+
+  const redeem = (issued: Issued, clientId = 'web', redirectUri = REDIRECT, verifier = issued.verifier): Promise<TokenResponse> =>
+    authorizationCodeGrant.handle({ code: issued.code, redirect_uri: redirectUri, code_verifier: verifier }, h.client(clientId), h.deps);
+
+  for (const c of cases) {
+    it(c.name, async () => {
+      const issued = await issue();
+      h.advance(c.delay);
+      let result: TokenResponse | undefined;
+      const got = await outcome(redeem(issued, c.clientId, c.redirectUri, c.verifier?.(issued)).then((r) => (result = r)));
+      expect(got).toBe(c.expect);
+      if (c.expect === 'ok') {
+        const access = jwtPayload(result?.access_token ?? '');
+        expect(access.iat).toBe(Math.floor(h.now() / 1000));
+        expect(access.exp).toBe(Math.floor(h.now() / 1000) + 600);
+      }
+    });
+  }
+
+  it('starts a refresh family ending one absolute lifetime after the exchange', async () => {
+    const issued = await issue();
+    const tokens = await redeem(issued);
+    const state = await h.durable.refreshTokens.find(hashToken(tokens.refresh_token ?? ''));
+    expect(state?.family.expiresAt.getTime()).toBe(h.now() + 4 * 3600 * 1000);
+    expect(state?.expiresAt.getTime()).toBe(h.now() + 3600 * 1000);
+    expect(state?.family.clientId).toBe('web');
+    expect(state?.family.userId).toBe(h.user.id);
+  });
+
+  it('refuses a second use and revokes what the first use issued', async () => {
+    const issued = await issue();
+    const first = await redeem(issued);
+    h.advance(5);
+    expect(await outcome(redeem(issued))).toBe('invalid_grant');
+    expect(await isAccessTokenRevoked(h.ephemeral, String(jwtPayload(first.access_token).jti))).toBe(true);
+    const state = await h.durable.refreshTokens.find(hashToken(first.refresh_token ?? ''));
+    expect(state?.family.revokedAt).not.toBeNull();
+    expect(await outcome(h.refresh(first.refresh_token ?? ''))).toBe('invalid_grant');
+    expect(h.audit.some((e) => e.event === 'code_reuse_detected')).toBe(true);
+  });
+});

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { OAuthError } from '../../../src/errors.ts';
+import { authenticateClient, type ClientCredentialsInput } from '../../../src/grants/client-auth.ts';
+import type { ClientRecord } from '../../../src/store/types.ts';
+import { hashClientSecret } from '../../../src/tokens/opaque.ts';
+
+const NOW = Date.parse('2026-11-22T12:00:00Z');
+const SECRET = 'a secret: with+plus %percent & more-0123456789';
+
+function client(overrides: Partial<ClientRecord>): ClientRecord {
+  return {
+    clientId: 'web', displayName: 'Web', enabled: true, secretHash: hashClientSecret(SECRET), secretExpiresAt: null,
+    grantTypes: ['authorization_code'], scopes: ['openid'], redirectUris: [], postLogoutRedirectUris: [], corsOrigins: [],
+    accessTokenLifetime: 3600, requireConsent: false, ...overrides,
+  };
+}
+
+const clients = new Map<string, ClientRecord>([
+  ['web', client({})],
+  ['id:with colon', client({ clientId: 'id:with colon' })],
+  ['spa', client({ clientId: 'spa', secretHash: null })],
+  ['off', client({ clientId: 'off', enabled: false })],
+  ['old', client({ clientId: 'old', secretExpiresAt: new Date(NOW - 1000) })],
+  ['later', client({ clientId: 'later', secretExpiresAt: new Date(NOW + 1000) })],
+]);
+const deps = { findClient: async (id: string) => clients.get(id), now: NOW };
+
+/** RFC 6749 §2.3.1: form-urlencode id and secret, then Basic-encode. */
+function basic(id: string, secret: string): string {
+  const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, '+');
+  return `Basic ${Buffer.from(`${enc(id)}:${enc(secret)}`).toString('base64')}`;
+}
+
+const input = (partial: Partial<ClientCredentialsInput>): ClientCredentialsInput => ({ authorization: undefined, clientId: undefined, clientSecret: undefined, ...partial });
+
+async function failure(partial: Partial<ClientCredentialsInput>): Promise<string> {
+  try {
+    await authenticateClient(input(partial), deps);
+  } catch (error) {
+    if (error instanceof OAuthError) return error.code;
+    throw error;
+  }
+  return 'accepted';
+}
+
+describe('authenticateClient', () => {
+  it('accepts client_secret_basic with the form-decoding of RFC 6749 §2.3.1', async () => {
+    const result = await authenticateClient(input({ authorization: basic('id:with colon', SECRET) }), deps);
+    expect(result).toMatchObject({ method: 'client_secret_basic', client: { clientId: 'id:with colon' } });
+  });
+
+  it('accepts client_secret_post and a public client by client_id', async () => {
+    expect((await authenticateClient(input({ clientId: 'web', clientSecret: SECRET }), deps)).method).toBe('client_secret_post');
+    expect((await authenticateClient(input({ clientId: 'spa' }), deps)).method).toBe('none');
+  });
+
+  it('accepts a secret that expires later', async () => {
+    expect((await authenticateClient(input({ authorization: basic('later', SECRET) }), deps)).client.clientId).toBe('later');
+  });
+
+  it.each([
+    ['a wrong secret', { authorization: basic('web', `${SECRET}x`) }, 'invalid_client'],
+    ['an unencoded secret containing + and %', { authorization: `Basic ${Buffer.from(`web:${SECRET}`).toString('base64')}` }, 'invalid_client'],
+    ['an unknown client', { authorization: basic('nobody', SECRET) }, 'invalid_client'],
+    ['a disabled client', { authorization: basic('off', SECRET) }, 'invalid_client'],
+    ['an expired secret', { authorization: basic('old', SECRET) }, 'invalid_client'],
+    ['a confidential client without its secret', { clientId: 'web' }, 'invalid_client'],
+    ['a public client sending a secret', { clientId: 'spa', clientSecret: 'anything-at-all' }, 'invalid_client'],
+    ['no authentication at all', {}, 'invalid_client'],
+    ['a malformed Basic header', { authorization: 'Basic !!!' }, 'invalid_client'],
+    ['Basic without a colon', { authorization: `Basic ${Buffer.from('web').toString('base64')}` }, 'invalid_client'],
+    ['two methods at once', { authorization: basic('web', SECRET), clientSecret: SECRET }, 'invalid_request'],
+    ['a client_id that disagrees with Basic', { authorization: basic('web', SECRET), clientId: 'spa' }, 'invalid_request'],
+  ])('refuses %s', async (_name, partial, code) => {
+    expect(await failure(partial)).toBe(code);
+  });
+});

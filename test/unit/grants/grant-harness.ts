@@ -1,0 +1,163 @@
+/**
+ * The grants without HTTP, on the real stores in process: PGlite in memory (migrated), the
+ * in-process ephemeral store and the key manager, all on one injected clock the test moves.
+ * Audit events are recorded into an array to assert on.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { OAuthError } from '../../../src/errors.ts';
+import { authorizationCodeGrant, issueCode, type CodeRecord } from '../../../src/grants/authorization-code.ts';
+import type { AuthenticatedClient } from '../../../src/grants/client-auth.ts';
+import type { GrantDeps, RefreshLifetime, TokenResponse } from '../../../src/grants/common.ts';
+import { refreshTokenGrant } from '../../../src/grants/refresh-token.ts';
+import { createMemoryEphemeralStore } from '../../../src/store/ephemeral/memory.ts';
+import { openDurableStore } from '../../../src/store/sql/durable.ts';
+import type { ClientRecord, DurableStore, EphemeralStore, UserRecord } from '../../../src/store/types.ts';
+import { createKeyManager, type KeyManager } from '../../../src/tokens/keys.ts';
+import { hashClientSecret } from '../../../src/tokens/opaque.ts';
+
+export const START = Date.UTC(2026, 10, 22, 12, 0, 0);
+export const ISSUER = 'https://id.example.test/';
+
+export interface AuditEvent {
+  event: string;
+  fields: Record<string, unknown>;
+}
+
+export interface Harness {
+  durable: DurableStore;
+  ephemeral: EphemeralStore;
+  keys: KeyManager;
+  deps: GrantDeps;
+  /** Milliseconds since the epoch, as the injected clock reads. */
+  now(): number;
+  /** Moves the injected clock forward. */
+  advance(seconds: number): void;
+  audit: AuditEvent[];
+  client(clientId: string): AuthenticatedClient;
+  user: UserRecord;
+  /** Adds another local user (for cases that lock or remove one). */
+  addUser(username: string): Promise<UserRecord>;
+  /** Signs a user (Alice by default) in at a client and redeems the code: the first tokens of a new family. */
+  signIn(options?: { clientId?: string; scopes?: string[]; userId?: string }): Promise<TokenResponse & { refresh_token: string }>;
+  refresh(refreshToken: string, clientId?: string, scope?: string): Promise<TokenResponse>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  refreshLifetime?: RefreshLifetime;
+  graceSeconds?: number;
+}
+
+export const SECRET = 'unit-test-client-secret-0123456789abcdefghij';
+export const REDIRECT = 'https://rp.example/cb';
+
+function clientRecord(clientId: string, overrides: Partial<ClientRecord> = {}): ClientRecord {
+  return {
+    clientId, displayName: `Client ${clientId}`, enabled: true, secretHash: hashClientSecret(SECRET), secretExpiresAt: null,
+    grantTypes: ['authorization_code', 'refresh_token', 'client_credentials'],
+    scopes: ['openid', 'profile', 'email', 'offline_access', 'orders.read', 'orders.write'],
+    redirectUris: [REDIRECT], postLogoutRedirectUris: [], corsOrigins: [], accessTokenLifetime: 600, requireConsent: false,
+    ...overrides,
+  };
+}
+
+export function pkce(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+export async function openHarness(options: HarnessOptions = {}): Promise<Harness> {
+  let now = START;
+  const clock = () => now;
+  const durable = await openDurableStore({});
+  await durable.migrate();
+  const ephemeral = createMemoryEphemeralStore(clock);
+  const keys = createKeyManager({ keys: durable.signingKeys, kek: Buffer.alloc(32, 1), clock });
+  await keys.ensureSigningKey();
+
+  const clients = new Map<string, ClientRecord>([
+    ['web', clientRecord('web')],
+    ['other', clientRecord('other')],
+    ['service', clientRecord('service', { grantTypes: ['client_credentials'], scopes: ['orders.read', 'orders.write'], displayName: 'Order service' })],
+  ]);
+  for (const record of clients.values()) await durable.clients.upsert(record);
+
+  const addUser = async (username: string): Promise<UserRecord> => {
+    const id = randomUUID();
+    const given = username.charAt(0).toUpperCase() + username.slice(1);
+    await durable.users.upsert({
+      id, source: 'local', subject: id, username, passwordHash: null,
+      givenName: given, familyName: 'Liddell', name: `${given} Liddell`, email: `${username}@example.com`, emailVerified: true,
+      phoneNumber: null, phoneNumberVerified: false, roles: [], totpSecretSealed: null,
+      locked: false, mustChangePassword: false, mustEnrolMfa: false,
+    });
+    const created = await durable.users.getById(id);
+    if (!created) throw new Error(`user ${username} not created`);
+    return created;
+  };
+  const user = await addUser('alice');
+
+  const audit: AuditEvent[] = [];
+  const deps: GrantDeps = {
+    issuer: ISSUER,
+    clock,
+    keys,
+    ephemeral,
+    users: durable.users,
+    // Local accounts: the stored record is the current one.
+    currentUser: async (u) => u,
+    refreshTokens: durable.refreshTokens,
+    accessTokens: durable.accessTokens,
+    refreshLifetime: options.refreshLifetime ?? { idleSeconds: 3600, absoluteSeconds: 4 * 3600 },
+    refreshReuseGraceSeconds: options.graceSeconds ?? 10,
+    audit: (event, fields) => audit.push({ event, fields }),
+  };
+
+  const client = (clientId: string): AuthenticatedClient => {
+    const record = clients.get(clientId);
+    if (!record) throw new Error(`no client ${clientId}`);
+    return { client: record, method: 'client_secret_basic' };
+  };
+
+  return {
+    durable, ephemeral, keys, deps, audit, user, addUser,
+    now: () => now,
+    advance(seconds) {
+      now += seconds * 1000;
+    },
+    client,
+    async signIn({ clientId = 'web', scopes = ['openid', 'profile', 'offline_access'], userId = user.id } = {}) {
+      const { verifier, challenge } = pkce();
+      const record: CodeRecord = {
+        userId, scopes, authTime: Math.floor(now / 1000), amr: ['pwd'], allowedScopes: scopes,
+        clientId, redirectUri: REDIRECT, codeChallenge: challenge,
+      };
+      const code = await issueCode(deps, record);
+      const response = await authorizationCodeGrant.handle({ code, redirect_uri: REDIRECT, code_verifier: verifier }, client(clientId), deps);
+      if (!response.refresh_token) throw new Error('no refresh token issued');
+      return response as TokenResponse & { refresh_token: string };
+    },
+    refresh(refreshToken, clientId = 'web', scope) {
+      return refreshTokenGrant.handle({ refresh_token: refreshToken, ...(scope !== undefined ? { scope } : {}) }, client(clientId), deps);
+    },
+    async close() {
+      await ephemeral.close();
+      await durable.close();
+    },
+  };
+}
+
+/** The OAuth error code a promise rejects with, or 'ok' when it resolves. */
+export async function outcome(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return 'ok';
+  } catch (error) {
+    if (error instanceof OAuthError) return error.code;
+    throw error;
+  }
+}
+
+export function jwtPayload(jwt: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+}

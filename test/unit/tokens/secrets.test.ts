@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { hashClientSecret, hashToken, randomToken, verifyClientSecret } from '../../../src/tokens/opaque.ts';
+import { deriveKey, open, seal } from '../../../src/tokens/secret-box.ts';
+
+describe('client secret hashes', () => {
+  it('verify the secret they were made from, and nothing else', () => {
+    const secret = randomToken();
+    const stored = hashClientSecret(secret);
+    expect(stored).toMatch(/^sha256\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    expect(verifyClientSecret(secret, stored)).toBe(true);
+    expect(verifyClientSecret(`${secret}x`, stored)).toBe(false);
+    expect(verifyClientSecret(secret, stored.replace('sha256', 'md5'))).toBe(false);
+    expect(verifyClientSecret(secret, 'garbage')).toBe(false);
+  });
+
+  it('are salted: one secret hashes differently twice', () => {
+    expect(hashClientSecret('same-secret-0123456789abcdefghijkl')).not.toBe(hashClientSecret('same-secret-0123456789abcdefghijkl'));
+  });
+
+  it('random tokens carry 256 bits and hash to SHA-256', () => {
+    expect(Buffer.from(randomToken(), 'base64url')).toHaveLength(32);
+    expect(hashToken('abc')).toBe('ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0');
+  });
+});
+
+describe('sealing', () => {
+  const master = Buffer.alloc(32, 9);
+
+  it('opens what it sealed, with the same key and context only', () => {
+    const key = deriveKey(master, 'signing-keys');
+    const sealed = seal(key, '{"d":"private"}', 'signing-key:k1');
+    expect(sealed).not.toContain('private');
+    expect(open(key, sealed, 'signing-key:k1')).toBe('{"d":"private"}');
+    expect(() => open(key, sealed, 'signing-key:k2')).toThrow();
+    expect(() => open(deriveKey(master, 'totp-secrets'), sealed, 'signing-key:k1')).toThrow();
+    expect(() => open(deriveKey(Buffer.alloc(32, 8), 'signing-keys'), sealed, 'signing-key:k1')).toThrow();
+  });
+
+  it('derives a different key per purpose', () => {
+    expect(deriveKey(master, 'cookies').equals(deriveKey(master, 'totp-secrets'))).toBe(false);
+  });
+});
