@@ -1,0 +1,91 @@
+/**
+ * A large database for `npm run bench -- --scale`, bulk-inserted with generate_series (not through
+ * the API): 10,000 clients, 100,000 users and 1,000,000 refresh token families, each family with
+ * a rotated-out token and its current successor (2,000,000 refresh_tokens rows). Values have the
+ * shapes the service writes: random 128-bit user ids, UUID family ids, SHA-256 token hashes.
+ */
+import pg from 'pg';
+import { hashPassword } from '../src/sources/passwords.ts';
+import { hashClientSecret } from '../src/tokens/opaque.ts';
+
+export const SCALE = { clients: 10_000, users: 100_000, families: 1_000_000 } as const;
+const BATCH = 100_000;
+
+/** base64url of the first `bytes` of SHA-256(text): the shape of the service's ids and hashes. */
+const b64url = (expr: string, bytes = 32) =>
+  `translate(rtrim(encode(substring(sha256(convert_to(${expr}, 'UTF8')) from 1 for ${bytes}), 'base64'), '='), '+/', '-_')`;
+const userId = (n: string) => b64url(`'scale-user-' || ${n}`, 16);
+
+export interface ScaleSeedTimings {
+  clientsSeconds: number;
+  usersSeconds: number;
+  familiesSeconds: number;
+  analyzeSeconds: number;
+  totalSeconds: number;
+}
+
+export async function seedScale(databaseUrl: string, log: (line: string) => void): Promise<ScaleSeedTimings> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  const started = performance.now();
+  const lap = (() => {
+    let last = started;
+    return () => {
+      const now = performance.now();
+      const seconds = (now - last) / 1000;
+      last = now;
+      return seconds;
+    };
+  })();
+  try {
+    await db.query(
+      `INSERT INTO clients (client_id, display_name, secret_hash, grant_types, scopes, redirect_uris, access_token_lifetime)
+       SELECT 'scale-client-' || i, 'Scale client ' || i, $1, '{authorization_code,refresh_token}',
+              '{openid,profile,email,offline_access}', ARRAY['https://app' || i || '.example/callback'], 3600
+       FROM generate_series(1, ${SCALE.clients}) AS i`,
+      [hashClientSecret('scale-client-secret-0123456789abcdefghijklmn')],
+    );
+    const clientsSeconds = lap();
+    log(`  ${SCALE.clients} clients in ${clientsSeconds.toFixed(1)} s`);
+    await db.query(
+      `INSERT INTO users (id, source, subject, username, password_hash, given_name, family_name, name, email, email_verified, roles)
+       SELECT ${userId('i')}, 'local', ${userId('i')}, 'scale-user-' || i, $1, 'Given' || i, 'Family' || i,
+              'Given' || i || ' Family' || i, 'scale-user-' || i || '@example.com', true, '{viewer}'
+       FROM generate_series(1, ${SCALE.users}) AS i`,
+      [await hashPassword('scale user password 0123456789')],
+    );
+    const usersSeconds = lap();
+    log(`  ${SCALE.users} users in ${usersSeconds.toFixed(1)} s`);
+    for (let from = 1; from <= SCALE.families; from += BATCH) {
+      await db.query(familiesBatch(), [from, Math.min(SCALE.families, from + BATCH - 1)]);
+    }
+    const familiesSeconds = lap();
+    log(`  ${SCALE.families} families (${2 * SCALE.families} refresh tokens) in ${familiesSeconds.toFixed(1)} s`);
+    await db.query('VACUUM ANALYZE');
+    const analyzeSeconds = lap();
+    return { clientsSeconds, usersSeconds, familiesSeconds, analyzeSeconds, totalSeconds: (performance.now() - started) / 1000 };
+  } finally {
+    await db.end();
+  }
+}
+
+/** One batch of families ($1..$2): spread over every client and user, created over 60 days. */
+function familiesBatch(): string {
+  const randomHash = b64url('gen_random_uuid()::text');
+  return `
+    WITH src AS MATERIALIZED (
+      SELECT i, gen_random_uuid()::text AS fid, now() - random() * interval '60 days' AS created,
+             ${randomHash} AS old_hash, ${randomHash} AS new_hash
+      FROM generate_series($1::int, $2::int) AS i
+    ), families AS (
+      INSERT INTO refresh_token_families (id, client_id, user_id, scopes, allowed_scopes, auth_time, amr, created_at, expires_at)
+      SELECT fid, 'scale-client-' || (1 + i % ${SCALE.clients}), ${userId(`(1 + i % ${SCALE.users})`)},
+             '{openid,profile,offline_access}', '{openid,profile,email,offline_access}', created, '{pwd}', created, created + interval '90 days'
+      FROM src
+      RETURNING 1
+    )
+    INSERT INTO refresh_tokens (token_hash, family_id, created_at, expires_at, rotated_at, successor_hash, access_jti, access_expires_at)
+    SELECT old_hash, fid, created, created + interval '14 days', created + interval '1 hour', new_hash, gen_random_uuid()::text, created + interval '1 hour' FROM src
+    UNION ALL
+    SELECT new_hash, fid, created + interval '1 hour', created + interval '15 days', NULL, NULL, gen_random_uuid()::text, created + interval '2 hours' FROM src`;
+}
