@@ -211,7 +211,7 @@ export interface RefreshTokenRepository {
   /** Creates a family with its first refresh token (stored by hash only). */
   createFamily(family: RefreshFamilyInput, first: { tokenHash: string; createdAt: Date; expiresAt: Date; access: IssuedAccess }): Promise<void>;
   find(tokenHash: string): Promise<RefreshTokenState | undefined>;
-  /** Rotates atomically: one transaction holding the old token's row lock. */
+  /** Rotates atomically: two racing rotations of one token serialise on its row, one wins. */
   rotate(input: RotateInput): Promise<RotateResult>;
   /** Revokes a family; returns its access tokens that have not expired yet, for the caller to revoke. */
   revokeFamily(familyId: string, reason: string, now: Date): Promise<IssuedAccess[]>;

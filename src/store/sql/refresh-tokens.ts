@@ -1,10 +1,11 @@
 /**
- * Refresh token families and their tokens (stored by hash only). Rotation runs in one
- * transaction holding the old token's row lock, so two racing refreshes are serialised on any
- * instance, and a reuse revokes the family in the same commit.
+ * Refresh token families and their tokens (stored by hash only). Rotation is one statement
+ * that only changes a current token, so two racing refreshes are serialised on the old token's
+ * row on any instance; what did not rotate is classified under that row's lock, and a reuse
+ * revokes the family in the same commit.
  */
-import type { Selectable } from 'kysely';
-import type { IssuedAccess, RefreshFamilyRecord, RefreshTokenRepository, RefreshTokenState, RotateResult } from '../types.ts';
+import { sql, type Selectable } from 'kysely';
+import type { IssuedAccess, RefreshFamilyRecord, RefreshTokenRepository, RefreshTokenState, RotateInput, RotateResult } from '../types.ts';
 import type { Db, RefreshTokenFamiliesTable } from './database.ts';
 
 function toFamily(row: Selectable<RefreshTokenFamiliesTable>): RefreshFamilyRecord {
@@ -40,31 +41,68 @@ async function revokeFamilies(db: Db, familyIds: string[], reason: string, now: 
   return rows.map((r) => ({ jti: r.access_jti, expiresAt: r.access_expires_at }));
 }
 
+/**
+ * The common case in one statement: the old token, still current, unexpired and of this
+ * client's live family, is marked rotated and its successor inserted. Two racing statements
+ * serialise on the old token's row; the second finds it rotated and changes nothing.
+ */
+async function rotateCurrent(db: Db, input: RotateInput, next: NonNullable<RotateInput['next']>): Promise<boolean> {
+  const { rows } = await sql<{ family_id: string }>`
+    WITH rotated AS (
+      UPDATE refresh_tokens AS t
+      SET rotated_at = ${input.now}, successor_hash = ${next.tokenHash}, successor_sealed = ${next.successorSealed}
+      FROM refresh_token_families AS f
+      WHERE t.token_hash = ${input.oldHash} AND t.rotated_at IS NULL AND t.expires_at > ${input.now}
+        AND f.id = t.family_id AND f.client_id = ${input.clientId} AND f.revoked_at IS NULL AND f.expires_at > ${input.now}
+      RETURNING t.family_id, f.expires_at AS family_expires_at
+    )
+    INSERT INTO refresh_tokens (token_hash, family_id, created_at, expires_at, access_jti, access_expires_at)
+    -- Sliding idle expiry, never past the family's absolute end.
+    SELECT ${next.tokenHash}, family_id, ${input.now}, LEAST(${next.expiresAt}::timestamptz, family_expires_at),
+           ${next.access.jti}, ${next.access.expiresAt}
+    FROM rotated
+    RETURNING family_id`.execute(db);
+  return rows.length === 1;
+}
+
+/**
+ * Why a token was not rotated, under its row lock: a retry within the grace window, a reuse
+ * (the family is revoked in the same commit), or simply not valid.
+ */
+function classifyNotRotated(db: Db, input: RotateInput): Promise<RotateResult> {
+  return db.transaction().execute(async (trx): Promise<RotateResult> => {
+    const row = await trx.selectFrom('refresh_tokens as t')
+      .innerJoin('refresh_token_families as f', 'f.id', 't.family_id')
+      .select(['t.family_id', 't.rotated_at', 't.successor_sealed', 'f.client_id', 'f.revoked_at'])
+      .where('t.token_hash', '=', input.oldHash)
+      .forUpdate('t')
+      .executeTakeFirst();
+    if (!row || row.client_id !== input.clientId || row.revoked_at !== null || row.rotated_at === null) return { outcome: 'invalid' };
+    const sinceRotation = input.now.getTime() - row.rotated_at.getTime();
+    if (sinceRotation <= input.graceSeconds * 1000 && row.successor_sealed) {
+      return { outcome: 'grace', successorSealed: row.successor_sealed };
+    }
+    const revokedAccess = await revokeFamilies(trx, [row.family_id], 'refresh token reused', input.now);
+    return { outcome: 'reused', familyId: row.family_id, rotatedAt: row.rotated_at, revokedAccess };
+  });
+}
+
 export function sqlRefreshTokens(db: Db): RefreshTokenRepository {
   return {
     async createFamily(family, first) {
-      await db.transaction().execute(async (trx) => {
-        await trx.insertInto('refresh_token_families').values({
-          id: family.id,
-          client_id: family.clientId,
-          user_id: family.userId,
-          scopes: family.scopes,
-          claims: family.claims === null ? null : JSON.stringify(family.claims),
-          allowed_scopes: family.allowedScopes,
-          nonce: family.nonce,
-          auth_time: family.authTime,
-          amr: family.amr,
-          expires_at: family.expiresAt,
-        }).execute();
-        await trx.insertInto('refresh_tokens').values({
-          token_hash: first.tokenHash,
-          family_id: family.id,
-          created_at: first.createdAt,
-          expires_at: first.expiresAt < family.expiresAt ? first.expiresAt : family.expiresAt,
-          access_jti: first.access.jti,
-          access_expires_at: first.access.expiresAt,
-        }).execute();
-      });
+      // One statement (atomic on its own): the code exchange's only write to the database.
+      await sql`
+        WITH family AS (
+          INSERT INTO refresh_token_families (id, client_id, user_id, scopes, claims, allowed_scopes, nonce, auth_time, amr, expires_at)
+          VALUES (${family.id}, ${family.clientId}, ${family.userId}, ${family.scopes},
+                  ${family.claims === null ? null : JSON.stringify(family.claims)}, ${family.allowedScopes},
+                  ${family.nonce}, ${family.authTime}, ${family.amr}, ${family.expiresAt})
+          RETURNING id, expires_at
+        )
+        INSERT INTO refresh_tokens (token_hash, family_id, created_at, expires_at, access_jti, access_expires_at)
+        SELECT ${first.tokenHash}, id, ${first.createdAt}, LEAST(${first.expiresAt}::timestamptz, expires_at),
+               ${first.access.jti}, ${first.access.expiresAt}
+        FROM family`.execute(db);
     },
 
     async find(tokenHash): Promise<RefreshTokenState | undefined> {
@@ -79,39 +117,10 @@ export function sqlRefreshTokens(db: Db): RefreshTokenRepository {
       return { tokenHash, family: toFamily(family), createdAt, expiresAt, rotatedAt };
     },
 
-    rotate: (input) =>
-      db.transaction().execute(async (trx): Promise<RotateResult> => {
-        const row = await trx.selectFrom('refresh_tokens as t')
-          .innerJoin('refresh_token_families as f', 'f.id', 't.family_id')
-          .select(['t.family_id', 't.rotated_at', 't.expires_at', 't.successor_sealed', 'f.client_id', 'f.revoked_at', 'f.expires_at as family_expires_at'])
-          .where('t.token_hash', '=', input.oldHash)
-          .forUpdate('t')
-          .executeTakeFirst();
-        if (!row || row.client_id !== input.clientId || row.revoked_at !== null) return { outcome: 'invalid' };
-        if (row.rotated_at !== null) {
-          const sinceRotation = input.now.getTime() - row.rotated_at.getTime();
-          if (sinceRotation <= input.graceSeconds * 1000 && row.successor_sealed) {
-            return { outcome: 'grace', successorSealed: row.successor_sealed };
-          }
-          const revokedAccess = await revokeFamilies(trx, [row.family_id], 'refresh token reused', input.now);
-          return { outcome: 'reused', familyId: row.family_id, rotatedAt: row.rotated_at, revokedAccess };
-        }
-        if (!input.next || row.expires_at <= input.now || row.family_expires_at <= input.now) return { outcome: 'invalid' };
-        await trx.updateTable('refresh_tokens')
-          .set({ rotated_at: input.now, successor_hash: input.next.tokenHash, successor_sealed: input.next.successorSealed })
-          .where('token_hash', '=', input.oldHash)
-          .execute();
-        await trx.insertInto('refresh_tokens').values({
-          token_hash: input.next.tokenHash,
-          family_id: row.family_id,
-          created_at: input.now,
-          // Sliding idle expiry, never past the family's absolute end.
-          expires_at: input.next.expiresAt < row.family_expires_at ? input.next.expiresAt : row.family_expires_at,
-          access_jti: input.next.access.jti,
-          access_expires_at: input.next.access.expiresAt,
-        }).execute();
-        return { outcome: 'rotated' };
-      }),
+    async rotate(input) {
+      if (input.next && await rotateCurrent(db, input, input.next)) return { outcome: 'rotated' };
+      return classifyNotRotated(db, input);
+    },
 
     revokeFamily: (familyId, reason, now) => db.transaction().execute((trx) => revokeFamilies(trx, [familyId], reason, now)),
 
