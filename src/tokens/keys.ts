@@ -4,7 +4,8 @@
  * (gone from the JWKS). Private keys are sealed at rest with a key derived from IDP_SECRET.
  * Every instance keeps the key set in memory and reloads it on a `keys` change event.
  */
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import { createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import type { Clock } from '../clock.ts';
 import type { SigningKeyRecord, SigningKeyRepository } from '../store/types.ts';
 import { isEmptyPlan, planRotation, type RotationPolicy } from './key-rotation.ts';
@@ -26,9 +27,10 @@ export interface KeySet {
   keys: PublicJwk[];
 }
 
+/** Keys are node:crypto key objects: the hot path signs and verifies with node:crypto (see jwt.ts). */
 export interface Signer {
   kid: string;
-  key: CryptoKey;
+  key: KeyObject;
 }
 
 export interface KeyManagerDeps {
@@ -60,7 +62,7 @@ export interface KeyManager {
   /** The current signer. */
   signer(): Promise<Signer>;
   /** A public key by kid, for verifying tokens this service issued; undefined when unknown or retired. */
-  verificationKey(kid: string): Promise<CryptoKey | undefined>;
+  verificationKey(kid: string): Promise<KeyObject | undefined>;
   /**
    * One pass of the automatic rotation: publish a successor ahead of time, promote it when
    * due, retire demoted keys once every token they signed has expired. Only the instance holding
@@ -74,7 +76,7 @@ export interface KeyManager {
 interface LoadedKeys {
   jwks: KeySet;
   signer: Signer | undefined;
-  verifiers: Map<string, Promise<CryptoKey>>;
+  verifiers: Map<string, KeyObject>;
 }
 
 const STATE_ORDER = { current: 0, next: 1, previous: 2, retired: 3 } as const;
@@ -135,8 +137,7 @@ export function createKeyManager(deps: KeyManagerDeps): KeyManager {
       throw new Error('no current signing key');
     },
     async verificationKey(kid) {
-      const verifier = (await load()).verifiers.get(kid);
-      return verifier ? await verifier : undefined;
+      return (await load()).verifiers.get(kid);
     },
     async maintain(policy) {
       const report: MaintenanceReport = { published: [], promoted: [], retired: [] };
@@ -192,18 +193,18 @@ async function loadKeys(deps: KeyManagerDeps): Promise<LoadedKeys> {
     .filter((k) => k.state !== 'retired')
     .sort((a, b) => STATE_ORDER[a.state] - STATE_ORDER[b.state] || b.createdAt.getTime() - a.createdAt.getTime());
   const current = published.find((k) => k.state === 'current');
-  const verifiers = new Map<string, Promise<CryptoKey>>();
-  for (const k of published) verifiers.set(k.kid, importJWK(k.publicJwk as JWK, 'RS256') as Promise<CryptoKey>);
+  const verifiers = new Map<string, KeyObject>();
+  for (const k of published) verifiers.set(k.kid, createPublicKey({ key: { kty: 'RSA', n: String(k.publicJwk.n), e: String(k.publicJwk.e) }, format: 'jwk' }));
   return {
     jwks: { keys: published.map(toPublicJwk) },
-    signer: current ? { kid: current.kid, key: await openPrivateKey(deps.kek, current) } : undefined,
+    signer: current ? { kid: current.kid, key: openPrivateKey(deps.kek, current) } : undefined,
     verifiers,
   };
 }
 
-async function openPrivateKey(kek: Buffer, record: SigningKeyRecord): Promise<CryptoKey> {
-  const jwk = JSON.parse(open(kek, record.privateJwkSealed, `signing-key:${record.kid}`)) as JWK;
-  return (await importJWK(jwk, 'RS256')) as CryptoKey;
+function openPrivateKey(kek: Buffer, record: SigningKeyRecord): KeyObject {
+  const jwk = JSON.parse(open(kek, record.privateJwkSealed, `signing-key:${record.kid}`)) as JsonWebKey;
+  return createPrivateKey({ key: jwk, format: 'jwk' });
 }
 
 function toPublicJwk(record: SigningKeyRecord): PublicJwk {
