@@ -89,7 +89,7 @@ export async function buildApp(config: Config, services: Services, logger: Logge
 }
 
 async function registerRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, metrics: Metrics): Promise<void> {
-  const { clock, keys, ephemeral, durable } = services;
+  const { clock, keys, ephemeral, durable, users } = services;
   const auditLog = app.log.child({ audit: true });
   /** One audit line per event, counted in the metrics too. */
   const audit = (event: string, fields: Record<string, unknown>) => {
@@ -104,7 +104,7 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
     clock,
     keys,
     ephemeral,
-    users: durable.users,
+    users: users,
     currentUser: (user) => services.source.currentUser(user),
     refreshTokens: durable.refreshTokens,
     accessTokens: durable.accessTokens,
@@ -123,12 +123,12 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
 
 /** Authorize, the sign-in pages, end session and the upstream round trips. */
 async function registerBrowserRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: GrantDeps): Promise<void> {
-  const { clock, keys, ephemeral, durable, clients, interactions, sessions } = services;
+  const { clock, keys, ephemeral, durable, users, clients, interactions, sessions } = services;
   const secureCookies = config.baseUrl.startsWith('https:');
   const page = { basePath };
   const throttle = createSignInThrottle(ephemeral, { maxFailures: config.loginMaxFailures, maxFailuresPerAddress: config.loginMaxFailuresPerAddress });
   const flow = createSignInFlow({
-    issuer: config.issuer, basePath, secureCookies, clock, clients, users: durable.users, consents: durable.consents, sessions, interactions, ephemeral, throttle,
+    issuer: config.issuer, basePath, secureCookies, clock, clients, users: users, consents: durable.consents, sessions, interactions, ephemeral, throttle,
     audit: grantDeps.audit,
   });
   const upstream = services.source.kind === 'oidc' ? { upstream: services.source, ephemeral, baseUrl: config.baseUrl } : undefined;
@@ -142,8 +142,8 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     source: services.source,
     ...(upstream ? { startUpstream: (interaction: Interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
     throttle,
-    mfa: createMfaSecrets({ key: deriveKey(services.secret, 'totp-secrets'), ephemeral, users: durable.users, issuerName: new URL(config.baseUrl).host }),
-    changePassword: (userId, newPassword, confirm) => changeLocalPassword(durable.users, userId, newPassword, confirm),
+    mfa: createMfaSecrets({ key: deriveKey(services.secret, 'totp-secrets'), ephemeral, users, issuerName: new URL(config.baseUrl).host }),
+    changePassword: (userId, newPassword, confirm) => changeLocalPassword(users, userId, newPassword, confirm),
     audit: grantDeps.audit,
     flow,
   });
@@ -155,7 +155,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     clock,
     keys,
     clients,
-    users: durable.users,
+    users: users,
     sourceKind: services.source.kind,
     sessions,
     refreshTokens: durable.refreshTokens,
@@ -171,7 +171,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
 
 /** Token, userinfo, revocation (with per-client CORS) and introspection (without). */
 async function registerApiRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: GrantDeps): Promise<void> {
-  const { clock, keys, ephemeral, durable, clients } = services;
+  const { clock, keys, ephemeral, users, clients } = services;
   await app.register(async (corsScope) => {
     // The plugin's OPTIONS route is global: the path decides, so introspection never says yes.
     const corsPaths = new Set(['/connect/token', '/connect/userinfo', '/connect/revoke'].map((p) => `${basePath}${p}`));
@@ -184,7 +184,7 @@ async function registerApiRoutes(app: FastifyInstance, config: Config, services:
     });
     const rateLimiter = createRateLimiter(ephemeral, clock, config.tokenRateLimit);
     await corsScope.register(tokenRoutes, { clients, grantDeps, rateLimiter });
-    await corsScope.register(userinfoRoutes, { issuer: config.issuer, clock, keys, ephemeral, users: durable.users, clients });
+    await corsScope.register(userinfoRoutes, { issuer: config.issuer, clock, keys, ephemeral, users, clients });
     await corsScope.register(revokeRoutes, { clients, grantDeps });
   });
   // RFC 7662 §4 and interface.md: introspection never answers browsers of another origin.

@@ -14,6 +14,7 @@ import { createLocalSource } from './sources/local.ts';
 import { createUpstreamSource } from './sources/oidc.ts';
 import type { SignInSource } from './sources/types.ts';
 import { createClientsCache, type ClientsCache } from './store/clients-cache.ts';
+import { createCachedUsers, type CachedUsers } from './store/users-cache.ts';
 import { createMemoryEphemeralStore } from './store/ephemeral/memory.ts';
 import { createRedisEphemeralStore } from './store/ephemeral/redis.ts';
 import { openDurableStore } from './store/sql/durable.ts';
@@ -29,6 +30,8 @@ export interface Services {
   durable: DurableStore;
   ephemeral: EphemeralStore;
   clients: ClientsCache;
+  /** Users by id from memory; use it rather than `durable.users` (see store/users-cache.ts). */
+  users: CachedUsers;
   keys: KeyManager;
   sessions: SessionStore;
   interactions: InteractionStore;
@@ -67,9 +70,10 @@ export async function openServices(options: OpenOptions): Promise<Services> {
   const { config, secret } = options;
   const clock = options.clock ?? systemClock;
   const durable = await openDurable(config, options.logger);
+  const users = createCachedUsers(durable);
   let source: SignInSource;
   try {
-    source = chooseSource(config, durable.users, options.logger);
+    source = chooseSource(config, users, options.logger);
   } catch (error) {
     await durable.close().catch(() => {});
     throw error;
@@ -91,6 +95,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     durable,
     ephemeral,
     clients,
+    users,
     keys,
     sessions: createSessionStore(ephemeral, clock),
     interactions: createInteractionStore(ephemeral, clock),
@@ -98,6 +103,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     async close() {
       stopKeyEvents();
       clients.close();
+      users.close();
       await Promise.allSettled([ephemeral.close(), durable.close()]);
     },
   };

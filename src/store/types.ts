@@ -76,7 +76,12 @@ export interface SigningKeyRecord {
 }
 
 /** What changed in the durable store, as announced to every instance. */
-export type ChangeEvent = { kind: 'client'; clientId: string } | { kind: 'clients' } | { kind: 'keys' };
+export type ChangeEvent =
+  | { kind: 'client'; clientId: string }
+  | { kind: 'clients' }
+  | { kind: 'user'; userId: string }
+  | { kind: 'users' }
+  | { kind: 'keys' };
 
 /** Result of an upsert, so that seeding can tell what it did. */
 export type UpsertResult = 'created' | 'updated' | 'unchanged';

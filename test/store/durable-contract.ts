@@ -678,6 +678,21 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         }
       });
 
+      it('announces an update and a removal of a user, by id', async () => {
+        const user = sampleUser();
+        await store.users.upsert(user);
+        const changes = recordChanges(store);
+        try {
+          expect(await store.users.update(user.id, { locked: true })).toBe(true);
+          const { elapsed } = await changes.waitFor((e) => e.kind === 'user' && e.userId === user.id);
+          expect(elapsed).toBeLessThan(1000);
+          expect(await store.users.remove(user.id)).toBe(true);
+          await waitUntil(() => changes.events.filter((e) => e.kind === 'user' && e.userId === user.id).length === 2);
+        } finally {
+          changes.stop();
+        }
+      });
+
       it('announces inserts and removals; an unchanged upsert announces nothing', async () => {
         const quiet = sampleClient();
         const changes = recordChanges(store);

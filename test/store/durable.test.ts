@@ -6,10 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.ts';
 import { createClientsCache, type ClientsCache } from '../../src/store/clients-cache.ts';
+import { createCachedUsers, type CachedUsers } from '../../src/store/users-cache.ts';
 import { openDurableStore } from '../../src/store/sql/durable.ts';
-import type { ClientRecord, DurableStore } from '../../src/store/types.ts';
+import type { ClientRecord, DurableStore, UserRecord } from '../../src/store/types.ts';
 import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
-import { durableContract, sampleClient, uniqueId, type OpenedDurableStore } from './durable-contract.ts';
+import { durableContract, sampleClient, sampleUser, uniqueId, type OpenedDurableStore } from './durable-contract.ts';
 
 async function openPostgres(): Promise<OpenedDurableStore> {
   const database = await createTestDatabase();
@@ -129,6 +130,68 @@ describe.runIf(postgresAvailable)('PostgreSQL', () => {
         runSql(database.url, `UPDATE clients SET grant_types='{password}' WHERE client_id=$1`, [client.clientId]),
       ).rejects.toThrow(/clients_grant_types_known/);
       expect(await store.clients.get(client.clientId)).toEqual(client);
+    });
+  });
+
+  describe('users cache', () => {
+    let database: TestDatabase;
+    let store: DurableStore;
+    let users: CachedUsers;
+
+    beforeAll(async () => {
+      database = await createTestDatabase();
+      store = await openDurableStore({ databaseUrl: database.url });
+      await store.migrate();
+      users = createCachedUsers(store);
+    });
+    afterAll(async () => {
+      users?.close();
+      await store?.close().catch(() => {});
+      await database?.drop();
+    });
+
+    /** Polls the cache every 20 ms until `done` holds; returns the milliseconds it took. */
+    async function pollUser(id: string, done: (user: UserRecord | undefined) => boolean): Promise<number> {
+      const started = performance.now();
+      for (;;) {
+        if (done(await users.getById(id))) return performance.now() - started;
+        if (performance.now() - started > 3000) throw new Error(`the cache did not see the change to ${id} within 3 s`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+
+    it('serves a user from memory, and sees an UPDATE and a DELETE made with SQL within a second', async () => {
+      const user = sampleUser();
+      await store.users.upsert(user);
+      expect((await users.getById(user.id))?.locked).toBe(false);
+      // Changed behind the repository's back without a notification: the cache still answers the old row.
+      await runSql(database.url, 'ALTER TABLE users DISABLE TRIGGER users_notify_change');
+      await runSql(database.url, 'UPDATE users SET name=$2 WHERE id=$1', [user.id, 'Unseen']);
+      await runSql(database.url, 'ALTER TABLE users ENABLE TRIGGER users_notify_change');
+      expect((await users.getById(user.id))?.name).toBe(user.name);
+
+      await runSql(database.url, 'UPDATE users SET locked=true WHERE id=$1', [user.id]);
+      expect(await pollUser(user.id, (u) => u?.locked === true)).toBeLessThan(1000);
+      expect((await users.getById(user.id))?.name).toBe('Unseen');
+      await runSql(database.url, 'DELETE FROM users WHERE id=$1', [user.id]);
+      expect(await pollUser(user.id, (u) => u === undefined)).toBeLessThan(1000);
+    });
+
+    it("sees its own writes at once, without waiting for the notification", async () => {
+      const user = sampleUser();
+      await users.upsert(user);
+      expect((await users.getById(user.id))?.mustChangePassword).toBe(false);
+      expect(await users.update(user.id, { mustChangePassword: true })).toBe(true);
+      expect((await users.getById(user.id))?.mustChangePassword).toBe(true);
+      expect(await users.remove(user.id)).toBe(true);
+      expect(await users.getById(user.id)).toBeUndefined();
+    });
+
+    it('does not keep a miss: a user inserted later is found', async () => {
+      const user = sampleUser();
+      expect(await users.getById(user.id)).toBeUndefined();
+      await store.users.upsert(user);
+      expect((await users.getById(user.id))?.username).toBe(user.username);
     });
   });
 

@@ -127,11 +127,13 @@ export interface Connection {
 
 export const CHANGE_CHANNEL = 'idp_changes';
 
-/** Parses a notification payload of the triggers: `client:<id>`, `clients` or `keys`. */
+/** Parses a notification payload of the triggers: `client:<id>`, `clients`, `user:<id>`, `users` or `keys`. */
 export function parseChange(payload: string | undefined): ChangeEvent | undefined {
   if (payload === 'keys') return { kind: 'keys' };
   if (payload === 'clients') return { kind: 'clients' };
+  if (payload === 'users') return { kind: 'users' };
   if (payload?.startsWith('client:')) return { kind: 'client', clientId: payload.slice('client:'.length) };
+  if (payload?.startsWith('user:')) return { kind: 'user', userId: payload.slice('user:'.length) };
   return undefined;
 }
 
@@ -188,6 +190,7 @@ async function listenPostgres(
     delay = 100;
     if (isReconnect) {
       onEvent({ kind: 'clients' });
+      onEvent({ kind: 'users' });
       onEvent({ kind: 'keys' });
     }
   };
