@@ -11,6 +11,13 @@ import { join, resolve } from 'node:path';
 export const ROOT = resolve(import.meta.dirname, '..');
 const IDP_BIN = join(ROOT, 'bin/idp.js');
 const REUSE_PORT = join(ROOT, 'bench/reuse-port.ts');
+
+/** The Node.js flags of `npm start` (package.json), so that the instances run as production does. */
+function startFlags(): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const words = scripts.start.split(/\s+/);
+  return words.slice(1, words.indexOf('bin/idp.js')).filter((w) => w.startsWith('--'));
+}
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on every Linux the bench targets). */
 const CLOCK_TICKS = 100;
 
@@ -96,7 +103,7 @@ export async function startInstances(count: number, env: Record<string, string>,
     const logFile = join(logDir, `${label}-instance-${i + 1}.log`);
     const fd = openSync(logFile, 'a');
     const extra = process.env.IDP_BENCH_SERVER_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? [];
-    const child = spawn(process.execPath, [...extra, '--import', REUSE_PORT, IDP_BIN, 'serve'], { env, cwd: ROOT, stdio: ['ignore', fd, fd] });
+    const child = spawn(process.execPath, [...startFlags(), ...extra, '--import', REUSE_PORT, IDP_BIN, 'serve'], { env, cwd: ROOT, stdio: ['ignore', fd, fd] });
     closeSync(fd);
     children.push(child);
     logFiles.push(logFile);

@@ -72,6 +72,8 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     commandTimeout: 2000,
     retryStrategy: (times: number) => Math.min(times * 100, 2000),
     lazyConnect: false,
+    // Commands of concurrent requests issued in one tick leave in one write (one system call).
+    enableAutoPipelining: true,
   });
   // Errors surface on the commands that fail; the connection itself reconnects by itself.
   redis.on('error', () => {});
