@@ -104,7 +104,8 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
     clock,
     keys,
     ephemeral,
-    users: users,
+    revocations: services.revocations,
+    users,
     currentUser: (user) => services.source.currentUser(user),
     refreshTokens: durable.refreshTokens,
     accessTokens: durable.accessTokens,
@@ -148,6 +149,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     flow,
   });
   await app.register(logoutRoutes, {
+    revocations: services.revocations,
     issuer: config.issuer,
     page,
     secureCookies,
@@ -184,7 +186,7 @@ async function registerApiRoutes(app: FastifyInstance, config: Config, services:
     });
     const rateLimiter = createRateLimiter(ephemeral, clock, config.tokenRateLimit);
     await corsScope.register(tokenRoutes, { clients, grantDeps, rateLimiter });
-    await corsScope.register(userinfoRoutes, { issuer: config.issuer, clock, keys, ephemeral, users, clients });
+    await corsScope.register(userinfoRoutes, { issuer: config.issuer, clock, keys, revocations: services.revocations, users, clients });
     await corsScope.register(revokeRoutes, { clients, grantDeps });
   });
   // RFC 7662 §4 and interface.md: introspection never answers browsers of another origin.

@@ -20,6 +20,7 @@ import { createRedisEphemeralStore } from './store/ephemeral/redis.ts';
 import { openDurableStore } from './store/sql/durable.ts';
 import type { DurableStore, EphemeralStore } from './store/types.ts';
 import { createKeyManager, type KeyManager } from './tokens/keys.ts';
+import { createRevocationList, type RevocationList } from './tokens/revocation.ts';
 import { deriveKey } from './tokens/secret-box.ts';
 
 export interface Services {
@@ -33,6 +34,8 @@ export interface Services {
   /** Users by id from memory; use it rather than `durable.users` (see store/users-cache.ts). */
   users: CachedUsers;
   keys: KeyManager;
+  /** Revoked access tokens, kept in memory on every instance (see tokens/revocation.ts). */
+  revocations: RevocationList;
   sessions: SessionStore;
   interactions: InteractionStore;
   /** The deployment's sign-in source (one per deployment). */
@@ -85,6 +88,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
       : createMemoryEphemeralStore(clock);
   const keys = createKeyManager({ keys: durable.signingKeys, kek: deriveKey(secret, 'signing-keys'), clock });
   const clients = createClientsCache(durable);
+  const revocations = createRevocationList(ephemeral, clock);
   const stopKeyEvents = durable.onChange((event) => {
     if (event.kind === 'keys') keys.invalidate();
   });
@@ -97,6 +101,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     clients,
     users,
     keys,
+    revocations,
     sessions: createSessionStore(ephemeral, clock),
     interactions: createInteractionStore(ephemeral, clock),
     source,
@@ -104,6 +109,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
       stopKeyEvents();
       clients.close();
       users.close();
+      revocations.close();
       await Promise.allSettled([ephemeral.close(), durable.close()]);
     },
   };

@@ -6,12 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
 import type { ClientRecord } from '../store/types.ts';
 import { hashToken, randomToken } from '../tokens/opaque.ts';
 import { verifyPkce } from '../tokens/pkce.ts';
-import { revokeAccessToken, revokeAccessTokens } from '../tokens/revocation.ts';
+import { revokedTokens } from '../tokens/revocation.ts';
 import type { Grant, GrantDeps } from './common.ts';
 import { assertUserMayReceiveTokens, mintUserTokens, type Authorization, type IssuedTokens } from './user-tokens.ts';
 
@@ -130,11 +129,10 @@ async function revokeIssuedFromCode(codeHash: string, deps: GrantDeps): Promise<
 }
 
 async function revoke(issued: IssuedFromCode, deps: GrantDeps): Promise<void> {
-  const now = epochSeconds(deps.clock);
-  await revokeAccessToken(deps.ephemeral, issued.jti, issued.accessExpiresAt, now);
+  await deps.revocations.revoke([{ jti: issued.jti, exp: issued.accessExpiresAt }]);
   if (issued.familyId) {
     const access = await deps.refreshTokens.revokeFamily(issued.familyId, 'authorization code reused', new Date(deps.clock()));
-    await revokeAccessTokens(deps.ephemeral, access, now);
+    await deps.revocations.revoke(revokedTokens(access));
   }
   deps.audit('code_reuse_detected', { jti: issued.jti, family_id: issued.familyId });
 }

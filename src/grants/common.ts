@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { AccessTokenRepository, EphemeralStore, GrantType, RefreshTokenRepository, UserRecord, UserRepository } from '../store/types.ts';
 import type { KeyManager } from '../tokens/keys.ts';
+import type { RevocationList } from '../tokens/revocation.ts';
 import type { AuthenticatedClient } from './client-auth.ts';
 
 export interface TokenResponse {
@@ -27,6 +28,7 @@ export interface GrantDeps {
   clock: Clock;
   keys: KeyManager;
   ephemeral: EphemeralStore;
+  revocations: RevocationList;
   users: Pick<UserRepository, 'getById'>;
   /** The user as the sign-in source knows them now (a directory is asked again); undefined when gone. */
   currentUser(user: UserRecord): Promise<UserRecord | undefined>;

@@ -3,7 +3,6 @@
  * and for anything expired, revoked, rotated or unknown, exactly `{"active": false}`.
  */
 import type { ClientRecord } from '../store/types.ts';
-import { isAccessTokenRevoked } from '../tokens/revocation.ts';
 import type { GrantDeps } from './common.ts';
 import { findToken, isRefreshActive } from './token-lookup.ts';
 
@@ -19,7 +18,7 @@ export async function introspect(token: string, hint: string | undefined, client
   if (found.kind === 'access') {
     const { payload } = found;
     if (payload.client_id !== client.clientId || typeof payload.jti !== 'string') return INACTIVE;
-    if (await isAccessTokenRevoked(deps.ephemeral, payload.jti)) return INACTIVE;
+    if (await deps.revocations.isRevoked(payload.jti)) return INACTIVE;
     return {
       active: true,
       iss: deps.issuer,

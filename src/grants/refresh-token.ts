@@ -5,12 +5,11 @@
  * after it, reuse is theft: the family and its access tokens are revoked.
  */
 import { z } from 'zod';
-import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
 import { parseScope } from '../scopes.ts';
 import type { ClientRecord, RefreshTokenState } from '../store/types.ts';
 import { hashToken, randomToken } from '../tokens/opaque.ts';
-import { revokeAccessTokens } from '../tokens/revocation.ts';
+import { revokedTokens } from '../tokens/revocation.ts';
 import { keyFromBearer, open, seal } from '../tokens/secret-box.ts';
 import type { Grant, GrantDeps, TokenResponse } from './common.ts';
 import { assertUserMayReceiveTokens, mintUserTokens } from './user-tokens.ts';
@@ -85,7 +84,7 @@ export const refreshTokenGrant: Grant<Params> = {
       case 'grace':
         return JSON.parse(open(keyFromBearer(params.refresh_token, SEAL_CONTEXT), result.successorSealed, SEAL_CONTEXT)) as TokenResponse;
       case 'reused':
-        await revokeAccessTokens(deps.ephemeral, result.revokedAccess, epochSeconds(deps.clock));
+        await deps.revocations.revoke(revokedTokens(result.revokedAccess));
         deps.audit('refresh_token_reuse_detected', {
           client_id: client.clientId,
           family_id: result.familyId,

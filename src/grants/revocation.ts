@@ -3,25 +3,23 @@
  * with it; an access token is refused by userinfo and introspection until it would have
  * expired. Unknown tokens and other clients' tokens: nothing happens (and the answer is 200).
  */
-import { epochSeconds } from '../clock.ts';
 import type { ClientRecord } from '../store/types.ts';
-import { revokeAccessToken, revokeAccessTokens } from '../tokens/revocation.ts';
+import { revokedTokens } from '../tokens/revocation.ts';
 import type { GrantDeps } from './common.ts';
 import { findToken } from './token-lookup.ts';
 
 export async function revoke(token: string, hint: string | undefined, client: ClientRecord, deps: GrantDeps): Promise<void> {
   const found = await findToken(token, hint, deps, { allowExpired: false });
   if (!found) return;
-  const now = epochSeconds(deps.clock);
   if (found.kind === 'access') {
     const { payload } = found;
     if (payload.client_id !== client.clientId || typeof payload.jti !== 'string') return;
-    await revokeAccessToken(deps.ephemeral, payload.jti, Number(payload.exp), now);
+    await deps.revocations.revoke([{ jti: payload.jti, exp: Number(payload.exp) }]);
     deps.audit('token_revoked', { kind: 'access_token', client_id: client.clientId, jti: payload.jti });
     return;
   }
   if (found.state.family.clientId !== client.clientId) return;
   const access = await deps.refreshTokens.revokeFamily(found.state.family.id, 'revoked by the client', new Date(deps.clock()));
-  await revokeAccessTokens(deps.ephemeral, access, now);
+  await deps.revocations.revoke(revokedTokens(access));
   deps.audit('token_revoked', { kind: 'refresh_token', client_id: client.clientId, family_id: found.state.family.id });
 }

@@ -12,7 +12,7 @@ import type { ClientsCache } from '../store/clients-cache.ts';
 import type { AccessTokenRepository, ClientRecord, EphemeralStore, RefreshTokenRepository, SignInSourceKind, UserRecord, UserRepository } from '../store/types.ts';
 import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
-import { revokeAccessTokens } from '../tokens/revocation.ts';
+import { revokedTokens, type RevocationList } from '../tokens/revocation.ts';
 import { withQuery } from './shared/authorization-response.ts';
 import { clearSessionCookie, readSessionCookie } from './shared/cookies.ts';
 import { renderPage, type PageContext } from './shared/pages.ts';
@@ -33,6 +33,7 @@ export interface LogoutRouteOptions {
   refreshTokens: RefreshTokenRepository;
   accessTokens: AccessTokenRepository;
   ephemeral: EphemeralStore;
+  revocations: RevocationList;
   audit(event: string, fields: Record<string, unknown>): void;
   /** With an upstream provider: its end-session URL for this user, carrying where to return. */
   continueUpstream?: (idToken: string, trip: { redirectUri: string | undefined; state: string | undefined }) => Promise<string | undefined>;
@@ -83,7 +84,7 @@ export async function logoutRoutes(app: FastifyInstance, options: LogoutRouteOpt
       options.refreshTokens.revokeForUserAndClient(user.id, client.clientId, 'end session', now),
       options.accessTokens.takeLive(user.id, client.clientId, now),
     ]);
-    await revokeAccessTokens(options.ephemeral, [...inFamilies, ...onTheirOwn], epochSeconds(clock));
+    await options.revocations.revoke(revokedTokens([...inFamilies, ...onTheirOwn]));
   }
 
   async function logout(request: FastifyRequest, reply: FastifyReply, input: unknown): Promise<unknown> {

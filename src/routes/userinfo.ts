@@ -7,18 +7,18 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { epochSeconds, type Clock } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
-import type { EphemeralStore, UserRepository } from '../store/types.ts';
+import type { UserRepository } from '../store/types.ts';
 import { userClaims } from '../tokens/claims.ts';
 import { verifyJwt } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
-import { isAccessTokenRevoked } from '../tokens/revocation.ts';
+import type { RevocationList } from '../tokens/revocation.ts';
 import { assertOriginAllowed } from './shared/client-auth.ts';
 
 export interface UserinfoRouteOptions {
   issuer: string;
   clock: Clock;
   keys: KeyManager;
-  ephemeral: EphemeralStore;
+  revocations: RevocationList;
   users: Pick<UserRepository, 'getById'>;
   clients: ClientsCache;
 }
@@ -32,7 +32,7 @@ function bearerToken(request: FastifyRequest): string {
 }
 
 export async function userinfoRoutes(app: FastifyInstance, options: UserinfoRouteOptions): Promise<void> {
-  const { issuer, clock, keys, ephemeral, users, clients } = options;
+  const { issuer, clock, keys, revocations, users, clients } = options;
 
   async function userinfo(request: FastifyRequest, reply: FastifyReply): Promise<Record<string, unknown>> {
     const payload = await verifyJwt(keys, 'access', bearerToken(request), { issuer, now: epochSeconds(clock) });
@@ -41,7 +41,7 @@ export async function userinfoRoutes(app: FastifyInstance, options: UserinfoRout
     if (typeof payload.svc_uid !== 'string') throw invalidToken('not a user access token');
     // Independent lookups, asked together.
     const [revoked, user] = await Promise.all([
-      typeof payload.jti === 'string' ? isAccessTokenRevoked(ephemeral, payload.jti) : Promise.resolve(false),
+      typeof payload.jti === 'string' ? revocations.isRevoked(payload.jti) : Promise.resolve(false),
       users.getById(payload.svc_uid),
     ]);
     if (revoked) throw invalidToken('token revoked');

@@ -280,6 +280,21 @@ export interface EphemeralStore {
   /** Adds `by` (default 1) and returns the new count; the TTL starts with the first increment. */
   increment(ns: string, key: string, ttlSeconds: number, by?: number): Promise<number>;
   delete(ns: string, key: string): Promise<void>;
+  /** Every live value of a namespace, by key: a full scan, for rebuilding a local copy. */
+  entries<T>(ns: string): Promise<Array<[string, T]>>;
+  /** Sends `message` to every subscriber of `channel`, on every instance (this one included). */
+  publish(channel: string, message: string): Promise<void>;
+  /**
+   * Listens on `channel`: `message` gets what is published while listening; `listening(true)`
+   * when listening starts (again after a reconnect: what was published meanwhile is lost),
+   * `listening(false)` when it stops. Returns a function that stops listening.
+   */
+  subscribe(channel: string, listener: ChannelListener): () => void;
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface ChannelListener {
+  message(message: string): void;
+  listening(listening: boolean): void;
 }

@@ -230,6 +230,78 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       });
     });
 
+    describe('entries', () => {
+      it('lists every live value of one namespace by key, used ones too, and nothing of another', async () => {
+        const ns = key('entries');
+        const [a, b, c] = [key('a'), key('b'), key('c')] as [string, string, string];
+        await store.set(ns, a, { n: 1 }, 60);
+        await store.set(ns, b, 2, 60);
+        await store.consume(ns, b);
+        await store.set(ns, c, 3, 60);
+        await store.delete(ns, c);
+        await store.set(`${ns}-other`, a, 'other', 60);
+        const found = await store.entries(ns);
+        expect(found).toHaveLength(2);
+        expect(new Map(found)).toStrictEqual(new Map<string, unknown>([[a, { n: 1 }], [b, 2]]));
+        expect(await store.entries(key('empty'))).toStrictEqual([]);
+      });
+    });
+
+    describe('publish and subscribe', () => {
+      /** Subscribes and resolves once listening, with the messages heard from then on. */
+      async function listen(on: EphemeralStore, channel: string) {
+        const heard: string[] = [];
+        const states: boolean[] = [];
+        let stop = () => {};
+        await new Promise<void>((resolve) => {
+          stop = on.subscribe(channel, {
+            message: (m) => heard.push(m),
+            listening: (l) => {
+              states.push(l);
+              if (l) resolve();
+            },
+          });
+        });
+        return { heard, states, stop };
+      }
+      const until = async (done: () => boolean) => {
+        for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 5));
+      };
+
+      it('delivers what is published on the channel, in order, to the publisher too, and stops when asked', async () => {
+        const channel = key('chan');
+        const a = await listen(store, channel);
+        const other = await listen(store, `${channel}-other`);
+        expect(a.states).toStrictEqual([true]);
+        await store.publish(channel, 'one');
+        await store.publish(channel, 'two');
+        await until(() => a.heard.length === 2);
+        expect(a.heard).toStrictEqual(['one', 'two']);
+        a.stop();
+        await store.publish(channel, 'three');
+        await store.publish(`${channel}-other`, 'elsewhere');
+        await until(() => other.heard.length === 1);
+        expect(a.heard).toStrictEqual(['one', 'two']);
+        expect(other.heard).toStrictEqual(['elsewhere']);
+        other.stop();
+      });
+
+      it('reaches a subscriber on another instance', async (ctx) => {
+        if (!opened?.openAnother) return ctx.skip();
+        const other = await opened.openAnother();
+        try {
+          const channel = key('chan');
+          const there = await listen(other, channel);
+          await store.publish(channel, 'across');
+          await until(() => there.heard.length === 1);
+          expect(there.heard).toStrictEqual(['across']);
+          there.stop();
+        } finally {
+          await other.close();
+        }
+      });
+    });
+
     describe('time to live', () => {
       it('expires values, used values and counters after their TTL, and not before', async () => {
         const ns = 'ttl';

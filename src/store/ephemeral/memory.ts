@@ -4,7 +4,7 @@
  * mutable objects with the store, as with Redis.
  */
 import type { Clock } from '../../clock.ts';
-import type { Consumed, EphemeralStore } from '../types.ts';
+import type { ChannelListener, Consumed, EphemeralStore } from '../types.ts';
 
 interface Entry {
   json: string;
@@ -17,6 +17,7 @@ const SWEEP_INTERVAL_MS = 30_000;
 export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralStore {
   const entries = new Map<string, Entry>();
   const counters = new Map<string, { count: number; expiresAt: number }>();
+  const channels = new Map<string, Set<ChannelListener>>();
   const sweeper = setInterval(() => sweepExpired(entries, counters, clock()), SWEEP_INTERVAL_MS);
   sweeper.unref();
 
@@ -74,11 +75,33 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       entries.delete(`${ns}:${key}`);
       counters.delete(`${ns}:${key}`);
     },
+    async entries<T>(ns: string) {
+      const prefix = `${ns}:`;
+      const found: Array<[string, T]> = [];
+      for (const k of entries.keys()) {
+        const entry = k.startsWith(prefix) ? live(k) : undefined;
+        if (entry) found.push([k.slice(prefix.length), JSON.parse(entry.json) as T]);
+      }
+      return found;
+    },
+    async publish(channel, message) {
+      // Delivered after the publisher's own step, as a network round trip would.
+      for (const listener of channels.get(channel) ?? []) queueMicrotask(() => listener.message(message));
+    },
+    subscribe(channel, listener) {
+      const listeners = channels.get(channel) ?? new Set();
+      channels.set(channel, listeners.add(listener));
+      queueMicrotask(() => listeners.has(listener) && listener.listening(true));
+      return () => {
+        listeners.delete(listener);
+      };
+    },
     async ping() {},
     async close() {
       clearInterval(sweeper);
       entries.clear();
       counters.clear();
+      channels.clear();
     },
   };
 }

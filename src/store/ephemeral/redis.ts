@@ -3,7 +3,7 @@
  * script, so it is atomic across instances. Keys are `{prefix}{ns}:{key}`.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import type { Consumed, EphemeralStore } from '../types.ts';
+import type { ChannelListener, Consumed, EphemeralStore } from '../types.ts';
 
 // Returns the value and 1 when this call marked it used first, 0 when it was used before.
 const CONSUME = `
@@ -62,8 +62,9 @@ function connect(url: string, options: RedisOptions): Redis | Cluster {
 }
 
 export function createRedisEphemeralStore(options: RedisEphemeralOptions): EphemeralStore {
+  const keyPrefix = options.keyPrefix ?? 'idp:';
   const redis = connect(options.url, {
-    keyPrefix: options.keyPrefix ?? 'idp:',
+    keyPrefix,
     // Fail fast while Redis is away (503 to the caller): a command waits at most commandTimeout,
     // queued or sent; the connection itself keeps reconnecting in the background.
     maxRetriesPerRequest: 1,
@@ -110,11 +111,71 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     async delete(ns, key) {
       await redis.del(k(ns, key), `${k(ns, key)}:used`);
     },
+    async entries<T>(ns: string) {
+      // SCAN matches whole key names: the prefix is not added for us, and is taken off again.
+      const names = await scanKeys(redis, `${keyPrefix}${ns}:{*}`);
+      const keys = names.map((name) => name.slice(keyPrefix.length));
+      const found: Array<[string, T]> = [];
+      for (let i = 0; i < keys.length; i += 500) {
+        const batch = keys.slice(i, i + 500);
+        const values = await Promise.all(batch.map((key) => redis.get(key)));
+        batch.forEach((key, j) => {
+          const value = values[j];
+          if (value !== null && value !== undefined) found.push([key.slice(ns.length + 2, -1), JSON.parse(value) as T]);
+        });
+      }
+      return found;
+    },
+    async publish(channel, message) {
+      await redis.publish(`${keyPrefix}${channel}`, message);
+    },
+    subscribe(channel, listener) {
+      return subscribeChannel(redis, `${keyPrefix}${channel}`, listener);
+    },
     async ping() {
       await redis.ping();
     },
     async close() {
       await redis.quit().catch(() => redis.disconnect());
     },
+  };
+}
+
+/** Every key name matching `pattern`, on every master of a cluster. */
+async function scanKeys(redis: Redis | Cluster, pattern: string): Promise<string[]> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  const names = new Set<string>();
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      for (const name of batch) names.add(name);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  return [...names];
+}
+
+/**
+ * A connection of its own in subscriber mode (a subscribed connection can do nothing else).
+ * It reconnects by itself; each time it is ready it subscribes again and says so.
+ */
+function subscribeChannel(redis: Redis | Cluster, channel: string, listener: ChannelListener): () => void {
+  const subscriber: Redis | Cluster = redis instanceof Cluster ? redis.duplicate() : redis.duplicate();
+  let stopped = false;
+  subscriber.on('error', () => {});
+  subscriber.on('message', (from: string, message: string) => {
+    if (from === channel) listener.message(message);
+  });
+  subscriber.on('ready', () => {
+    subscriber.subscribe(channel).then(
+      () => !stopped && listener.listening(true),
+      () => subscriber.disconnect(true),
+    );
+  });
+  subscriber.on('close', () => !stopped && listener.listening(false));
+  return () => {
+    stopped = true;
+    void subscriber.quit().catch(() => subscriber.disconnect());
   };
 }

@@ -7,7 +7,6 @@ import type { OAuthErrorCode } from '../../../src/errors.ts';
 import { authorizationCodeGrant, issueCode, type CodeRecord } from '../../../src/grants/authorization-code.ts';
 import type { TokenResponse } from '../../../src/grants/common.ts';
 import { hashToken } from '../../../src/tokens/opaque.ts';
-import { isAccessTokenRevoked } from '../../../src/tokens/revocation.ts';
 import { REDIRECT, jwtPayload, openHarness, outcome, pkce, type Harness } from './grant-harness.ts';
 
 interface Issued {
@@ -86,7 +85,7 @@ describe('authorization code grant', () => {
     const first = await redeem(issued);
     h.advance(5);
     expect(await outcome(redeem(issued))).toBe('invalid_grant');
-    expect(await isAccessTokenRevoked(h.ephemeral, String(jwtPayload(first.access_token).jti))).toBe(true);
+    expect(await h.deps.revocations.isRevoked(String(jwtPayload(first.access_token).jti))).toBe(true);
     const state = await h.durable.refreshTokens.find(hashToken(first.refresh_token ?? ''));
     expect(state?.family.revokedAt).not.toBeNull();
     expect(await outcome(h.refresh(first.refresh_token ?? ''))).toBe('invalid_grant');

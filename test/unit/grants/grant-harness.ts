@@ -14,6 +14,7 @@ import { openDurableStore } from '../../../src/store/sql/durable.ts';
 import type { ClientRecord, DurableStore, EphemeralStore, UserRecord } from '../../../src/store/types.ts';
 import { createKeyManager, type KeyManager } from '../../../src/tokens/keys.ts';
 import { hashClientSecret } from '../../../src/tokens/opaque.ts';
+import { createRevocationList } from '../../../src/tokens/revocation.ts';
 
 export const START = Date.UTC(2026, 10, 22, 12, 0, 0);
 export const ISSUER = 'https://id.example.test/';
@@ -103,6 +104,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     clock,
     keys,
     ephemeral,
+    revocations: createRevocationList(ephemeral, clock),
     users: durable.users,
     // Local accounts: the stored record is the current one.
     currentUser: async (u) => u,

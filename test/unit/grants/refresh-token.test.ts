@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthErrorCode } from '../../../src/errors.ts';
 import type { TokenResponse } from '../../../src/grants/common.ts';
 import { hashToken } from '../../../src/tokens/opaque.ts';
-import { isAccessTokenRevoked } from '../../../src/tokens/revocation.ts';
 import { jwtPayload, openHarness, outcome, type Harness } from './grant-harness.ts';
 
 const IDLE = 3600;
@@ -169,7 +168,7 @@ const cases: RefreshCase[] = [
       const current = await state(h, successor.refresh_token ?? '');
       expect(current?.rotatedAt).toBeNull();
       expect(current?.family.revokedAt).toBeNull();
-      expect(await isAccessTokenRevoked(h.ephemeral, jti(successor.access_token))).toBe(false);
+      expect(await h.deps.revocations.isRevoked(jti(successor.access_token))).toBe(false);
       expect(await outcome(h.refresh(successor.refresh_token ?? ''))).toBe('ok');
     },
   },
@@ -193,8 +192,8 @@ const cases: RefreshCase[] = [
       expect(current?.family.revokedAt?.getTime()).toBe(ctx.reusedAt);
       // The newest token is refused, and every access token of the family is revoked.
       expect(await outcome(h.refresh(successor.refresh_token ?? ''))).toBe('invalid_grant');
-      expect(await isAccessTokenRevoked(h.ephemeral, jti(successor.access_token))).toBe(true);
-      expect(await isAccessTokenRevoked(h.ephemeral, jti(first.access_token))).toBe(true);
+      expect(await h.deps.revocations.isRevoked(jti(successor.access_token))).toBe(true);
+      expect(await h.deps.revocations.isRevoked(jti(first.access_token))).toBe(true);
       const events = reuseEvents(h).slice(Number(ctx.before));
       expect(events).toHaveLength(1);
       expect(events[0]?.fields).toMatchObject({
