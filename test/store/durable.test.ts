@@ -46,6 +46,39 @@ async function openEmbedded(): Promise<OpenedDurableStore> {
   };
 }
 
+/**
+ * A fresh migrated database with a cache over it for the suite it is called in; `opened` hands
+ * them to the suite once made. Closed and dropped after the suite.
+ */
+function useCacheOverPostgres<C extends { close(): void }>(
+  makeCache: (store: DurableStore) => C,
+  opened: (made: { database: TestDatabase; store: DurableStore; cache: C }) => void,
+): void {
+  let made: { database: TestDatabase; store: DurableStore; cache: C } | undefined;
+  beforeAll(async () => {
+    const database = await createTestDatabase();
+    const store = await openDurableStore({ databaseUrl: database.url });
+    await store.migrate();
+    made = { database, store, cache: makeCache(store) };
+    opened(made);
+  });
+  afterAll(async () => {
+    made?.cache.close();
+    await made?.store.close().catch(() => {});
+    await made?.database.drop();
+  });
+}
+
+/** Reads every 20 ms until `done` holds; returns the milliseconds it took (fails after 3 s). */
+async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    if (done(await read())) return performance.now() - started;
+    if (performance.now() - started > 3000) throw new Error(`the cache did not see the change to ${what} within 3 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe.runIf(postgresAvailable)('PostgreSQL', () => {
   durableContract('PostgreSQL', openPostgres);
 
@@ -53,28 +86,9 @@ describe.runIf(postgresAvailable)('PostgreSQL', () => {
     let database: TestDatabase;
     let store: DurableStore;
     let cache: ClientsCache;
+    useCacheOverPostgres(createClientsCache, (opened) => ({ database, store, cache } = opened));
 
-    beforeAll(async () => {
-      database = await createTestDatabase();
-      store = await openDurableStore({ databaseUrl: database.url });
-      await store.migrate();
-      cache = createClientsCache(store);
-    });
-    afterAll(async () => {
-      cache?.close();
-      await store?.close().catch(() => {});
-      await database?.drop();
-    });
-
-    /** Polls the cache every 20 ms until `done` holds; returns the milliseconds it took. */
-    async function pollCache(clientId: string, done: (client: ClientRecord | undefined) => boolean): Promise<number> {
-      const started = performance.now();
-      for (;;) {
-        if (done(await cache.get(clientId))) return performance.now() - started;
-        if (performance.now() - started > 3000) throw new Error(`the cache did not see the change to ${clientId} within 3 s`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    }
+    const pollCache = (clientId: string, done: (client: ClientRecord | undefined) => boolean) => pollUntil(() => cache.get(clientId), done, clientId);
 
     it('sees an UPDATE made with SQL on another connection within a second', async () => {
       const client = sampleClient();
@@ -133,32 +147,13 @@ describe.runIf(postgresAvailable)('PostgreSQL', () => {
     });
   });
 
-  describe('users cache', () => {
+  describe('users cache over PostgreSQL', () => {
     let database: TestDatabase;
     let store: DurableStore;
     let users: CachedUsers;
+    useCacheOverPostgres(createCachedUsers, (opened) => ({ database, store, cache: users } = opened));
 
-    beforeAll(async () => {
-      database = await createTestDatabase();
-      store = await openDurableStore({ databaseUrl: database.url });
-      await store.migrate();
-      users = createCachedUsers(store);
-    });
-    afterAll(async () => {
-      users?.close();
-      await store?.close().catch(() => {});
-      await database?.drop();
-    });
-
-    /** Polls the cache every 20 ms until `done` holds; returns the milliseconds it took. */
-    async function pollUser(id: string, done: (user: UserRecord | undefined) => boolean): Promise<number> {
-      const started = performance.now();
-      for (;;) {
-        if (done(await users.getById(id))) return performance.now() - started;
-        if (performance.now() - started > 3000) throw new Error(`the cache did not see the change to ${id} within 3 s`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    }
+    const pollUser = (id: string, done: (user: UserRecord | undefined) => boolean) => pollUntil(() => users.getById(id), done, id);
 
     it('serves a user from memory, and sees an UPDATE and a DELETE made with SQL within a second', async () => {
       const user = sampleUser();
