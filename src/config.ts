@@ -33,6 +33,8 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly databaseUrl: string | undefined;
+  /** Connections each instance keeps to PostgreSQL at most. */
+  readonly databasePoolSize: number;
   readonly dataDir: string;
   readonly redisUrl: string | undefined;
   /** The master secret; undefined in development means "generate one into dataDir". */
@@ -78,6 +80,7 @@ const EXAMPLES: Record<string, string> = {
   IDP_UPSTREAM_ISSUER: 'https://accounts.example.com/',
   IDP_UPSTREAM_CLIENT_ID: 'idp',
   IDP_TOKEN_RATE_LIMIT: '600',
+  IDP_DATABASE_POOL_SIZE: '20',
   IDP_REFRESH_TOKEN_IDLE_LIFETIME: '1209600',
   IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME: '7776000',
   IDP_REFRESH_TOKEN_REUSE_GRACE: '5',
@@ -213,6 +216,7 @@ const envSchema = z.object({
   IDP_UPSTREAM_CLIENT_ID: optionalText,
   IDP_UPSTREAM_CLIENT_SECRET: z.string().optional(),
   IDP_TOKEN_RATE_LIMIT: integerIn(1, 10_000_000, 600),
+  IDP_DATABASE_POOL_SIZE: integerIn(1, 1000, 20),
   IDP_REFRESH_TOKEN_IDLE_LIFETIME: integerIn(60, 10 * 365 * 86400, 14 * 86400),
   IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME: integerIn(60, 10 * 365 * 86400, 90 * 86400),
   IDP_REFRESH_TOKEN_REUSE_GRACE: integerIn(0, 300, 5),
@@ -285,6 +289,7 @@ function toConfig(env: Env): Config {
     port: env.PORT,
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
+    databasePoolSize: env.IDP_DATABASE_POOL_SIZE,
     dataDir: env.IDP_DATA_DIR,
     redisUrl: env.REDIS_URL,
     secret: env.IDP_SECRET,

@@ -58,6 +58,7 @@ export async function openDurable(config: Config, logger?: Logger): Promise<Dura
   const durable = await openDurableStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.databaseUrl ? undefined : embeddedDatabasePath(config.dataDir),
+    poolSize: config.databasePoolSize,
     onError: (error) => logger?.warn({ err: error.message }, 'database connection error'),
   });
   try {

@@ -190,6 +190,32 @@ describe.runIf(postgresAvailable)('PostgreSQL', () => {
     });
   });
 
+  describe('prepared statements over PostgreSQL', () => {
+    it('keep working on every pooled connection after a later migration adds columns', async () => {
+      const database = await createTestDatabase();
+      const store = await openDurableStore({ databaseUrl: database.url });
+      try {
+        await store.migrate();
+        const user = sampleUser();
+        const client = sampleClient();
+        await store.users.upsert(user);
+        await store.clients.upsert(client);
+        // Prepared on many connections at once, then the tables change under them.
+        const before = await Promise.all(Array.from({ length: 12 }, () => store.users.getById(user.id)));
+        expect(before.every((u) => u?.username === user.username)).toBe(true);
+        await runSql(database.url, 'ALTER TABLE users ADD COLUMN nickname text');
+        await runSql(database.url, 'ALTER TABLE refresh_token_families ADD COLUMN device text');
+        const after = await Promise.all(Array.from({ length: 12 }, () => store.users.getById(user.id)));
+        expect(after.every((u) => u?.username === user.username)).toBe(true);
+        expect((await store.users.getByUsername('local', user.username))?.id).toBe(user.id);
+        expect(await store.refreshTokens.find('no-such-token')).toBeUndefined();
+      } finally {
+        await store.close();
+        await database.drop();
+      }
+    });
+  });
+
   describe('migrations over PostgreSQL', () => {
     it('several instances migrating one fresh database at once apply each migration once', async () => {
       const database = await createTestDatabase();

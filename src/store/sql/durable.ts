@@ -16,11 +16,13 @@ export interface DurableStoreOptions {
   databaseUrl?: string | undefined;
   dataDir?: string | undefined;
   onError?: (error: Error) => void;
+  /** PostgreSQL only: connections kept at most (default 20). */
+  poolSize?: number | undefined;
 }
 
 export async function openDurableStore(options: DurableStoreOptions): Promise<DurableStore> {
   const connection = options.databaseUrl
-    ? connectPostgres(options.databaseUrl, options.onError)
+    ? connectPostgres(options.databaseUrl, options.onError, options.poolSize)
     : await connectEmbedded(options.dataDir);
   return createStore(connection);
 }

@@ -8,7 +8,7 @@ import { sql, type Selectable } from 'kysely';
 import type { IssuedAccess, RefreshFamilyRecord, RefreshTokenRepository, RefreshTokenState, RotateInput, RotateResult } from '../types.ts';
 import type { Db, RefreshTokenFamiliesTable } from './database.ts';
 
-function toFamily(row: Selectable<RefreshTokenFamiliesTable>): RefreshFamilyRecord {
+function toFamily(row: Omit<Selectable<RefreshTokenFamiliesTable>, 'revoked_reason'>): RefreshFamilyRecord {
   return {
     id: row.id,
     clientId: row.client_id,
@@ -108,7 +108,7 @@ export function sqlRefreshTokens(db: Db): RefreshTokenRepository {
     async find(tokenHash): Promise<RefreshTokenState | undefined> {
       const row = await db.selectFrom('refresh_tokens as t')
         .innerJoin('refresh_token_families as f', 'f.id', 't.family_id')
-        .selectAll('f')
+        .select(['f.id', 'f.client_id', 'f.user_id', 'f.scopes', 'f.claims', 'f.allowed_scopes', 'f.nonce', 'f.auth_time', 'f.amr', 'f.expires_at', 'f.created_at', 'f.revoked_at'])
         .select(['t.created_at as token_created_at', 't.expires_at as token_expires_at', 't.rotated_at as token_rotated_at'])
         .where('t.token_hash', '=', tokenHash)
         .executeTakeFirst();

@@ -45,15 +45,22 @@ function toColumns(change: Partial<Omit<UserInput, 'id' | 'source'>>): Partial<U
   return columns as Partial<UserColumns>;
 }
 
+/** Every column by name (not `*`): the lookups are then prepared statements (see database.ts). */
+const ALL_COLUMNS = [
+  'id', 'source', 'subject', 'username', 'password_hash', 'given_name', 'family_name', 'name', 'email',
+  'email_verified', 'phone_number', 'phone_number_verified', 'roles', 'totp_secret_sealed', 'locked',
+  'must_change_password', 'must_enrol_mfa', 'created_at', 'updated_at',
+] as const satisfies ReadonlyArray<keyof UsersTable>;
+
 export function sqlUsers(db: Db): UserRepository {
   const byUsername = (source: SignInSourceKind, username: string) =>
-    db.selectFrom('users').selectAll()
+    db.selectFrom('users').select(ALL_COLUMNS)
       .where('source', '=', source)
       .where(sql<string>`lower(username)`, '=', username.toLowerCase());
 
   return {
     async getById(id) {
-      const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+      const row = await db.selectFrom('users').select(ALL_COLUMNS).where('id', '=', id).executeTakeFirst();
       return row ? toRecord(row) : undefined;
     },
     async getByUsername(source, username) {
@@ -61,11 +68,11 @@ export function sqlUsers(db: Db): UserRepository {
       return row ? toRecord(row) : undefined;
     },
     async getBySubject(source, subject) {
-      const row = await db.selectFrom('users').selectAll().where('source', '=', source).where('subject', '=', subject).executeTakeFirst();
+      const row = await db.selectFrom('users').select(ALL_COLUMNS).where('source', '=', source).where('subject', '=', subject).executeTakeFirst();
       return row ? toRecord(row) : undefined;
     },
     async list() {
-      const rows = await db.selectFrom('users').selectAll().orderBy('source').orderBy('username').execute();
+      const rows = await db.selectFrom('users').select(ALL_COLUMNS).orderBy('source').orderBy('username').execute();
       return rows.map(toRecord);
     },
     async upsert(user): Promise<UpsertResult> {
