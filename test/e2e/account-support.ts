@@ -6,7 +6,7 @@
  * party would. Each browser can present its own client address (X-Forwarded-For, with
  * IDP_TRUST_PROXY=true), so per-address throttling of one test does not leak into the next.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGuardrails, generate } from 'otplib';
@@ -14,6 +14,9 @@ import { expect } from 'vitest';
 import { Browser, readForm, type Page } from '../helpers/browser-http.ts';
 import { runIdp, startServer, tempDir, type RunResult, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, runSql, type TestDatabase } from '../helpers/services.ts';
+import { basic, jsonBody, pkce, type Pkce } from '../helpers/oauth.ts';
+
+export { basic, pkce, type Pkce };
 
 export const IDP_SECRET = 'a1'.repeat(32);
 export const WEB_SECRET = 'mfa-web-secret-0123456789abcdefghijklmn';
@@ -118,15 +121,6 @@ export class AddressedBrowser extends Browser {
   }
 }
 
-export interface Pkce {
-  verifier: string;
-  challenge: string;
-}
-
-export function pkce(): Pkce {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
 
 export interface Started {
   page: Page;
@@ -202,9 +196,6 @@ export function codeOf(page: Page, state: string): string {
   return params.get('code') ?? '';
 }
 
-export function basic(clientId: string, secret: string): string {
-  return `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
-}
 
 export interface TokenAnswer {
   status: number;
@@ -218,12 +209,7 @@ export async function tokenRequest(base: string, form: Record<string, string>): 
     body: new URLSearchParams(form).toString(),
   });
   const text = await res.text();
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    body = { unparsed: text };
-  }
+  const body = jsonBody(text);
   return { status: res.status, body };
 }
 

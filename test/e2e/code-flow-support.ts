@@ -3,13 +3,16 @@
  * database, the seed (clients and users every suite relies on), and small helpers that drive the
  * browser pages and the token endpoint from outside, the way a relying party would.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { Browser, readForm, type Page } from '../helpers/browser-http.ts';
 import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { basic, jsonBody, pkce, type Pkce } from '../helpers/oauth.ts';
+
+export { basic, pkce, type Pkce };
 
 export const IDP_SECRET = 'd'.repeat(64);
 
@@ -128,15 +131,6 @@ export async function startSeededServer(): Promise<Setup> {
   };
 }
 
-export interface Pkce {
-  verifier: string;
-  challenge: string;
-}
-
-export function pkce(): Pkce {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
 
 export function authorizeUrl(base: string, params: Record<string, string | undefined>): string {
   const query = new URLSearchParams();
@@ -220,10 +214,6 @@ export function codeFrom(page: Page, redirectUri: string, issuer: string): strin
   return code ?? '';
 }
 
-export function basic(clientId: string, secret: string): string {
-  const enc = (v: string) => encodeURIComponent(v).replace(/%20/g, '+');
-  return `Basic ${Buffer.from(`${enc(clientId)}:${enc(secret)}`).toString('base64')}`;
-}
 
 export interface JsonResponse {
   status: number;
@@ -238,12 +228,7 @@ export async function postForm(url: string, form: Record<string, string> | strin
     body: typeof form === 'string' ? form : new URLSearchParams(form).toString(),
   });
   const text = await res.text();
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    body = { unparsed: text };
-  }
+  const body = jsonBody(text);
   return { status: res.status, headers: res.headers, body };
 }
 
@@ -266,12 +251,7 @@ export async function userinfo(base: string, accessToken: string | undefined, me
     headers: accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` },
   });
   const text = await res.text();
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    body = { unparsed: text };
-  }
+  const body = jsonBody(text);
   return { status: res.status, headers: res.headers, body };
 }
 

@@ -4,7 +4,7 @@
  * their own (optionally several instances on one database and one Redis), a seed, and helpers
  * that drive the pages and the endpoints from outside the way a browser or a relying party does.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as client from 'openid-client';
@@ -13,6 +13,9 @@ import { Browser, readForm, type Page } from '../helpers/browser-http.ts';
 import { startHostForwarder } from '../helpers/host-forwarder.ts';
 import { runIdp, startServer, tempDir, type RunResult, type RunningServer } from '../helpers/process.ts';
 import { REDIS_URL, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { basic, jsonBody, pkce } from '../helpers/oauth.ts';
+
+export { basic, pkce };
 
 export const IDP_SECRET = 'e'.repeat(64);
 
@@ -162,10 +165,6 @@ export async function idpOk(cluster: Cluster, args: string[]): Promise<void> {
 /** CONTRACT section 4: a change takes effect on every instance within one second. */
 export const propagation = () => new Promise((resolve) => setTimeout(resolve, 1200));
 
-export function pkce(): { verifier: string; challenge: string } {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
 
 export function isSignInPage(page: Page): boolean {
   return page.status === 200 && /<form[^>]*action="[^"]*\/sign-in"/.test(page.body) && page.body.includes('name="password"');
@@ -211,10 +210,6 @@ export const TO_DISABLE: ClientCredentials = { clientId: 'to-disable', secret: D
 
 export const REDIRECTS: Record<string, string> = { web: WEB_REDIRECT, spa: SPA_REDIRECT, other: OTHER_REDIRECT, 'to-disable': DISABLE_REDIRECT };
 
-export function basic(clientId: string, secret: string): string {
-  const enc = (v: string) => encodeURIComponent(v).replace(/%20/g, '+');
-  return `Basic ${Buffer.from(`${enc(clientId)}:${enc(secret)}`).toString('base64')}`;
-}
 
 export interface HttpResponse {
   status: number;
@@ -228,12 +223,7 @@ export interface HttpResponse {
 export async function request(url: string, init: RequestInit): Promise<HttpResponse> {
   const res = await fetch(url, { redirect: 'manual', ...init });
   const text = await res.text();
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    body = { unparsed: text };
-  }
+  const body = jsonBody(text);
   return { status: res.status, headers: res.headers, text, body };
 }
 

@@ -3,6 +3,7 @@ import { OAuthError } from '../../../src/errors.ts';
 import { authenticateClient, type ClientCredentialsInput } from '../../../src/grants/client-auth.ts';
 import type { ClientRecord } from '../../../src/store/types.ts';
 import { hashClientSecret } from '../../../src/tokens/opaque.ts';
+import { basic } from '../../helpers/oauth.ts';
 
 const NOW = Date.parse('2026-11-22T12:00:00Z');
 const SECRET = 'a secret: with+plus %percent & more-0123456789';
@@ -25,11 +26,6 @@ const clients = new Map<string, ClientRecord>([
 ]);
 const deps = { findClient: async (id: string) => clients.get(id), now: NOW };
 
-/** RFC 6749 §2.3.1: form-urlencode id and secret, then Basic-encode. */
-function basic(id: string, secret: string): string {
-  const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, '+');
-  return `Basic ${Buffer.from(`${enc(id)}:${enc(secret)}`).toString('base64')}`;
-}
 
 const input = (partial: Partial<ClientCredentialsInput>): ClientCredentialsInput => ({ authorization: undefined, clientId: undefined, clientSecret: undefined, ...partial });
 

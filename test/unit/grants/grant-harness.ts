@@ -3,7 +3,7 @@
  * in-process ephemeral store and the key manager, all on one injected clock the test moves.
  * Audit events are recorded into an array to assert on.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { OAuthError } from '../../../src/errors.ts';
 import { authorizationCodeGrant, issueCode, type CodeRecord } from '../../../src/grants/authorization-code.ts';
 import type { AuthenticatedClient } from '../../../src/grants/client-auth.ts';
@@ -15,6 +15,9 @@ import type { ClientRecord, DurableStore, EphemeralStore, UserRecord } from '../
 import { createKeyManager, type KeyManager } from '../../../src/tokens/keys.ts';
 import { hashClientSecret } from '../../../src/tokens/opaque.ts';
 import { createRevocationList } from '../../../src/tokens/revocation.ts';
+import { pkce } from '../../helpers/oauth.ts';
+
+export { pkce };
 
 export const START = Date.UTC(2026, 10, 22, 12, 0, 0);
 export const ISSUER = 'https://id.example.test/';
@@ -62,10 +65,6 @@ function clientRecord(clientId: string, overrides: Partial<ClientRecord> = {}): 
   };
 }
 
-export function pkce(): { verifier: string; challenge: string } {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
 
 export async function openHarness(options: HarnessOptions = {}): Promise<Harness> {
   let now = START;
