@@ -129,7 +129,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
   const page = { basePath };
   const throttle = createSignInThrottle(ephemeral, { maxFailures: config.loginMaxFailures, maxFailuresPerAddress: config.loginMaxFailuresPerAddress });
   const flow = createSignInFlow({
-    issuer: config.issuer, basePath, secureCookies, clock, clients, users: users, consents: durable.consents, sessions, interactions, ephemeral, throttle,
+    issuer: config.issuer, basePath, secureCookies, clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle,
     audit: grantDeps.audit,
   });
   const upstream = services.source.kind === 'oidc' ? { upstream: services.source, ephemeral, baseUrl: config.baseUrl } : undefined;
@@ -149,7 +149,6 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     flow,
   });
   await app.register(logoutRoutes, {
-    revocations: services.revocations,
     issuer: config.issuer,
     page,
     secureCookies,
@@ -157,12 +156,12 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     clock,
     keys,
     clients,
-    users: users,
+    users,
     sourceKind: services.source.kind,
     sessions,
     refreshTokens: durable.refreshTokens,
     accessTokens: durable.accessTokens,
-    ephemeral,
+    revocations: services.revocations,
     audit: grantDeps.audit,
     ...(upstream ? { continueUpstream: (idToken: string, trip: SignOutTrip) => upstreamSignOutUrl(upstream, idToken, trip) } : {}),
   });

@@ -9,7 +9,7 @@ import { OAuthError } from '../errors.ts';
 import type { SessionStore } from '../sessions/browser-session.ts';
 import { isValidSessionCsrfToken, sessionCsrfToken } from '../sessions/csrf.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
-import type { AccessTokenRepository, ClientRecord, EphemeralStore, RefreshTokenRepository, SignInSourceKind, UserRecord, UserRepository } from '../store/types.ts';
+import type { AccessTokenRepository, ClientRecord, RefreshTokenRepository, SignInSourceKind, UserRecord, UserRepository } from '../store/types.ts';
 import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { revokedTokens, type RevocationList } from '../tokens/revocation.ts';
@@ -32,7 +32,6 @@ export interface LogoutRouteOptions {
   sessions: SessionStore;
   refreshTokens: RefreshTokenRepository;
   accessTokens: AccessTokenRepository;
-  ephemeral: EphemeralStore;
   revocations: RevocationList;
   audit(event: string, fields: Record<string, unknown>): void;
   /** With an upstream provider: its end-session URL for this user, carrying where to return. */

@@ -34,7 +34,7 @@ export function createRevocationList(ephemeral: EphemeralStore, clock: Clock, ma
   // The in-memory copy is complete: listening, rebuilt since, and not over its size.
   let complete = false;
   let overflowed = false;
-  // Bumped when listening stops, so that a rebuild that started before cannot complete the copy.
+  // Bumped whenever listening starts or stops: a rebuild begun before cannot complete the copy.
   let epoch = 0;
   const now = () => Math.floor(clock() / 1000);
 
@@ -52,7 +52,7 @@ export function createRevocationList(ephemeral: EphemeralStore, clock: Clock, ma
     const started = epoch;
     try {
       const record = await ephemeral.entries<number>(NS);
-      if (started !== epoch || !listening) return;
+      if (started !== epoch) return;
       overflowed = false;
       for (const [jti, exp] of record) remember({ jti, exp });
       complete = !overflowed;

@@ -118,6 +118,7 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
       const found: Array<[string, T]> = [];
       for (let i = 0; i < keys.length; i += 500) {
         const batch = keys.slice(i, i + 500);
+        // One GET per key, not MGET: each key is its own cluster hash slot.
         const values = await Promise.all(batch.map((key) => redis.get(key)));
         batch.forEach((key, j) => {
           const value = values[j];

@@ -172,11 +172,13 @@ const MAX_PREPARED = 500;
  * `*` are sent plainly: a prepared `select *` fails once a migration adds a column.
  */
 function preparingPool(pool: pg.Pool): PostgresPool {
+  // Every text seen, with its statement name (undefined: sent plainly); bounded like the statements.
   const names = new Map<string, string | undefined>();
   const nameOf = (text: string): string | undefined => {
     if (names.has(text)) return names.get(text);
+    if (names.size >= MAX_PREPARED) return undefined;
     const preparable = /^\s*(select|insert|update|delete|with)\b/i.test(text) && !text.includes('*');
-    const name = preparable && names.size < MAX_PREPARED ? `idp_${createHash('sha256').update(text).digest('hex').slice(0, 24)}` : undefined;
+    const name = preparable ? `idp_${createHash('sha256').update(text).digest('hex').slice(0, 24)}` : undefined;
     names.set(text, name);
     return name;
   };
