@@ -7,12 +7,10 @@
  * IDP_TRUST_PROXY=true), so per-address throttling of one test does not leak into the next.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createGuardrails, generate } from 'otplib';
 import { expect } from 'vitest';
 import { Browser, readForm, type Page } from '../helpers/browser-http.ts';
-import { runIdp, startServer, tempDir, type RunResult, type RunningServer } from '../helpers/process.ts';
+import { runIdp, seedWith, startServer, type RunResult, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, runSql, type TestDatabase } from '../helpers/services.ts';
 import { basic, jsonBody, pkce, type Pkce } from '../helpers/oauth.ts';
 
@@ -60,23 +58,17 @@ export interface Stack {
 /** A fresh database, seeded, and `instances` servers on it with `env` added. */
 export async function startStack(users: SeedUser[], env: Record<string, string> = {}, instances = 1): Promise<Stack> {
   const db = await createTestDatabase();
-  const dir = tempDir('idp-account-');
   const base = { DATABASE_URL: db.url, IDP_SECRET };
   const servers: RunningServer[] = [];
   try {
-    const file = join(dir.path, 'seed.json');
-    writeFileSync(file, JSON.stringify(seedFor(users)));
     // The first server migrates the empty database; then the seed goes in, as an operator would do it.
     servers.push(await startServer({ ...base, ...env }));
-    const seeded = await runIdp(['seed', file], base);
-    if (seeded.code !== 0) throw new Error(`seed failed (${seeded.code}): ${seeded.stdout}${seeded.stderr}`);
+    await seedWith(seedFor(users), base);
     for (let i = 1; i < instances; i++) servers.push(await startServer({ ...base, ...env }));
   } catch (error) {
     for (const s of servers) await s.stop();
     await db.drop();
     throw error;
-  } finally {
-    dir.remove();
   }
   const idp = (args: string[]) => runIdp(args, base);
   return {

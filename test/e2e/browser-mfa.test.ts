@@ -5,13 +5,13 @@
  * party's callback; the next sign-in asks for a code. Screenshots of the enrolment and the
  * second-factor pages go to test-artifacts/screenshots/ for people to look at.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGuardrails, generate } from 'otplib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCREENSHOTS, authorizeRequest, chromiumAvailable, launchChromium, startRelyingParty, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
-import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import { seedWith, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
 
 const chromiumReady = chromiumAvailable('the browser MFA suite');
 
@@ -73,8 +73,7 @@ describe.runIf(chromiumReady)('a browser enrolling in and using the second facto
 
   beforeAll(async () => {
     rp = await startRelyingParty();
-    const seedFile = join(data.path, 'seed.json');
-    writeFileSync(seedFile, JSON.stringify({
+    await seedWith({
       api_scopes: [],
       clients: [{
         client_id: CLIENT_ID, display_name: 'MFA App', enabled: true,
@@ -82,9 +81,7 @@ describe.runIf(chromiumReady)('a browser enrolling in and using the second facto
         redirect_uris: [rp.redirectUri], require_consent: false,
       }],
       users: [{ username: USERNAME, password: PASSWORD, name: 'Nora Enrolling', must_enrol_mfa: true }],
-    }));
-    const seeded = await runIdp(['seed', seedFile], env);
-    expect(seeded.code, seeded.stderr + seeded.stdout).toBe(0);
+    }, env);
     server = await startServer(env);
     browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });

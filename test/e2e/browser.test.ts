@@ -4,12 +4,12 @@
  * button names as CONTRACT section 5 gives them, to a relying party's callback. It also keeps
  * screenshots of the pages in test-artifacts/screenshots/ for people to look at.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCREENSHOTS, authorizeRequest, chromiumAvailable, launchChromium, startRelyingParty, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
-import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import { seedWith, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
 
 const chromiumReady = chromiumAvailable('the browser suite');
 
@@ -41,8 +41,7 @@ describe.runIf(chromiumReady)('a browser signing in', () => {
   beforeAll(async () => {
     rp = await startRelyingParty();
     // Seed before the server starts: the embedded database belongs to one process at a time.
-    const seedFile = join(data.path, 'seed.json');
-    writeFileSync(seedFile, JSON.stringify({
+    await seedWith({
       api_scopes: [],
       clients: [{
         client_id: CLIENT_ID, display_name: CLIENT_NAME, enabled: true,
@@ -54,9 +53,7 @@ describe.runIf(chromiumReady)('a browser signing in', () => {
         username: USERNAME, password: PASSWORD, given_name: 'Alice', family_name: 'Liddell', name: 'Alice Liddell',
         email: 'alice@example.com', email_verified: true,
       }],
-    }));
-    const seeded = await runIdp(['seed', seedFile], env);
-    expect(seeded.code, seeded.stderr + seeded.stdout).toBe(0);
+    }, env);
     server = await startServer(env);
     browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });

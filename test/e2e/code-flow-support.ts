@@ -4,11 +4,9 @@
  * browser pages and the token endpoint from outside, the way a relying party would.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { expect } from 'vitest';
 import { Browser, readForm, type Page } from '../helpers/browser-http.ts';
-import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import { seedWith, startServer, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
 import { basic, jsonBody, pkce, type Pkce } from '../helpers/oauth.ts';
 
@@ -102,21 +100,15 @@ export interface Setup {
 /** A fresh database, seeded, and one server on it. */
 export async function startSeededServer(): Promise<Setup> {
   const db = await createTestDatabase();
-  const dir = tempDir('idp-code-flow-');
   const env = { DATABASE_URL: db.url, IDP_SECRET };
   let server: RunningServer | undefined;
   try {
     server = await startServer(env);
-    const file = join(dir.path, 'seed.json');
-    writeFileSync(file, JSON.stringify(SEED));
-    const seeded = await runIdp(['seed', file], env);
-    if (seeded.code !== 0) throw new Error(`seed failed (${seeded.code}): ${seeded.stdout}${seeded.stderr}`);
+    await seedWith(SEED, env);
   } catch (error) {
     await server?.stop();
     await db.drop();
     throw error;
-  } finally {
-    dir.remove();
   }
   const running = server;
   return {

@@ -5,10 +5,8 @@
  * directory's groups as roles. /readyz and the sign-in page tell when the directory is down.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import { seedWith, startServer, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
 import { DIRECTORY_USERS, PEOPLE_DN, READER, slapdAvailable, startSlapd, type Slapd } from '../helpers/slapd.ts';
 import { Browser, authorizeThroughPages, codeFrom, codeRequest, decodeJwt, expectSignInPage, pkce, redeem, submitSignIn } from './code-flow-support.ts';
@@ -31,21 +29,13 @@ describe.runIf(slapdAvailable && postgresAvailable)('signing in through a direct
       IDP_LDAP_URL: slapd.url, IDP_LDAP_BIND_DN: READER.dn, IDP_LDAP_BIND_PASSWORD: READER.password, IDP_LDAP_BASE_DN: PEOPLE_DN,
     };
     server = await startServer(env);
-    const dir = tempDir('idp-ldap-seed-');
-    try {
-      const file = join(dir.path, 'seed.json');
-      writeFileSync(file, JSON.stringify({
-        clients: [{
-          client_id: CLIENT.clientId, client_secret: CLIENT.secret, display_name: 'Directory app',
-          grant_types: ['authorization_code'], scopes: ['openid', 'profile', 'email', 'roles'],
-          redirect_uris: [REDIRECT], require_consent: false,
-        }],
-      }));
-      const seeded = await runIdp(['seed', file], env);
-      expect(seeded.code, seeded.stdout + seeded.stderr).toBe(0);
-    } finally {
-      dir.remove();
-    }
+    await seedWith({
+      clients: [{
+        client_id: CLIENT.clientId, client_secret: CLIENT.secret, display_name: 'Directory app',
+        grant_types: ['authorization_code'], scopes: ['openid', 'profile', 'email', 'roles'],
+        redirect_uris: [REDIRECT], require_consent: false,
+      }],
+    }, env);
   });
 
   afterAll(async () => {

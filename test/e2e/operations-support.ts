@@ -6,12 +6,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import net from 'node:net';
-import { join } from 'node:path';
 import { expect } from 'vitest';
-import { freePort, runIdp, startServer, tempDir, type RunResult, type RunningServer } from '../helpers/process.ts';
+import { freePort, runIdp, seedWith, startServer, type RunResult, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, runSql, type TestDatabase } from '../helpers/services.ts';
 import { sleep } from './token-lifecycle-support.ts';
 
@@ -395,20 +393,14 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
   const idp = (args: string[]) => runIdp(args, env);
   const sql = <T extends Record<string, unknown>>(text: string, values: unknown[] = []) => runSql<T>(db.url, text, values);
   const servers: RunningServer[] = [];
-  const dir = tempDir('idp-ops-');
   try {
-    const file = join(dir.path, 'seed.json');
-    writeFileSync(file, JSON.stringify(options.seed));
-    const seeded = await idp(['seed', file]);
-    if (seeded.code !== 0) throw new Error(`seed failed (${seeded.code}): ${seeded.stdout}${seeded.stderr}`);
+    await seedWith(options.seed, env);
     await options.prepare?.({ idp, sql });
     for (let i = 0; i < (options.instances ?? 1); i++) servers.push(await startServer({ ...env, LOG_LEVEL: 'info', ...options.env }));
   } catch (error) {
     await Promise.all(servers.map((s) => s.stop()));
     await db.drop();
     throw error;
-  } finally {
-    dir.remove();
   }
   return {
     db,

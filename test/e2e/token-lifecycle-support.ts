@@ -5,13 +5,11 @@
  * that drive the pages and the endpoints from outside the way a browser or a relying party does.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import * as client from 'openid-client';
 import { expect } from 'vitest';
 import { Browser, readForm, type Page } from '../helpers/browser-http.ts';
 import { startHostForwarder } from '../helpers/host-forwarder.ts';
-import { runIdp, startServer, tempDir, type RunResult, type RunningServer } from '../helpers/process.ts';
+import { runIdp, seedWith, startServer, type RunResult, type RunningServer } from '../helpers/process.ts';
 import { REDIS_URL, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
 import { basic, jsonBody, pkce } from '../helpers/oauth.ts';
 
@@ -119,15 +117,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     ...options.env,
   };
   const servers: RunningServer[] = [];
-  const dir = tempDir('idp-lifecycle-');
   try {
     const first = await startServer(env);
     servers.push(first);
     env.IDP_BASE_URL = first.url;
-    const file = join(dir.path, 'seed.json');
-    writeFileSync(file, JSON.stringify(options.seed ?? seedFor()));
-    const seeded = await runIdp(['seed', file], env);
-    if (seeded.code !== 0) throw new Error(`seed failed (${seeded.code}): ${seeded.stdout}${seeded.stderr}`);
+    await seedWith(options.seed ?? seedFor(), env);
     // Further instances are reached under the first one's host, as through a load balancer.
     for (let i = 1; i < (options.instances ?? 1); i++) {
       const server = await startServer(env);
@@ -138,8 +132,6 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     await Promise.all(servers.map((s) => s.stop()));
     await db.drop();
     throw error;
-  } finally {
-    dir.remove();
   }
   const base = servers[0]?.url ?? '';
   return {

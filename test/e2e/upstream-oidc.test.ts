@@ -9,11 +9,9 @@
  * keeps serving.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, type Page } from '../helpers/browser-http.ts';
-import { freePort, runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import { freePort, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
 import {
   abortAtUpstream, confirmUpstreamLogout, createUpstreamProvider, isUpstreamConsentPage, isUpstreamLoginPage,
@@ -73,7 +71,6 @@ async function deploy(options: { upstreamDown?: boolean; claimsInIdToken?: boole
   });
   if (!options.upstreamDown) await upstream.start();
   const db = await createTestDatabase();
-  const dir = tempDir('idp-upstream-');
   const env = { DATABASE_URL: db.url, IDP_SECRET };
   let server: RunningServer | undefined;
   try {
@@ -81,17 +78,12 @@ async function deploy(options: { upstreamDown?: boolean; claimsInIdToken?: boole
       ...env, LOG_LEVEL: 'info', IDP_SIGN_IN_SOURCE: 'oidc',
       IDP_UPSTREAM_ISSUER: upstream.issuer, IDP_UPSTREAM_CLIENT_ID: AT_UPSTREAM.clientId, IDP_UPSTREAM_CLIENT_SECRET: AT_UPSTREAM.clientSecret,
     }, 30_000, { port, ...(options.upstreamDown ? { readyPath: '/healthz' } : {}) });
-    const file = join(dir.path, 'seed.json');
-    writeFileSync(file, JSON.stringify(SEED));
-    const seeded = await runIdp(['seed', file], env);
-    if (seeded.code !== 0) throw new Error(`seed failed (${seeded.code}): ${seeded.stdout}${seeded.stderr}`);
+    await seedWith(SEED, env);
   } catch (error) {
     await server?.stop();
     await upstream.stop();
     await db.drop();
     throw error;
-  } finally {
-    dir.remove();
   }
   return { base, issuer: `${base}/`, server, db, upstream };
 }

@@ -3,10 +3,11 @@
  * processes with their own environment, their output and exit codes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { expect } from 'vitest';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const IDP_BIN = join(ROOT, 'bin/idp.js');
@@ -38,6 +39,19 @@ export function runIdp(args: string[], env: Record<string, string | undefined>, 
     child.stdin.on('error', () => {});
     child.stdin.end(stdin ?? '');
   });
+}
+
+/** Runs `idp seed` on `seed` written to a file, as an administrator would; expects exit 0. */
+export async function seedWith(seed: object, env: Record<string, string | undefined>): Promise<void> {
+  const dir = tempDir('idp-seed-');
+  try {
+    const file = join(dir.path, 'seed.json');
+    writeFileSync(file, JSON.stringify(seed));
+    const seeded = await runIdp(['seed', file], env);
+    expect(seeded.code, `idp seed: ${seeded.stdout}${seeded.stderr}`).toBe(0);
+  } finally {
+    dir.remove();
+  }
 }
 
 /** A free loopback port. */
