@@ -1,8 +1,8 @@
 /**
  * A large database for `npm run bench -- --scale`, bulk-inserted with generate_series (not through
- * the API): 10,000 clients, 100,000 users and 1,000,000 refresh token families, each family with
- * a rotated-out token and its current successor (2,000,000 refresh_tokens rows). Values have the
- * shapes the service writes: random 128-bit user ids, UUID family ids, SHA-256 token hashes.
+ * the API): 10,000 clients, 100,000 users and 1,000,000 refresh token families, each rotated once
+ * (at generation 1, as after one refresh). Values have the shapes the service writes: random
+ * 128-bit user ids, UUID family ids, 32-byte salts.
  */
 import pg from 'pg';
 import { hashPassword } from '../src/sources/passwords.ts';
@@ -60,7 +60,7 @@ export async function seedScale(databaseUrl: string, log: (line: string) => void
       await db.query(familiesBatch(), [from, Math.min(SCALE.families, from + BATCH - 1)]);
     }
     const familiesSeconds = lap();
-    log(`  ${SCALE.families} families (${2 * SCALE.families} refresh tokens) in ${familiesSeconds.toFixed(1)} s`);
+    log(`  ${SCALE.families} families in ${familiesSeconds.toFixed(1)} s`);
     await db.query('VACUUM ANALYZE');
     const analyzeSeconds = lap();
     return { clientsSeconds, usersSeconds, familiesSeconds, analyzeSeconds, totalSeconds: (performance.now() - started) / 1000 };
@@ -71,21 +71,16 @@ export async function seedScale(databaseUrl: string, log: (line: string) => void
 
 /** One batch of families ($1..$2): spread over every client and user, created over 60 days. */
 function familiesBatch(): string {
-  const randomHash = b64url('gen_random_uuid()::text');
   return `
     WITH src AS MATERIALIZED (
-      SELECT i, gen_random_uuid()::text AS fid, now() - random() * interval '60 days' AS created,
-             ${randomHash} AS old_hash, ${randomHash} AS new_hash
+      SELECT i, gen_random_uuid()::text AS fid, now() - random() * interval '60 days' AS created
       FROM generate_series($1::int, $2::int) AS i
-    ), families AS (
-      INSERT INTO refresh_token_families (id, client_id, user_id, scopes, allowed_scopes, auth_time, amr, created_at, expires_at)
-      SELECT fid, 'scale-client-' || (1 + i % ${SCALE.clients}), ${userId(`(1 + i % ${SCALE.users})`)},
-             '{openid,profile,offline_access}', '{openid,profile,email,offline_access}', created, '{pwd}', created, created + interval '90 days'
-      FROM src
-      RETURNING 1
     )
-    INSERT INTO refresh_tokens (token_hash, family_id, created_at, expires_at, rotated_at, successor_hash, access_jti, access_expires_at)
-    SELECT old_hash, fid, created, created + interval '14 days', created + interval '1 hour', new_hash, gen_random_uuid()::text, created + interval '1 hour' FROM src
-    UNION ALL
-    SELECT new_hash, fid, created + interval '1 hour', created + interval '15 days', NULL, NULL, gen_random_uuid()::text, created + interval '2 hours' FROM src`;
+    INSERT INTO refresh_token_families (id, client_id, user_id, scopes, allowed_scopes, auth_time, amr, created_at, expires_at,
+                                        generation, token_salt, rotated_at, token_expires_at, access_expires_at)
+    SELECT fid, 'scale-client-' || (1 + i % ${SCALE.clients}), ${userId(`(1 + i % ${SCALE.users})`)},
+           '{openid,profile,offline_access}', '{openid,profile,email,offline_access}', created, '{pwd}', created, created + interval '90 days',
+           1, decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'), created + interval '1 hour',
+           created + interval '15 days', created + interval '2 hours'
+    FROM src`;
 }

@@ -36,6 +36,7 @@ import type { Services } from './services.ts';
 import { createMfaSecrets } from './sessions/mfa.ts';
 import { createSignInThrottle } from './sessions/throttle.ts';
 import { changeLocalPassword } from './sources/local.ts';
+import { createRefreshTokenCodec } from './tokens/refresh-tokens.ts';
 import { deriveKey } from './tokens/secret-box.ts';
 
 const TEMPLATES_DIR = join(import.meta.dirname, '..', 'templates');
@@ -108,6 +109,7 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
     users,
     currentUser: (user) => services.source.currentUser(user),
     refreshTokens: durable.refreshTokens,
+    refreshTokenCodec: createRefreshTokenCodec(deriveKey(services.secret, 'refresh-tokens')),
     accessTokens: durable.accessTokens,
     refreshLifetime: { idleSeconds: config.refreshTokenIdleLifetime, absoluteSeconds: config.refreshTokenAbsoluteLifetime },
     refreshReuseGraceSeconds: config.refreshTokenReuseGrace,

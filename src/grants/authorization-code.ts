@@ -4,15 +4,15 @@
  * atomically (single use across instances); a second use is refused and revokes what the
  * first use issued (RFC 6749 §4.1.2, OAuth 2.0 Security BCP §4.5.3).
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { OAuthError } from '../errors.ts';
 import type { ClientRecord } from '../store/types.ts';
 import { hashToken, randomToken } from '../tokens/opaque.ts';
 import { verifyPkce } from '../tokens/pkce.ts';
-import { revokedTokens } from '../tokens/revocation.ts';
+import { revokedFamilyTokens } from '../tokens/revocation.ts';
 import type { Grant, GrantDeps } from './common.ts';
-import { assertUserMayReceiveTokens, mintUserTokens, type Authorization, type IssuedTokens } from './user-tokens.ts';
+import { assertUserMayReceiveTokens, mintUserTokens, type Authorization, type FamilyIssue } from './user-tokens.ts';
 
 /** interface.md: a code is valid for 5 minutes. */
 export const CODE_TTL_SECONDS = 300;
@@ -67,11 +67,21 @@ export const authorizationCodeGrant: Grant<Params> = {
     const user = await deps.users.getById(record.userId);
     assertUserMayReceiveTokens(user);
 
-    const refreshToken = mayRefresh(client, record) ? randomToken() : undefined;
-    const issued = await mintUserTokens(user, client, record, deps, refreshToken);
-    const familyId = refreshToken ? await startRefreshFamily(client, record, refreshToken, issued, deps) : null;
-    // Without a family, the access token is recorded on its own: end session revokes it too.
-    if (!familyId) await deps.accessTokens.record(user.id, client.clientId, { jti: issued.jti, expiresAt: new Date(issued.accessExpiresAt * 1000) }, new Date(deps.clock()));
+    const family = mayRefresh(client, record) ? newFamily(record, client, deps) : undefined;
+    const issued = await mintUserTokens(user, client, record, deps, family?.issue);
+    const now = new Date(deps.clock());
+    const accessExpiresAt = new Date(issued.accessExpiresAt * 1000);
+    if (family) {
+      await deps.refreshTokens.createFamily({
+        ...family.row,
+        tokenExpiresAt: new Date(now.getTime() + deps.refreshLifetime.idleSeconds * 1000),
+        accessExpiresAt,
+      });
+    } else {
+      // Without a family, the access token is recorded on its own: end session revokes it too.
+      await deps.accessTokens.record(user.id, client.clientId, { jti: issued.jti, expiresAt: accessExpiresAt }, now);
+    }
+    const familyId = family?.issue.familyId ?? null;
     await recordIssued(codeHash, { jti: issued.jti, accessExpiresAt: issued.accessExpiresAt, familyId }, deps);
     deps.audit('token_issued', { grant: 'authorization_code', client_id: client.clientId, user_id: user.id, refresh: familyId !== null });
     return issued.response;
@@ -83,30 +93,29 @@ function mayRefresh(client: ClientRecord, record: CodeRecord): boolean {
   return client.grantTypes.includes('refresh_token') && record.scopes.includes('offline_access');
 }
 
-async function startRefreshFamily(client: ClientRecord, record: CodeRecord, token: string, issued: IssuedTokens, deps: GrantDeps): Promise<string> {
+/** A new refresh token family at generation 0: its first token, and its row (written after signing). */
+function newFamily(record: CodeRecord, client: ClientRecord, deps: GrantDeps) {
   const familyId = randomUUID();
-  const now = deps.clock();
-  await deps.refreshTokens.createFamily(
-    {
-      id: familyId,
-      clientId: client.clientId,
-      userId: record.userId,
-      scopes: record.scopes,
-      claims: record.claims ?? null,
-      allowedScopes: record.allowedScopes,
-      nonce: record.nonce ?? null,
-      authTime: new Date(record.authTime * 1000),
-      amr: record.amr,
-      expiresAt: new Date(now + deps.refreshLifetime.absoluteSeconds * 1000),
-    },
-    {
-      tokenHash: hashToken(token),
-      createdAt: new Date(now),
-      expiresAt: new Date(now + deps.refreshLifetime.idleSeconds * 1000),
-      access: { jti: issued.jti, expiresAt: new Date(issued.accessExpiresAt * 1000) },
-    },
-  );
-  return familyId;
+  const tokenSalt = randomBytes(32);
+  const issue: FamilyIssue = {
+    familyId,
+    refreshToken: deps.refreshTokenCodec.issue(familyId, 0, tokenSalt),
+    jti: deps.refreshTokenCodec.accessJti(familyId, 0),
+  };
+  const row = {
+    id: familyId,
+    clientId: client.clientId,
+    userId: record.userId,
+    scopes: record.scopes,
+    claims: record.claims ?? null,
+    allowedScopes: record.allowedScopes,
+    nonce: record.nonce ?? null,
+    authTime: new Date(record.authTime * 1000),
+    amr: record.amr,
+    expiresAt: new Date(deps.clock() + deps.refreshLifetime.absoluteSeconds * 1000),
+    tokenSalt,
+  };
+  return { issue, row };
 }
 
 /**
@@ -131,8 +140,8 @@ async function revokeIssuedFromCode(codeHash: string, deps: GrantDeps): Promise<
 async function revoke(issued: IssuedFromCode, deps: GrantDeps): Promise<void> {
   await deps.revocations.revoke([{ jti: issued.jti, exp: issued.accessExpiresAt }]);
   if (issued.familyId) {
-    const access = await deps.refreshTokens.revokeFamily(issued.familyId, 'authorization code reused', new Date(deps.clock()));
-    await deps.revocations.revoke(revokedTokens(access));
+    const revoked = await deps.refreshTokens.revokeFamily(issued.familyId, 'authorization code reused', new Date(deps.clock()));
+    await deps.revocations.revoke(revokedFamilyTokens(revoked));
   }
   deps.audit('code_reuse_detected', { jti: issued.jti, family_id: issued.familyId });
 }

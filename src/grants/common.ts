@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { AccessTokenRepository, EphemeralStore, GrantType, RefreshTokenRepository, UserRecord, UserRepository } from '../store/types.ts';
 import type { KeyManager } from '../tokens/keys.ts';
+import type { RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
 import type { RevocationList } from '../tokens/revocation.ts';
 import type { AuthenticatedClient } from './client-auth.ts';
 
@@ -33,9 +34,10 @@ export interface GrantDeps {
   /** The user as the sign-in source knows them now (a directory is asked again); undefined when gone. */
   currentUser(user: UserRecord): Promise<UserRecord | undefined>;
   refreshTokens: RefreshTokenRepository;
+  refreshTokenCodec: RefreshTokenCodec;
   accessTokens: Pick<AccessTokenRepository, 'record'>;
   refreshLifetime: RefreshLifetime;
-  /** Seconds a rotated refresh token still gets its successor response again. */
+  /** Seconds a rotated-out refresh token still gets its successor response again. */
   refreshReuseGraceSeconds: number;
   /** An audit event (one log line operators can alert on). */
   audit(event: string, fields: Record<string, unknown>): void;

@@ -3,6 +3,7 @@
  * and for anything expired, revoked, rotated or unknown, exactly `{"active": false}`.
  */
 import type { ClientRecord } from '../store/types.ts';
+import { isAccessTokenRevoked } from '../tokens/revocation.ts';
 import type { GrantDeps } from './common.ts';
 import { findToken, isRefreshActive } from './token-lookup.ts';
 
@@ -18,7 +19,7 @@ export async function introspect(token: string, hint: string | undefined, client
   if (found.kind === 'access') {
     const { payload } = found;
     if (payload.client_id !== client.clientId || typeof payload.jti !== 'string') return INACTIVE;
-    if (await deps.revocations.isRevoked(payload.jti)) return INACTIVE;
+    if (await isAccessTokenRevoked(deps.revocations, payload)) return INACTIVE;
     return {
       active: true,
       iss: deps.issuer,
@@ -30,18 +31,18 @@ export async function introspect(token: string, hint: string | undefined, client
       exp: Number(payload.exp),
     };
   }
-  const { state } = found;
-  if (state.family.clientId !== client.clientId || !isRefreshActive(state, deps.clock())) return INACTIVE;
-  const user = await deps.users.getById(state.family.userId);
+  const { family } = found;
+  if (family.clientId !== client.clientId || !isRefreshActive(found, deps.clock())) return INACTIVE;
+  const user = await deps.users.getById(family.userId);
   if (!user || user.locked) return INACTIVE;
   return {
     active: true,
     iss: deps.issuer,
     sub: user.subject,
     client_id: client.clientId,
-    scope: state.family.scopes.join(' '),
+    scope: family.scopes.join(' '),
     token_type: 'Bearer',
-    iat: Math.floor(state.createdAt.getTime() / 1000),
-    exp: Math.floor(state.expiresAt.getTime() / 1000),
+    iat: Math.floor((family.rotatedAt ?? family.createdAt).getTime() / 1000),
+    exp: Math.floor(family.tokenExpiresAt.getTime() / 1000),
   };
 }

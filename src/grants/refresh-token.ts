@@ -1,23 +1,24 @@
 /**
  * RFC 6749 §6 with rotation (OAuth 2.0 Security BCP §4.14.2): every refresh returns a new
- * refresh token and the same response shape as the code exchange. A rotated-out token presented
- * again within the grace window gets the identical successor response (a retry or a second tab);
- * after it, reuse is theft: the family and its access tokens are revoked.
+ * refresh token and the same response shape as the code exchange. A family counts generations;
+ * only a token of the current one rotates. A token rotated out within the grace window,
+ * presented again (a retry, a second tab), gets the identical successor response: the same
+ * claims signed again, and RS256 signatures are deterministic. Any other earlier generation is
+ * theft: the family and its access tokens are revoked.
  */
 import { z } from 'zod';
+import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
 import { parseScope } from '../scopes.ts';
-import type { ClientRecord, RefreshTokenState } from '../store/types.ts';
-import { hashToken, randomToken } from '../tokens/opaque.ts';
-import { revokedTokens } from '../tokens/revocation.ts';
-import { keyFromBearer, open, seal } from '../tokens/secret-box.ts';
+import type { ClientRecord, RefreshFamilyState } from '../store/types.ts';
+import { revokedFamilyTokens } from '../tokens/revocation.ts';
 import type { Grant, GrantDeps, TokenResponse } from './common.ts';
+import { findRefreshToken } from './token-lookup.ts';
 import { assertUserMayReceiveTokens, mintUserTokens } from './user-tokens.ts';
 
 const paramsSchema = z.object({ refresh_token: z.string(), scope: z.string().optional() });
 type Params = z.infer<typeof paramsSchema>;
 
-const SEAL_CONTEXT = 'refresh-successor';
 const invalidGrant = (detail: string) => new OAuthError('invalid_grant', 'The refresh token is invalid, expired or revoked.', { detail });
 
 /** RFC 6749 §6: the scope may narrow what was granted, never widen it. */
@@ -29,17 +30,21 @@ function narrowedScopes(asked: string | undefined, granted: string[]): string[] 
   return scopes;
 }
 
-/** Mints the successor tokens of a current refresh token (before anything is written). */
-async function successor(state: RefreshTokenState, client: ClientRecord, params: Params, deps: GrantDeps) {
-  const { family } = state;
-  const now = deps.clock();
-  if (state.expiresAt.getTime() <= now || family.expiresAt.getTime() <= now) throw invalidGrant('refresh token expired');
+/** When the successor of `generation` was issued, if that was within the grace window. */
+function successorIssuedInGrace(family: RefreshFamilyState, generation: number, deps: GrantDeps): Date | undefined {
+  // 0: the generation just rotated out; 1: the one before it; and so on.
+  const back = family.generation - 1 - generation;
+  const issuedAt = back === 0 ? family.rotatedAt : family.earlierRotations[back - 1];
+  return issuedAt && deps.clock() - issuedAt.getTime() <= deps.refreshReuseGraceSeconds * 1000 ? issuedAt : undefined;
+}
+
+/** Signs the tokens of one generation of a family, issued at `iat` (seconds). */
+async function mintGeneration(family: RefreshFamilyState, generation: number, iat: number, client: ClientRecord, params: Params, deps: GrantDeps) {
   const stored = await deps.users.getById(family.userId);
   // A directory account disabled or removed since the sign-in ends the session here.
   const user = stored ? await deps.currentUser(stored) : undefined;
   assertUserMayReceiveTokens(user);
-  const token = randomToken();
-  const issued = await mintUserTokens(user, client, {
+  return mintUserTokens(user, client, {
     userId: family.userId,
     scopes: narrowedScopes(params.scope, family.scopes),
     authTime: Math.floor(family.authTime.getTime() / 1000),
@@ -48,53 +53,72 @@ async function successor(state: RefreshTokenState, client: ClientRecord, params:
     nonce: undefined,
     claims: family.claims ?? undefined,
     allowedScopes: family.allowedScopes,
-  }, deps, token);
-  return {
-    response: issued.response,
-    next: {
-      tokenHash: hashToken(token),
-      expiresAt: new Date(now + deps.refreshLifetime.idleSeconds * 1000),
-      access: { jti: issued.jti, expiresAt: new Date(issued.accessExpiresAt * 1000) },
-      successorSealed: seal(keyFromBearer(params.refresh_token, SEAL_CONTEXT), JSON.stringify(issued.response), SEAL_CONTEXT),
-    },
-  };
+  }, deps, {
+    familyId: family.id,
+    refreshToken: deps.refreshTokenCodec.issue(family.id, generation, family.tokenSalt),
+    jti: deps.refreshTokenCodec.accessJti(family.id, generation),
+    iat,
+  });
+}
+
+/** The response that rotated `generation` out, signed again. */
+async function successorAgain(family: RefreshFamilyState, generation: number, issuedAt: Date, client: ClientRecord, params: Params, deps: GrantDeps): Promise<TokenResponse> {
+  const iat = Math.floor(issuedAt.getTime() / 1000);
+  return (await mintGeneration(family, generation + 1, iat, client, params, deps)).response;
+}
+
+/** Moves a family on from its current generation; signed before the rotation commits, so a failure leaves the token usable. */
+async function rotate(family: RefreshFamilyState, client: ClientRecord, params: Params, deps: GrantDeps): Promise<TokenResponse> {
+  const now = deps.clock();
+  if (family.tokenExpiresAt.getTime() <= now || family.expiresAt.getTime() <= now) throw invalidGrant('refresh token expired');
+  const iat = epochSeconds(deps.clock);
+  const issued = await mintGeneration(family, family.generation + 1, iat, client, params, deps);
+  const advanced = await deps.refreshTokens.advance({
+    familyId: family.id,
+    clientId: client.clientId,
+    from: family.generation,
+    issuedAt: new Date(iat * 1000),
+    tokenExpiresAt: new Date(now + deps.refreshLifetime.idleSeconds * 1000),
+    accessExpiresAt: new Date(issued.accessExpiresAt * 1000),
+    now: new Date(now),
+    graceSince: new Date(now - deps.refreshReuseGraceSeconds * 1000),
+  });
+  if (advanced) {
+    deps.audit('token_issued', { grant: 'refresh_token', client_id: client.clientId, family_id: family.id });
+    return issued.response;
+  }
+  // Another refresh of this token won the race (on any instance): answer as it did.
+  const after = await deps.refreshTokens.get(family.id);
+  const issuedAt = after && after.revokedAt === null ? successorIssuedInGrace(after, family.generation, deps) : undefined;
+  if (!after || !issuedAt) throw invalidGrant('refresh token not current');
+  return issuedAt.getTime() === iat * 1000 ? issued.response : successorAgain(after, family.generation, issuedAt, client, params, deps);
 }
 
 export const refreshTokenGrant: Grant<Params> = {
   grantType: 'refresh_token',
   paramsSchema,
   async handle(params, { client }, deps): Promise<TokenResponse> {
-    const oldHash = hashToken(params.refresh_token);
-    const state = await deps.refreshTokens.find(oldHash);
-    if (!state || state.family.clientId !== client.clientId) throw invalidGrant('unknown refresh token, or another client\'s');
-    if (state.family.revokedAt) throw invalidGrant('family revoked');
-    // Signed before the rotation commits: a failure here leaves the old token usable.
-    const minted = state.rotatedAt === null ? await successor(state, client, params, deps) : undefined;
-    const result = await deps.refreshTokens.rotate({
-      oldHash,
-      clientId: client.clientId,
-      now: new Date(deps.clock()),
-      graceSeconds: deps.refreshReuseGraceSeconds,
-      ...(minted ? { next: minted.next } : {}),
-    });
-    switch (result.outcome) {
-      case 'rotated':
-        deps.audit('token_issued', { grant: 'refresh_token', client_id: client.clientId, family_id: state.family.id });
-        return (minted as NonNullable<typeof minted>).response;
-      case 'grace':
-        return JSON.parse(open(keyFromBearer(params.refresh_token, SEAL_CONTEXT), result.successorSealed, SEAL_CONTEXT)) as TokenResponse;
-      case 'reused':
-        await deps.revocations.revoke(revokedTokens(result.revokedAccess));
-        deps.audit('refresh_token_reuse_detected', {
-          client_id: client.clientId,
-          family_id: result.familyId,
-          rotated_at: result.rotatedAt.toISOString(),
-          reused_at: new Date(deps.clock()).toISOString(),
-          access_tokens_revoked: result.revokedAccess.length,
-        });
-        throw invalidGrant('rotated-out refresh token reused: family revoked');
-      case 'invalid':
-        throw invalidGrant('refresh token not current');
+    const found = await findRefreshToken(params.refresh_token, deps);
+    if (!found || found.family.clientId !== client.clientId) throw invalidGrant('unknown refresh token, or another client\'s');
+    const { family, generation } = found;
+    if (family.revokedAt) throw invalidGrant('family revoked');
+    if (generation === family.generation) return rotate(family, client, params, deps);
+    if (generation > family.generation) throw invalidGrant('refresh token of a generation not issued');
+    const issuedAt = successorIssuedInGrace(family, generation, deps);
+    if (issuedAt) return successorAgain(family, generation, issuedAt, client, params, deps);
+    const now = deps.clock();
+    const revoked = await deps.refreshTokens.revokeFamily(family.id, 'refresh token reused', new Date(now));
+    // Only the request that revoked the family reports it (two thieves' requests at once: one event).
+    if (revoked.families.length > 0) {
+      await deps.revocations.revoke(revokedFamilyTokens(revoked));
+      deps.audit('refresh_token_reuse_detected', {
+        client_id: client.clientId,
+        family_id: family.id,
+        rotated_at: (family.rotatedAt ?? family.createdAt).toISOString(),
+        reused_at: new Date(now).toISOString(),
+        access_tokens_revoked: revoked.families.length + revoked.legacyAccess.length,
+      });
     }
+    throw invalidGrant('rotated-out refresh token reused: family revoked');
   },
 };

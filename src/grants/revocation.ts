@@ -4,7 +4,7 @@
  * expired. Unknown tokens and other clients' tokens: nothing happens (and the answer is 200).
  */
 import type { ClientRecord } from '../store/types.ts';
-import { revokedTokens } from '../tokens/revocation.ts';
+import { revokedFamilyTokens } from '../tokens/revocation.ts';
 import type { GrantDeps } from './common.ts';
 import { findToken } from './token-lookup.ts';
 
@@ -18,8 +18,8 @@ export async function revoke(token: string, hint: string | undefined, client: Cl
     deps.audit('token_revoked', { kind: 'access_token', client_id: client.clientId, jti: payload.jti });
     return;
   }
-  if (found.state.family.clientId !== client.clientId) return;
-  const access = await deps.refreshTokens.revokeFamily(found.state.family.id, 'revoked by the client', new Date(deps.clock()));
-  await deps.revocations.revoke(revokedTokens(access));
-  deps.audit('token_revoked', { kind: 'refresh_token', client_id: client.clientId, family_id: found.state.family.id });
+  if (found.family.clientId !== client.clientId) return;
+  const revoked = await deps.refreshTokens.revokeFamily(found.family.id, 'revoked by the client', new Date(deps.clock()));
+  await deps.revocations.revoke(revokedFamilyTokens(revoked));
+  deps.audit('token_revoked', { kind: 'refresh_token', client_id: client.clientId, family_id: found.family.id });
 }

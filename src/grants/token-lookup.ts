@@ -1,17 +1,28 @@
 /**
- * Finding a token presented to introspection or revocation: an access token (a JWT this service
- * signed) or a refresh token (by hash), tried in the order the hint suggests (RFC 7009 §2.1:
- * a wrong hint only changes the order).
+ * Finding a token presented to the token endpoint, introspection or revocation: an access token
+ * (a JWT this service signed) or a refresh token (its family and generation, checked against
+ * the family's salt; or, issued before generations, by hash), tried in the order the hint
+ * suggests (RFC 7009 §2.1: a wrong hint only changes the order).
  */
 import { epochSeconds } from '../clock.ts';
-import type { RefreshTokenState } from '../store/types.ts';
+import type { RefreshFamilyState } from '../store/types.ts';
 import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
 import { hashToken } from '../tokens/opaque.ts';
 import type { GrantDeps } from './common.ts';
 
 export type FoundToken =
   | { kind: 'access'; payload: TokenClaims & { jti?: string; client_id?: string } }
-  | { kind: 'refresh'; state: RefreshTokenState };
+  | ({ kind: 'refresh' } & PresentedRefresh);
+
+/** A genuine refresh token: its family as stored now, and the generation it belongs to. */
+export interface PresentedRefresh {
+  family: RefreshFamilyState;
+  /** Of the presented token; -1 for a token from before generations that had been rotated out. */
+  generation: number;
+}
+
+/** The shape of refresh tokens issued before generations: 256 random bits, base64url. */
+const LEGACY_REFRESH_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 
@@ -21,10 +32,23 @@ async function findAccess(token: string, deps: GrantDeps, allowExpired: boolean)
   return payload ? { kind: 'access', payload } : undefined;
 }
 
+/** The family and generation of a refresh token this service issued; undefined for anything else. */
+export async function findRefreshToken(token: string, deps: Pick<GrantDeps, 'refreshTokens' | 'refreshTokenCodec'>): Promise<PresentedRefresh | undefined> {
+  const presented = deps.refreshTokenCodec.read(token);
+  if (presented) {
+    const family = await deps.refreshTokens.get(presented.familyId);
+    if (!family || !deps.refreshTokenCodec.isGenuine(presented, family.tokenSalt)) return undefined;
+    return { family, generation: presented.generation };
+  }
+  if (!LEGACY_REFRESH_TOKEN.test(token)) return undefined;
+  const legacy = await deps.refreshTokens.findLegacy(hashToken(token));
+  const family = legacy ? await deps.refreshTokens.get(legacy.familyId) : undefined;
+  return legacy && family ? { family, generation: legacy.current ? 0 : -1 } : undefined;
+}
+
 async function findRefresh(token: string, deps: GrantDeps): Promise<FoundToken | undefined> {
-  if (token.length > 200) return undefined;
-  const state = await deps.refreshTokens.find(hashToken(token));
-  return state ? { kind: 'refresh', state } : undefined;
+  const found = await findRefreshToken(token, deps);
+  return found ? { kind: 'refresh', ...found } : undefined;
 }
 
 export async function findToken(token: string, hint: string | undefined, deps: GrantDeps, options: { allowExpired: boolean }): Promise<FoundToken | undefined> {
@@ -38,7 +62,7 @@ export async function findToken(token: string, hint: string | undefined, deps: G
   return undefined;
 }
 
-/** Whether a refresh token can still be used: current, unrevoked, unexpired. */
-export function isRefreshActive(state: RefreshTokenState, now: number): boolean {
-  return state.rotatedAt === null && state.family.revokedAt === null && state.expiresAt.getTime() > now && state.family.expiresAt.getTime() > now;
+/** Whether a refresh token can still be used: of the current generation, unrevoked, unexpired. */
+export function isRefreshActive({ family, generation }: PresentedRefresh, now: number): boolean {
+  return generation === family.generation && family.revokedAt === null && family.tokenExpiresAt.getTime() > now && family.expiresAt.getTime() > now;
 }

@@ -25,6 +25,16 @@ export interface Authorization {
   allowedScopes: string[];
 }
 
+/** How this issue is tied to a refresh token family, when it is. */
+export interface FamilyIssue {
+  familyId: string;
+  refreshToken: string;
+  /** The access token's id; derived from the family and generation (tokens/refresh-tokens.ts). */
+  jti: string;
+  /** Seconds since the epoch: the generation's issue time, so that a retry signs the same claims. */
+  iat?: number;
+}
+
 export interface IssuedTokens {
   response: TokenResponse;
   jti: string;
@@ -41,17 +51,21 @@ export function assertUserMayReceiveTokens(user: UserRecord | undefined): assert
   if (user.mustEnrolMfa && !user.totpSecretSealed) throw new OAuthError('invalid_grant', 'The user must enrol a second factor.');
 }
 
-/** Signs the access token and, with `openid`, the ID token (in parallel: signing runs off the main thread). */
+/**
+ * Signs the access token and, with `openid`, the ID token (in parallel: signing runs off the
+ * main thread). With a family, the tokens carry its refresh token, and the access token names
+ * the family (`svc_fid`) so that revoking the family revokes it too.
+ */
 export async function mintUserTokens(
   user: UserRecord,
   client: ClientRecord,
   authorization: Authorization,
   deps: GrantDeps,
-  refreshToken?: string,
+  family?: FamilyIssue,
 ): Promise<IssuedTokens> {
-  const iat = epochSeconds(deps.clock);
+  const iat = family?.iat ?? epochSeconds(deps.clock);
   const exp = iat + client.accessTokenLifetime;
-  const jti = randomUUID();
+  const jti = family?.jti ?? randomUUID();
   const scope = authorization.scopes.join(' ');
   const scopeClaims = userClaims(user, { scopes: authorization.scopes, idp: user.source, roleShape: 'jwt' });
   const userinfoClaims = permittedClaims(authorization.claims?.userinfo, authorization.allowedScopes);
@@ -64,8 +78,10 @@ export async function mintUserTokens(
     jti,
     client_id: client.clientId,
     scope,
-    // Private claims: whose token this is internally, and what userinfo was asked to add.
+    // Private claims: whose token this is internally, its refresh token family, and what
+    // userinfo was asked to add.
     svc_uid: user.id,
+    ...(family ? { svc_fid: family.familyId } : {}),
     ...(userinfoClaims.length > 0 ? { svc_userinfo: userinfoClaims } : {}),
   });
   const id = authorization.scopes.includes('openid')
@@ -95,7 +111,7 @@ export async function mintUserTokens(
       expires_in: client.accessTokenLifetime,
       scope,
       ...(idToken !== undefined ? { id_token: idToken } : {}),
-      ...(refreshToken !== undefined ? { refresh_token: refreshToken } : {}),
+      ...(family ? { refresh_token: family.refreshToken } : {}),
     },
     jti,
     accessExpiresAt: exp,

@@ -12,7 +12,7 @@ import type { ClientsCache } from '../store/clients-cache.ts';
 import type { AccessTokenRepository, ClientRecord, RefreshTokenRepository, SignInSourceKind, UserRecord, UserRepository } from '../store/types.ts';
 import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
-import { revokedTokens, type RevocationList } from '../tokens/revocation.ts';
+import { revokedFamilyTokens, revokedTokens, type RevocationList } from '../tokens/revocation.ts';
 import { withQuery } from './shared/authorization-response.ts';
 import { clearSessionCookie, readSessionCookie } from './shared/cookies.ts';
 import { renderPage, type PageContext } from './shared/pages.ts';
@@ -83,7 +83,7 @@ export async function logoutRoutes(app: FastifyInstance, options: LogoutRouteOpt
       options.refreshTokens.revokeForUserAndClient(user.id, client.clientId, 'end session', now),
       options.accessTokens.takeLive(user.id, client.clientId, now),
     ]);
-    await options.revocations.revoke(revokedTokens([...inFamilies, ...onTheirOwn]));
+    await options.revocations.revoke([...revokedFamilyTokens(inFamilies), ...revokedTokens(onTheirOwn)]);
   }
 
   async function logout(request: FastifyRequest, reply: FastifyReply, input: unknown): Promise<unknown> {

@@ -11,7 +11,7 @@ import type { UserRepository } from '../store/types.ts';
 import { userClaims } from '../tokens/claims.ts';
 import { verifyJwt } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
-import type { RevocationList } from '../tokens/revocation.ts';
+import { isAccessTokenRevoked, type RevocationList } from '../tokens/revocation.ts';
 import { assertOriginAllowed } from './shared/client-auth.ts';
 
 export interface UserinfoRouteOptions {
@@ -41,7 +41,7 @@ export async function userinfoRoutes(app: FastifyInstance, options: UserinfoRout
     if (typeof payload.svc_uid !== 'string') throw invalidToken('not a user access token');
     // Independent lookups, asked together.
     const [revoked, user] = await Promise.all([
-      typeof payload.jti === 'string' ? revocations.isRevoked(payload.jti) : Promise.resolve(false),
+      isAccessTokenRevoked(revocations, payload),
       users.getById(payload.svc_uid),
     ]);
     if (revoked) throw invalidToken('token revoked');

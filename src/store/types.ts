@@ -167,61 +167,75 @@ export interface RefreshFamilyRecord extends RefreshFamilyInput {
   revokedAt: Date | null;
 }
 
-/** An access token issued together with a refresh token: revoked with its family. */
+/** The generation a family is at, and what its tokens are checked against. */
+export interface RefreshGeneration {
+  /** 0 at the code exchange, one more at every rotation. */
+  generation: number;
+  /** Random, per family: part of every token's MAC (see tokens/refresh-tokens.ts). */
+  tokenSalt: Buffer;
+  /** When the current generation was issued by a rotation; null at generation 0. */
+  rotatedAt: Date | null;
+  /**
+   * When the generations before the current one were issued, newest first, as far back as the
+   * grace window reached at the last rotation (a few at most).
+   */
+  earlierRotations: Date[];
+  /** Idle expiry of the current generation: never later than the family's absolute end. */
+  tokenExpiresAt: Date;
+  /** Expiry of the latest access token issued from the family. */
+  accessExpiresAt: Date;
+}
+
+export type RefreshFamilyState = RefreshFamilyRecord & RefreshGeneration;
+
+/** An access token issued together with a refresh token of a family from before generations. */
 export interface IssuedAccess {
   jti: string;
   expiresAt: Date;
 }
 
-/** A refresh token as stored (by hash), with its family. */
-export interface RefreshTokenState {
-  tokenHash: string;
-  family: RefreshFamilyRecord;
-  createdAt: Date;
-  /** Idle expiry: never later than the family's absolute end. */
-  expiresAt: Date;
-  rotatedAt: Date | null;
-}
-
-export interface RotateInput {
-  oldHash: string;
-  /** The authenticated client: a token of another client is not rotated. */
+/** A rotation: the family moves from generation `from` to the next, if it is still there. */
+export interface AdvanceInput {
+  familyId: string;
+  /** The authenticated client: another client's family is not advanced. */
   clientId: string;
+  from: number;
+  /** The issue time of the new generation's tokens (whole seconds). */
+  issuedAt: Date;
+  /** Idle expiry of the new generation (capped at the family's end by the store). */
+  tokenExpiresAt: Date;
+  accessExpiresAt: Date;
   now: Date;
-  /** A rotated token presented again within this many seconds gets its successor response again. */
-  graceSeconds: number;
-  /** Absent when the caller already saw the token rotated: only grace or reuse can follow. */
-  next?: {
-    tokenHash: string;
-    expiresAt: Date;
-    access: IssuedAccess;
-    /** The full token response, sealed with a key derived from the old token. */
-    successorSealed: string;
-  };
+  /** Rotation times before this are no longer kept (the grace window has passed them). */
+  graceSince: Date;
 }
 
-/**
- * - rotated: the old token is replaced by the new one.
- * - grace: the old token was rotated moments ago; here is that rotation's sealed response.
- * - reused: a rotated-out token came back after the grace window: the family is revoked (committed).
- * - invalid: unknown, another client's, revoked or expired.
- */
-export type RotateResult =
-  | { outcome: 'rotated' }
-  | { outcome: 'grace'; successorSealed: string }
-  | { outcome: 'reused'; familyId: string; rotatedAt: Date; revokedAccess: IssuedAccess[] }
-  | { outcome: 'invalid' };
+/** What revoking families leaves for the revocation list. */
+export interface RevokedFamilies {
+  /** Each family this call revoked, with the expiry of the last access token it issued. */
+  families: Array<{ id: string; accessExpiresAt: Date }>;
+  /** Live access tokens of those families issued before generations, one by one. */
+  legacyAccess: IssuedAccess[];
+}
 
 export interface RefreshTokenRepository {
-  /** Creates a family with its first refresh token (stored by hash only). */
-  createFamily(family: RefreshFamilyInput, first: { tokenHash: string; createdAt: Date; expiresAt: Date; access: IssuedAccess }): Promise<void>;
-  find(tokenHash: string): Promise<RefreshTokenState | undefined>;
-  /** Rotates atomically: two racing rotations of one token serialise on its row, one wins. */
-  rotate(input: RotateInput): Promise<RotateResult>;
-  /** Revokes a family; returns its access tokens that have not expired yet, for the caller to revoke. */
-  revokeFamily(familyId: string, reason: string, now: Date): Promise<IssuedAccess[]>;
-  /** Revokes every family of a user at a client (end session); returns their live access tokens. */
-  revokeForUserAndClient(userId: string, clientId: string, reason: string, now: Date): Promise<IssuedAccess[]>;
+  /** Creates a family at generation 0. */
+  createFamily(family: RefreshFamilyInput & Pick<RefreshGeneration, 'tokenSalt' | 'tokenExpiresAt' | 'accessExpiresAt'>): Promise<void>;
+  get(familyId: string): Promise<RefreshFamilyState | undefined>;
+  /**
+   * A refresh token issued before generations (kept by hash): its family, and whether it was
+   * that family's current token (generation 0) or an earlier one.
+   */
+  findLegacy(tokenHash: string): Promise<{ familyId: string; current: boolean } | undefined>;
+  /**
+   * Rotates in one statement that only moves a live family still at `from`: of two racing
+   * rotations of one token, on any instances, exactly one returns true.
+   */
+  advance(input: AdvanceInput): Promise<boolean>;
+  /** Revokes a family (once: a second call revokes nothing and returns no family). */
+  revokeFamily(familyId: string, reason: string, now: Date): Promise<RevokedFamilies>;
+  /** Revokes every family of a user at a client (end session). */
+  revokeForUserAndClient(userId: string, clientId: string, reason: string, now: Date): Promise<RevokedFamilies>;
 }
 
 /** Access tokens issued without a refresh token, kept until they expire, for end session. */

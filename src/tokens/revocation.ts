@@ -1,5 +1,6 @@
 /**
- * Revoked access tokens, by `jti`, until they would have expired anyway. Checked on every
+ * Revoked access tokens, by `jti` (or all of a refresh token family's at once, by the family's
+ * key: its access tokens carry the family in `svc_fid`), until they would have expired anyway. Checked on every
  * userinfo and introspection call, so the check must not cost a store round trip: each
  * instance keeps the list in memory. A revocation is written to the shared ephemeral store
  * (the record) and published (the news); every instance adds what it hears, and rebuilds its
@@ -8,7 +9,8 @@
  * past what it keeps in memory, the check asks the store as before.
  */
 import type { Clock } from '../clock.ts';
-import type { EphemeralStore } from '../store/types.ts';
+import type { EphemeralStore, IssuedAccess, RevokedFamilies } from '../store/types.ts';
+import type { TokenClaims } from './jwt.ts';
 
 const NS = 'revoked-jti';
 const CHANNEL = 'revoked-jti';
@@ -16,6 +18,7 @@ const DEFAULT_MAX_IN_MEMORY = 200_000;
 const PRUNE_INTERVAL_MS = 60_000;
 
 export interface RevokedToken {
+  /** An access token's `jti`, or a family's key (familyRevocationKey). */
   jti: string;
   /** Expiry, seconds since the epoch. */
   exp: number;
@@ -110,7 +113,29 @@ function parseRevoked(message: string): RevokedToken | undefined {
   }
 }
 
-/** The access tokens a revoked family handed back, as the list takes them. */
-export function revokedTokens(tokens: ReadonlyArray<{ jti: string; expiresAt: Date }>): RevokedToken[] {
-  return tokens.map((t) => ({ jti: t.jti, exp: Math.floor(t.expiresAt.getTime() / 1000) }));
+/** The key under which every access token of a refresh token family is revoked at once. */
+export const familyRevocationKey = (familyId: string) => `family:${familyId}`;
+
+const toRevoked = (t: IssuedAccess): RevokedToken => ({ jti: t.jti, exp: Math.floor(t.expiresAt.getTime() / 1000) });
+
+/** Access tokens issued on their own (end session), as the list takes them. */
+export function revokedTokens(tokens: readonly IssuedAccess[]): RevokedToken[] {
+  return tokens.map(toRevoked);
+}
+
+/** What revoking families leaves to revoke: each family's key, and legacy access tokens one by one. */
+export function revokedFamilyTokens(revoked: RevokedFamilies): RevokedToken[] {
+  return [
+    ...revoked.families.map((f) => toRevoked({ jti: familyRevocationKey(f.id), expiresAt: f.accessExpiresAt })),
+    ...revoked.legacyAccess.map(toRevoked),
+  ];
+}
+
+/** Whether a verified access token was revoked, on its own or with its refresh token family. */
+export async function isAccessTokenRevoked(list: RevocationList, claims: TokenClaims): Promise<boolean> {
+  const [own, family] = await Promise.all([
+    typeof claims.jti === 'string' ? list.isRevoked(claims.jti) : false,
+    typeof claims.svc_fid === 'string' ? list.isRevoked(familyRevocationKey(claims.svc_fid)) : false,
+  ]);
+  return own || family;
 }

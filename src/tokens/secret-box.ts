@@ -5,21 +5,13 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /** What a derived key is for; part of the HKDF info, so changing one changes the key. */
-export type KeyPurpose = 'signing-keys' | 'totp-secrets' | 'cookies';
+export type KeyPurpose = 'signing-keys' | 'totp-secrets' | 'cookies' | 'refresh-tokens';
 
 const VERSION = 'v1';
 
 /** Derives a 32-byte key for one purpose from the master secret. */
 export function deriveKey(masterSecret: Buffer, purpose: KeyPurpose): Buffer {
   return Buffer.from(hkdfSync('sha256', masterSecret, 'idp', `idp ${purpose} ${VERSION}`, 32));
-}
-
-/**
- * A key only the holder of a bearer value can derive (the store keeps just its hash): what a
- * refresh token's successor response is sealed with.
- */
-export function keyFromBearer(bearer: string, purpose: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', Buffer.from(bearer, 'utf8'), 'idp', `idp bearer ${purpose} ${VERSION}`, 32));
 }
 
 /** Seals a text: `v1.<iv>.<ciphertext>.<tag>`, base64url. `context` is bound as associated data. */

@@ -6,7 +6,7 @@
  * The suite shares one store between its tests: every test uses ids of its own, and the signing
  * key tests, which need the whole `signing_keys` table, run in order inside one `describe`.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.ts';
@@ -416,6 +416,80 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         await store.consents.grant(user.id, client.clientId, ['openid']);
         await store.clients.remove(client.clientId);
         expect(await store.consents.get(user.id, client.clientId)).toEqual([]);
+      });
+    });
+
+    describe('refresh token families', () => {
+      const at = (seconds: number) => new Date(Date.UTC(2030, 0, 1) + seconds * 1000);
+      async function family(overrides: { expiresAt?: Date; tokenExpiresAt?: Date } = {}) {
+        const client = sampleClient();
+        await store.clients.upsert(client);
+        const user = sampleUser();
+        await store.users.upsert(user);
+        const id = randomUUID();
+        await store.refreshTokens.createFamily({
+          id, clientId: client.clientId, userId: user.id, scopes: ['openid', 'offline_access'], claims: { id_token: ['email'], userinfo: [] },
+          allowedScopes: ['openid', 'email', 'offline_access'], nonce: 'n-1', authTime: at(0), amr: ['pwd', 'mfa'],
+          expiresAt: overrides.expiresAt ?? at(86_400), tokenSalt: randomBytes(32), tokenExpiresAt: overrides.tokenExpiresAt ?? at(3600), accessExpiresAt: at(600),
+        });
+        return { id, clientId: client.clientId, userId: user.id };
+      }
+      const advance = (f: { id: string; clientId: string }, from: number, seconds: number, graceSeconds = 10) => store.refreshTokens.advance({
+        familyId: f.id, clientId: f.clientId, from, issuedAt: at(seconds), tokenExpiresAt: at(seconds + 3600),
+        accessExpiresAt: at(seconds + 600), now: at(seconds), graceSince: at(seconds - graceSeconds),
+      });
+
+      it('creates a family at generation 0 and reads it back whole', async () => {
+        const f = await family();
+        const stored = await store.refreshTokens.get(f.id);
+        expect(stored).toMatchObject({
+          id: f.id, clientId: f.clientId, userId: f.userId, scopes: ['openid', 'offline_access'], claims: { id_token: ['email'], userinfo: [] },
+          nonce: 'n-1', authTime: at(0), amr: ['pwd', 'mfa'], expiresAt: at(86_400), revokedAt: null,
+          generation: 0, rotatedAt: null, earlierRotations: [], tokenExpiresAt: at(3600), accessExpiresAt: at(600),
+        });
+        expect(stored?.tokenSalt).toHaveLength(32);
+        expect(await store.refreshTokens.get(randomUUID())).toBeUndefined();
+        expect(await store.refreshTokens.findLegacy('no-such-hash')).toBeUndefined();
+      });
+
+      it('advances a family from one generation once: of two racing rotations, exactly one wins', async () => {
+        const f = await family();
+        const results = await Promise.all([advance(f, 0, 60), advance(f, 0, 60)]);
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect(await store.refreshTokens.get(f.id)).toMatchObject({ generation: 1, rotatedAt: at(60), tokenExpiresAt: at(3660), accessExpiresAt: at(660) });
+        expect(await advance(f, 0, 61)).toBe(false);
+        expect(await advance({ ...f, clientId: 'another-client' }, 1, 61)).toBe(false);
+      });
+
+      it('keeps the earlier rotations within the grace window, newest first, at most four', async () => {
+        const f = await family();
+        for (let g = 0; g < 6; g++) expect(await advance(f, g, 100 + g)).toBe(true);
+        expect((await store.refreshTokens.get(f.id))?.earlierRotations).toEqual([at(104), at(103), at(102), at(101)]);
+        expect(await advance(f, 6, 200)).toBe(true);
+        // 94 seconds later: every earlier rotation is past the window.
+        expect(await store.refreshTokens.get(f.id)).toMatchObject({ generation: 7, rotatedAt: at(200), earlierRotations: [] });
+      });
+
+      it('never moves the idle expiry past the family\'s end, nor an expired or revoked family', async () => {
+        const ending = await family({ expiresAt: at(1000) });
+        expect(await advance(ending, 0, 500)).toBe(true);
+        expect((await store.refreshTokens.get(ending.id))?.tokenExpiresAt).toEqual(at(1000));
+        expect(await advance(ending, 1, 1000)).toBe(false);
+        const idle = await family({ tokenExpiresAt: at(50) });
+        expect(await advance(idle, 0, 50)).toBe(false);
+        const revoked = await family();
+        await store.refreshTokens.revokeFamily(revoked.id, 'test', at(10));
+        expect(await advance(revoked, 0, 20)).toBe(false);
+      });
+
+      it('revokes a family once, returning how long its access tokens live; and every family of a user at a client', async () => {
+        const f = await family();
+        expect(await store.refreshTokens.revokeFamily(f.id, 'test', at(10))).toEqual({ families: [{ id: f.id, accessExpiresAt: at(600) }], legacyAccess: [] });
+        expect(await store.refreshTokens.revokeFamily(f.id, 'test', at(11))).toEqual({ families: [], legacyAccess: [] });
+        expect((await store.refreshTokens.get(f.id))?.revokedAt).toEqual(at(10));
+        const g = await family();
+        expect((await store.refreshTokens.revokeForUserAndClient(g.userId, g.clientId, 'end session', at(20))).families.map((x) => x.id)).toEqual([g.id]);
+        expect((await store.refreshTokens.revokeForUserAndClient(g.userId, g.clientId, 'end session', at(21))).families).toEqual([]);
       });
     });
 

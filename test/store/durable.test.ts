@@ -208,7 +208,7 @@ describe.runIf(postgresAvailable)('PostgreSQL', () => {
         const after = await Promise.all(Array.from({ length: 12 }, () => store.users.getById(user.id)));
         expect(after.every((u) => u?.username === user.username)).toBe(true);
         expect((await store.users.getByUsername('local', user.username))?.id).toBe(user.id);
-        expect(await store.refreshTokens.find('no-such-token')).toBeUndefined();
+        expect(await store.refreshTokens.get('00000000-0000-4000-8000-000000000000')).toBeUndefined();
       } finally {
         await store.close();
         await database.drop();

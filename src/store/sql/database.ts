@@ -84,16 +84,21 @@ export interface RefreshTokenFamiliesTable {
   expires_at: Timestamp;
   revoked_at: NullableTimestamp;
   revoked_reason: string | null;
+  generation: Generated<number>;
+  token_salt: Buffer;
+  rotated_at: NullableTimestamp;
+  earlier_rotations: ColumnType<Date[], never, never>;
+  token_expires_at: Timestamp;
+  access_expires_at: Timestamp;
 }
 
+/** Refresh tokens issued before generations (migration 2026-11-22-0003), kept by hash. */
 export interface RefreshTokensTable {
   token_hash: string;
   family_id: string;
   created_at: Generated<Date>;
   expires_at: Timestamp;
   rotated_at: NullableTimestamp;
-  successor_hash: string | null;
-  successor_sealed: string | null;
   access_jti: string;
   access_expires_at: Timestamp;
 }

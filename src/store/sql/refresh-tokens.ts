@@ -1,20 +1,30 @@
 /**
- * Refresh token families and their tokens (stored by hash only). Rotation is one statement
- * that only changes a current token, so two racing refreshes are serialised on the old token's
- * row on any instance; what did not rotate is classified under that row's lock, and a reuse
- * revokes the family in the same commit.
+ * Refresh token families, one row each, counting generations (migration
+ * 2026-11-22-0003-refresh-generations). A rotation is one UPDATE of that row by its primary
+ * key that only moves a live family still at the presented generation, so two racing
+ * rotations serialise on the row on any instance and one of them wins. No column it sets is
+ * indexed, so it stays a heap-only update.
  */
 import { sql, type Selectable } from 'kysely';
-import type { IssuedAccess, RefreshFamilyRecord, RefreshTokenRepository, RefreshTokenState, RotateInput, RotateResult } from '../types.ts';
+import type { RefreshFamilyState, RefreshTokenRepository, RevokedFamilies } from '../types.ts';
 import type { Db, RefreshTokenFamiliesTable } from './database.ts';
 
-function toFamily(row: Omit<Selectable<RefreshTokenFamiliesTable>, 'revoked_reason'>): RefreshFamilyRecord {
+/** Every column by name (not `*`): the lookup is then a prepared statement (see database.ts). */
+const FAMILY_COLUMNS = [
+  'id', 'client_id', 'user_id', 'scopes', 'claims', 'allowed_scopes', 'nonce', 'auth_time', 'amr', 'expires_at', 'created_at',
+  'revoked_at', 'generation', 'token_salt', 'rotated_at', 'earlier_rotations', 'token_expires_at', 'access_expires_at',
+] as const;
+
+/** How many rotations before the latest are kept (those within the grace window, at most this many). */
+const EARLIER_ROTATIONS_KEPT = 4;
+
+function toFamily(row: Pick<Selectable<RefreshTokenFamiliesTable>, (typeof FAMILY_COLUMNS)[number]>): RefreshFamilyState {
   return {
     id: row.id,
     clientId: row.client_id,
     userId: row.user_id,
     scopes: row.scopes,
-    claims: (typeof row.claims === 'string' ? JSON.parse(row.claims) : row.claims) as RefreshFamilyRecord['claims'],
+    claims: (typeof row.claims === 'string' ? JSON.parse(row.claims) : row.claims) as RefreshFamilyState['claims'],
     allowedScopes: row.allowed_scopes,
     nonce: row.nonce,
     authTime: row.auth_time,
@@ -22,104 +32,81 @@ function toFamily(row: Omit<Selectable<RefreshTokenFamiliesTable>, 'revoked_reas
     expiresAt: row.expires_at,
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
+    generation: row.generation,
+    tokenSalt: Buffer.from(row.token_salt),
+    rotatedAt: row.rotated_at,
+    earlierRotations: row.earlier_rotations.map((at) => new Date(at)),
+    tokenExpiresAt: row.token_expires_at,
+    accessExpiresAt: row.access_expires_at,
   };
 }
 
-/** Marks families revoked and returns the access tokens of theirs that are still live. */
-async function revokeFamilies(db: Db, familyIds: string[], reason: string, now: Date): Promise<IssuedAccess[]> {
-  if (familyIds.length === 0) return [];
-  await db.updateTable('refresh_token_families')
+/** Marks live families revoked; returns those this call revoked, with what their revocation must cover. */
+async function revokeFamilies(db: Db, familyIds: string[], reason: string, now: Date): Promise<RevokedFamilies> {
+  if (familyIds.length === 0) return { families: [], legacyAccess: [] };
+  const revoked = await db.updateTable('refresh_token_families')
     .set({ revoked_at: now, revoked_reason: reason })
     .where('id', 'in', familyIds)
     .where('revoked_at', 'is', null)
+    .returning(['id', 'access_expires_at'])
     .execute();
-  const rows = await db.selectFrom('refresh_tokens')
+  if (revoked.length === 0) return { families: [], legacyAccess: [] };
+  // Access tokens of a family from before generations carry no family claim: revoked one by one.
+  const legacy = await db.selectFrom('refresh_tokens')
     .select(['access_jti', 'access_expires_at'])
-    .where('family_id', 'in', familyIds)
+    .where('family_id', 'in', revoked.map((f) => f.id))
     .where('access_expires_at', '>', now)
     .execute();
-  return rows.map((r) => ({ jti: r.access_jti, expiresAt: r.access_expires_at }));
-}
-
-/**
- * The common case in one statement: the old token, still current, unexpired and of this
- * client's live family, is marked rotated and its successor inserted. Two racing statements
- * serialise on the old token's row; the second finds it rotated and changes nothing.
- */
-async function rotateCurrent(db: Db, input: RotateInput, next: NonNullable<RotateInput['next']>): Promise<boolean> {
-  const { rows } = await sql<{ family_id: string }>`
-    WITH rotated AS (
-      UPDATE refresh_tokens AS t
-      SET rotated_at = ${input.now}, successor_hash = ${next.tokenHash}, successor_sealed = ${next.successorSealed}
-      FROM refresh_token_families AS f
-      WHERE t.token_hash = ${input.oldHash} AND t.rotated_at IS NULL AND t.expires_at > ${input.now}
-        AND f.id = t.family_id AND f.client_id = ${input.clientId} AND f.revoked_at IS NULL AND f.expires_at > ${input.now}
-      RETURNING t.family_id, f.expires_at AS family_expires_at
-    )
-    INSERT INTO refresh_tokens (token_hash, family_id, created_at, expires_at, access_jti, access_expires_at)
-    -- Sliding idle expiry, never past the family's absolute end.
-    SELECT ${next.tokenHash}, family_id, ${input.now}, LEAST(${next.expiresAt}::timestamptz, family_expires_at),
-           ${next.access.jti}, ${next.access.expiresAt}
-    FROM rotated
-    RETURNING family_id`.execute(db);
-  return rows.length === 1;
-}
-
-/**
- * Why a token was not rotated, under its row lock: a retry within the grace window, a reuse
- * (the family is revoked in the same commit), or simply not valid.
- */
-function classifyNotRotated(db: Db, input: RotateInput): Promise<RotateResult> {
-  return db.transaction().execute(async (trx): Promise<RotateResult> => {
-    const row = await trx.selectFrom('refresh_tokens as t')
-      .innerJoin('refresh_token_families as f', 'f.id', 't.family_id')
-      .select(['t.family_id', 't.rotated_at', 't.successor_sealed', 'f.client_id', 'f.revoked_at'])
-      .where('t.token_hash', '=', input.oldHash)
-      .forUpdate('t')
-      .executeTakeFirst();
-    if (!row || row.client_id !== input.clientId || row.revoked_at !== null || row.rotated_at === null) return { outcome: 'invalid' };
-    const sinceRotation = input.now.getTime() - row.rotated_at.getTime();
-    if (sinceRotation <= input.graceSeconds * 1000 && row.successor_sealed) {
-      return { outcome: 'grace', successorSealed: row.successor_sealed };
-    }
-    const revokedAccess = await revokeFamilies(trx, [row.family_id], 'refresh token reused', input.now);
-    return { outcome: 'reused', familyId: row.family_id, rotatedAt: row.rotated_at, revokedAccess };
-  });
+  return {
+    families: revoked.map((f) => ({ id: f.id, accessExpiresAt: f.access_expires_at })),
+    legacyAccess: legacy.map((r) => ({ jti: r.access_jti, expiresAt: r.access_expires_at })),
+  };
 }
 
 export function sqlRefreshTokens(db: Db): RefreshTokenRepository {
   return {
-    async createFamily(family, first) {
-      // One statement (atomic on its own): the code exchange's only write to the database.
-      await sql`
-        WITH family AS (
-          INSERT INTO refresh_token_families (id, client_id, user_id, scopes, claims, allowed_scopes, nonce, auth_time, amr, expires_at)
-          VALUES (${family.id}, ${family.clientId}, ${family.userId}, ${family.scopes},
-                  ${family.claims === null ? null : JSON.stringify(family.claims)}, ${family.allowedScopes},
-                  ${family.nonce}, ${family.authTime}, ${family.amr}, ${family.expiresAt})
-          RETURNING id, expires_at
-        )
-        INSERT INTO refresh_tokens (token_hash, family_id, created_at, expires_at, access_jti, access_expires_at)
-        SELECT ${first.tokenHash}, id, ${first.createdAt}, LEAST(${first.expiresAt}::timestamptz, expires_at),
-               ${first.access.jti}, ${first.access.expiresAt}
-        FROM family`.execute(db);
+    async createFamily(family) {
+      await db.insertInto('refresh_token_families').values({
+        id: family.id,
+        client_id: family.clientId,
+        user_id: family.userId,
+        scopes: family.scopes,
+        claims: family.claims === null ? null : JSON.stringify(family.claims),
+        allowed_scopes: family.allowedScopes,
+        nonce: family.nonce,
+        auth_time: family.authTime,
+        amr: family.amr,
+        expires_at: family.expiresAt,
+        token_salt: family.tokenSalt,
+        // Sliding idle expiry, never past the family's absolute end.
+        token_expires_at: family.tokenExpiresAt < family.expiresAt ? family.tokenExpiresAt : family.expiresAt,
+        access_expires_at: family.accessExpiresAt,
+      }).execute();
     },
 
-    async find(tokenHash): Promise<RefreshTokenState | undefined> {
-      const row = await db.selectFrom('refresh_tokens as t')
-        .innerJoin('refresh_token_families as f', 'f.id', 't.family_id')
-        .select(['f.id', 'f.client_id', 'f.user_id', 'f.scopes', 'f.claims', 'f.allowed_scopes', 'f.nonce', 'f.auth_time', 'f.amr', 'f.expires_at', 'f.created_at', 'f.revoked_at'])
-        .select(['t.created_at as token_created_at', 't.expires_at as token_expires_at', 't.rotated_at as token_rotated_at'])
-        .where('t.token_hash', '=', tokenHash)
-        .executeTakeFirst();
-      if (!row) return undefined;
-      const { token_created_at: createdAt, token_expires_at: expiresAt, token_rotated_at: rotatedAt, ...family } = row;
-      return { tokenHash, family: toFamily(family), createdAt, expiresAt, rotatedAt };
+    async get(familyId) {
+      const row = await db.selectFrom('refresh_token_families').select(FAMILY_COLUMNS).where('id', '=', familyId).executeTakeFirst();
+      return row ? toFamily(row) : undefined;
     },
 
-    async rotate(input) {
-      if (input.next && await rotateCurrent(db, input, input.next)) return { outcome: 'rotated' };
-      return classifyNotRotated(db, input);
+    async findLegacy(tokenHash) {
+      const row = await db.selectFrom('refresh_tokens').select(['family_id', 'rotated_at']).where('token_hash', '=', tokenHash).executeTakeFirst();
+      return row ? { familyId: row.family_id, current: row.rotated_at === null } : undefined;
+    },
+
+    async advance(input) {
+      const { rows } = await sql<{ id: string }>`
+        UPDATE refresh_token_families
+        SET generation = generation + 1, rotated_at = ${input.issuedAt},
+            earlier_rotations = (ARRAY(
+              SELECT at FROM unnest(array_prepend(rotated_at, earlier_rotations)) WITH ORDINALITY AS r(at, n)
+              WHERE at >= ${input.graceSince} ORDER BY n))[1:${sql.lit(EARLIER_ROTATIONS_KEPT)}],
+            token_expires_at = LEAST(${input.tokenExpiresAt}::timestamptz, expires_at),
+            access_expires_at = GREATEST(${input.accessExpiresAt}::timestamptz, access_expires_at)
+        WHERE id = ${input.familyId} AND client_id = ${input.clientId} AND generation = ${input.from}
+          AND revoked_at IS NULL AND expires_at > ${input.now} AND token_expires_at > ${input.now}
+        RETURNING id`.execute(db);
+      return rows.length === 1;
     },
 
     revokeFamily: (familyId, reason, now) => db.transaction().execute((trx) => revokeFamilies(trx, [familyId], reason, now)),
@@ -133,4 +120,3 @@ export function sqlRefreshTokens(db: Db): RefreshTokenRepository {
       }),
   };
 }
-

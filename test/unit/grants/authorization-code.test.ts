@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthErrorCode } from '../../../src/errors.ts';
 import { authorizationCodeGrant, issueCode, type CodeRecord } from '../../../src/grants/authorization-code.ts';
 import type { TokenResponse } from '../../../src/grants/common.ts';
-import { hashToken } from '../../../src/tokens/opaque.ts';
 import { REDIRECT, jwtPayload, openHarness, outcome, pkce, type Harness } from './grant-harness.ts';
 
 interface Issued {
@@ -73,9 +72,11 @@ describe('authorization code grant', () => {
   it('starts a refresh family ending one absolute lifetime after the exchange', async () => {
     const issued = await issue();
     const tokens = await redeem(issued);
-    const state = await h.durable.refreshTokens.find(hashToken(tokens.refresh_token ?? ''));
+    const state = await h.refreshState(tokens.refresh_token ?? '');
+    expect(state?.current).toBe(true);
+    expect(state?.family.generation).toBe(0);
     expect(state?.family.expiresAt.getTime()).toBe(h.now() + 4 * 3600 * 1000);
-    expect(state?.expiresAt.getTime()).toBe(h.now() + 3600 * 1000);
+    expect(state?.family.tokenExpiresAt.getTime()).toBe(h.now() + 3600 * 1000);
     expect(state?.family.clientId).toBe('web');
     expect(state?.family.userId).toBe(h.user.id);
   });
@@ -85,8 +86,8 @@ describe('authorization code grant', () => {
     const first = await redeem(issued);
     h.advance(5);
     expect(await outcome(redeem(issued))).toBe('invalid_grant');
-    expect(await h.deps.revocations.isRevoked(String(jwtPayload(first.access_token).jti))).toBe(true);
-    const state = await h.durable.refreshTokens.find(hashToken(first.refresh_token ?? ''));
+    expect(await h.isRevoked(first.access_token)).toBe(true);
+    const state = await h.refreshState(first.refresh_token ?? '');
     expect(state?.family.revokedAt).not.toBeNull();
     expect(await outcome(h.refresh(first.refresh_token ?? ''))).toBe('invalid_grant');
     expect(h.audit.some((e) => e.event === 'code_reuse_detected')).toBe(true);

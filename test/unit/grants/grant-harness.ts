@@ -9,12 +9,14 @@ import { authorizationCodeGrant, issueCode, type CodeRecord } from '../../../src
 import type { AuthenticatedClient } from '../../../src/grants/client-auth.ts';
 import type { GrantDeps, RefreshLifetime, TokenResponse } from '../../../src/grants/common.ts';
 import { refreshTokenGrant } from '../../../src/grants/refresh-token.ts';
+import { findRefreshToken } from '../../../src/grants/token-lookup.ts';
 import { createMemoryEphemeralStore } from '../../../src/store/ephemeral/memory.ts';
 import { openDurableStore } from '../../../src/store/sql/durable.ts';
-import type { ClientRecord, DurableStore, EphemeralStore, UserRecord } from '../../../src/store/types.ts';
+import type { ClientRecord, DurableStore, EphemeralStore, RefreshFamilyState, UserRecord } from '../../../src/store/types.ts';
 import { createKeyManager, type KeyManager } from '../../../src/tokens/keys.ts';
 import { hashClientSecret } from '../../../src/tokens/opaque.ts';
-import { createRevocationList } from '../../../src/tokens/revocation.ts';
+import { createRefreshTokenCodec } from '../../../src/tokens/refresh-tokens.ts';
+import { createRevocationList, isAccessTokenRevoked } from '../../../src/tokens/revocation.ts';
 import { pkce } from '../../helpers/oauth.ts';
 
 export { pkce };
@@ -44,12 +46,18 @@ export interface Harness {
   /** Signs a user (Alice by default) in at a client and redeems the code: the first tokens of a new family. */
   signIn(options?: { clientId?: string; scopes?: string[]; userId?: string }): Promise<TokenResponse & { refresh_token: string }>;
   refresh(refreshToken: string, clientId?: string, scope?: string): Promise<TokenResponse>;
+  /** A refresh token as stored now: its family, and whether it is of the family's current generation. */
+  refreshState(refreshToken: string): Promise<{ family: RefreshFamilyState; current: boolean } | undefined>;
+  /** Whether an access token was revoked, on its own or with its family. */
+  isRevoked(accessToken: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
 export interface HarnessOptions {
   refreshLifetime?: RefreshLifetime;
   graceSeconds?: number;
+  /** A PostgreSQL database to use (migrated here) instead of an embedded one. */
+  databaseUrl?: string;
 }
 
 export const SECRET = 'unit-test-client-secret-0123456789abcdefghij';
@@ -69,7 +77,7 @@ function clientRecord(clientId: string, overrides: Partial<ClientRecord> = {}): 
 export async function openHarness(options: HarnessOptions = {}): Promise<Harness> {
   let now = START;
   const clock = () => now;
-  const durable = await openDurableStore({});
+  const durable = await openDurableStore(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {});
   await durable.migrate();
   const ephemeral = createMemoryEphemeralStore(clock);
   const keys = createKeyManager({ keys: durable.signingKeys, kek: Buffer.alloc(32, 1), clock });
@@ -108,6 +116,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     // Local accounts: the stored record is the current one.
     currentUser: async (u) => u,
     refreshTokens: durable.refreshTokens,
+    refreshTokenCodec: createRefreshTokenCodec(Buffer.alloc(32, 2)),
     accessTokens: durable.accessTokens,
     refreshLifetime: options.refreshLifetime ?? { idleSeconds: 3600, absoluteSeconds: 4 * 3600 },
     refreshReuseGraceSeconds: options.graceSeconds ?? 10,
@@ -141,6 +150,11 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     refresh(refreshToken, clientId = 'web', scope) {
       return refreshTokenGrant.handle({ refresh_token: refreshToken, ...(scope !== undefined ? { scope } : {}) }, client(clientId), deps);
     },
+    async refreshState(refreshToken) {
+      const found = await findRefreshToken(refreshToken, deps);
+      return found ? { family: found.family, current: found.generation === found.family.generation } : undefined;
+    },
+    isRevoked: (accessToken) => isAccessTokenRevoked(deps.revocations, jwtPayload(accessToken)),
     async close() {
       await ephemeral.close();
       await durable.close();

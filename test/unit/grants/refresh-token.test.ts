@@ -7,7 +7,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthErrorCode } from '../../../src/errors.ts';
 import type { TokenResponse } from '../../../src/grants/common.ts';
-import { hashToken } from '../../../src/tokens/opaque.ts';
 import { jwtPayload, openHarness, outcome, type Harness } from './grant-harness.ts';
 
 const IDLE = 3600;
@@ -25,9 +24,22 @@ interface RefreshCase {
   check?(h: Harness, result: TokenResponse | undefined, ctx: Context): Promise<void>;
 }
 
-const state = (h: Harness, token: string) => h.durable.refreshTokens.find(hashToken(token));
+const state = (h: Harness, token: string) => h.refreshState(token);
 const jti = (accessToken: string) => String(jwtPayload(accessToken).jti);
 const reuseEvents = (h: Harness) => h.audit.filter((e) => e.event === 'refresh_token_reuse_detected');
+
+/** Refreshes `count` times in a row, a second apart; returns each response. */
+async function rotations(h: Harness, token: string, count: number): Promise<TokenResponse[]> {
+  const responses: TokenResponse[] = [];
+  let current = token;
+  for (let i = 0; i < count; i++) {
+    h.advance(1);
+    const response = await h.refresh(current);
+    responses.push(response);
+    current = response.refresh_token ?? '';
+  }
+  return responses;
+}
 
 /** Signs in and keeps the first tokens in ctx.tokens. */
 async function signedIn(h: Harness, ctx: Context, scopes?: string[]) {
@@ -48,13 +60,14 @@ const cases: RefreshCase[] = [
       const first = ctx.tokens!;
       expect(Object.keys(result!).sort()).toStrictEqual(Object.keys(first).sort());
       expect(result!.refresh_token).not.toBe(first.refresh_token);
-      expect(result!.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(result!.refresh_token).toMatch(/^[A-Za-z0-9_-]{71}$/);
       expect(result!.scope).toBe(first.scope);
-      expect((await state(h, first.refresh_token))?.rotatedAt?.getTime()).toBe(h.now());
+      expect((await state(h, first.refresh_token))?.current).toBe(false);
       const next = await state(h, result!.refresh_token ?? '');
-      expect(next?.rotatedAt).toBeNull();
+      expect(next?.current).toBe(true);
+      expect(next?.family.rotatedAt?.getTime()).toBe(h.now());
       // Sliding idle expiry: one idle period from this refresh.
-      expect(next?.expiresAt.getTime()).toBe(h.now() + IDLE * 1000);
+      expect(next?.family.tokenExpiresAt.getTime()).toBe(h.now() + IDLE * 1000);
       expect(jti(result!.access_token)).not.toBe(jti(first.access_token));
       expect(jwtPayload(result!.id_token ?? '')).not.toHaveProperty('nonce');
     },
@@ -76,7 +89,7 @@ const cases: RefreshCase[] = [
     expect: 'invalid_grant',
     async check(h, _result, ctx) {
       const t = ctx.tokens!;
-      expect((await state(h, t.refresh_token))?.rotatedAt).toBeNull();
+      expect((await state(h, t.refresh_token))?.current).toBe(true);
       expect(reuseEvents(h).length).toBe(ctx.before);
       expect(await outcome(h.refresh(t.refresh_token, 'web'))).toBe('ok');
     },
@@ -135,7 +148,7 @@ const cases: RefreshCase[] = [
       // The successor's idle expiry is capped at the family's absolute end.
       const next = await state(h, result!.refresh_token ?? '');
       expect(next?.family.expiresAt.getTime()).toBe(Number(ctx.start) + ABSOLUTE * 1000);
-      expect(next?.expiresAt.getTime()).toBe(Number(ctx.start) + ABSOLUTE * 1000);
+      expect(next?.family.tokenExpiresAt.getTime()).toBe(Number(ctx.start) + ABSOLUTE * 1000);
     },
   },
   {
@@ -166,10 +179,39 @@ const cases: RefreshCase[] = [
       expect(JSON.stringify(result)).toBe(JSON.stringify(successor));
       // No new rotation: the successor is still the current token, the family is alive.
       const current = await state(h, successor.refresh_token ?? '');
-      expect(current?.rotatedAt).toBeNull();
+      expect(current?.current).toBe(true);
       expect(current?.family.revokedAt).toBeNull();
-      expect(await h.deps.revocations.isRevoked(jti(successor.access_token))).toBe(false);
+      expect(await h.isRevoked(successor.access_token)).toBe(false);
       expect(await outcome(h.refresh(successor.refresh_token ?? ''))).toBe('ok');
+    },
+  },
+  {
+    name: 'gives a token rotated out five generations back, still within the window, its own successor response again',
+    async setup(h, ctx) {
+      const t = await signedIn(h, ctx);
+      ctx.chain = await rotations(h, t.refresh_token, 5);
+      return () => h.refresh(t.refresh_token);
+    },
+    expect: 'ok',
+    async check(h, result, ctx) {
+      const chain = ctx.chain as TokenResponse[];
+      expect(JSON.stringify(result)).toBe(JSON.stringify(chain[0]));
+      const latest = await state(h, chain[4]?.refresh_token ?? '');
+      expect(latest?.current).toBe(true);
+      expect(latest?.family.revokedAt).toBeNull();
+    },
+  },
+  {
+    name: 'treats a token rotated out six generations back as reuse, even within the window',
+    async setup(h, ctx) {
+      const t = await signedIn(h, ctx);
+      ctx.chain = await rotations(h, t.refresh_token, 6);
+      return () => h.refresh(t.refresh_token);
+    },
+    expect: 'invalid_grant',
+    async check(h, _result, ctx) {
+      const chain = ctx.chain as TokenResponse[];
+      expect((await state(h, chain[5]?.refresh_token ?? ''))?.family.revokedAt).not.toBeNull();
     },
   },
   {
@@ -192,8 +234,8 @@ const cases: RefreshCase[] = [
       expect(current?.family.revokedAt?.getTime()).toBe(ctx.reusedAt);
       // The newest token is refused, and every access token of the family is revoked.
       expect(await outcome(h.refresh(successor.refresh_token ?? ''))).toBe('invalid_grant');
-      expect(await h.deps.revocations.isRevoked(jti(successor.access_token))).toBe(true);
-      expect(await h.deps.revocations.isRevoked(jti(first.access_token))).toBe(true);
+      expect(await h.isRevoked(successor.access_token)).toBe(true);
+      expect(await h.isRevoked(first.access_token)).toBe(true);
       const events = reuseEvents(h).slice(Number(ctx.before));
       expect(events).toHaveLength(1);
       expect(events[0]?.fields).toMatchObject({
@@ -242,7 +284,7 @@ const cases: RefreshCase[] = [
     },
     expect: 'invalid_scope',
     async check(h, _result, ctx) {
-      expect((await state(h, ctx.tokens!.refresh_token))?.rotatedAt).toBeNull();
+      expect((await state(h, ctx.tokens!.refresh_token))?.current).toBe(true);
       expect(await outcome(h.refresh(ctx.tokens!.refresh_token))).toBe('ok');
     },
   },
