@@ -135,7 +135,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     audit: grantDeps.audit,
   });
   const upstream = services.source.kind === 'oidc' ? { upstream: services.source, ephemeral, baseUrl: config.baseUrl } : undefined;
-  await app.register(authorizeRoutes, { clients, interactions, flow, requestDeps: { issuer: config.issuer, keys, clock } });
+  await app.register(authorizeRoutes, { clients, flow, requestDeps: { issuer: config.issuer, keys, clock } });
   await app.register(interactionRoutes, {
     pages: { page, interactions },
     secureCookies,

@@ -7,7 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { OAuthError } from '../errors.ts';
-import type { ClientRecord } from '../store/types.ts';
+import type { ClientRecord, EphemeralWrite } from '../store/types.ts';
 import { hashToken, randomToken } from '../tokens/opaque.ts';
 import { verifyPkce } from '../tokens/pkce.ts';
 import { revokedFamilyTokens } from '../tokens/revocation.ts';
@@ -32,10 +32,16 @@ interface IssuedFromCode {
 
 const NS = { code: 'code', issued: 'code-issued', reused: 'code-reused' } as const;
 
+/** A new code, with the write that stores its record under the code's hash (for the caller to send). */
+export function newCode(record: CodeRecord): { code: string; write: EphemeralWrite } {
+  const code = randomToken();
+  return { code, write: { op: 'set', ns: NS.code, key: hashToken(code), value: record, ttlSeconds: CODE_TTL_SECONDS } };
+}
+
 /** Stores a code record under the code's hash and returns the code. */
 export async function issueCode(deps: Pick<GrantDeps, 'ephemeral'>, record: CodeRecord): Promise<string> {
-  const code = randomToken();
-  await deps.ephemeral.set(NS.code, hashToken(code), record, CODE_TTL_SECONDS);
+  const { code, write } = newCode(record);
+  await deps.ephemeral.write([write]);
   return code;
 }
 

@@ -4,29 +4,25 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { trustTarget, validateAuthorizationRequest, type RequestDeps } from '../sessions/authorization-request.ts';
-import type { InteractionStore } from '../sessions/interaction.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
 import { singleValued } from './shared/params.ts';
 import type { SignInFlow } from './shared/sign-in-flow.ts';
 
 export interface AuthorizeRouteOptions {
   clients: ClientsCache;
-  interactions: InteractionStore;
   flow: SignInFlow;
   requestDeps: RequestDeps;
 }
 
 export async function authorizeRoutes(app: FastifyInstance, options: AuthorizeRouteOptions): Promise<void> {
-  const { clients, interactions, flow, requestDeps } = options;
+  const { clients, flow, requestDeps } = options;
 
   async function authorize(request: FastifyRequest, reply: FastifyReply, input: unknown): Promise<unknown> {
     const params = singleValued(input);
     const { client, target } = await trustTarget(params, (id) => clients.get(id));
     request.authorizationTarget = target;
     const authorizationRequest = await validateAuthorizationRequest(params, client, target, requestDeps);
-    const loaded = await flow.browserSession(request, reply);
-    const interaction = await interactions.start(authorizationRequest, loaded.key);
-    return flow.advance(reply, interaction, loaded);
+    return flow.begin(request, reply, authorizationRequest);
   }
 
   const config = { page: true };

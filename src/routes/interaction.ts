@@ -69,10 +69,9 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     return pages.show(reply, { ...(await flow.state(interaction, loaded)), step: 'sign-in' }, extra);
   }
 
-  /** Saves a changed interaction and moves on to the next step. */
-  async function proceed(reply: FastifyReply, interaction: Interaction, loaded: LoadedSession): Promise<unknown> {
-    await interactions.save(interaction);
-    return flow.advance(reply, interaction, loaded);
+  /** Moves a changed interaction on to the next step (which saves it, or finishes it). */
+  function proceed(reply: FastifyReply, interaction: Interaction, loaded: LoadedSession): Promise<unknown> {
+    return flow.advance(reply, interaction, loaded, true);
   }
 
   app.get<IdParams>('/interaction/:id', { config }, async (request, reply) => {

@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../clock.ts';
 import { epochSeconds } from '../clock.ts';
-import type { EphemeralStore } from '../store/types.ts';
+import type { EphemeralStore, EphemeralWrite } from '../store/types.ts';
 import { hashToken, randomToken } from '../tokens/opaque.ts';
 
 export interface BrowserSession {
@@ -30,22 +30,26 @@ export interface LoadedSession {
 export const SESSION_TTL_SECONDS = 12 * 3600;
 const NS = 'session';
 
+/** A session under a new id, with the writes that store it (for the caller to send, batched). */
+export type NewSession = LoadedSession & { sid: string; writes: EphemeralWrite[] };
+
 export interface SessionStore {
   load(sid: string | undefined): Promise<LoadedSession | undefined>;
-  /** Starts an anonymous session; returns the cookie value with the stored session. */
-  start(): Promise<LoadedSession & { sid: string }>;
-  /** Replaces the session under a new id (sign-in), deleting the old one (no fixation). */
-  rotate(oldKey: string | undefined, session: BrowserSession): Promise<LoadedSession & { sid: string }>;
+  /** An anonymous session, not yet written. */
+  create(): NewSession;
+  /** The session under a new id (sign-in), replacing the old one (no fixation); not yet written. */
+  rotation(oldKey: string | undefined, session: BrowserSession): NewSession;
+  saveWrite(key: string, session: BrowserSession): EphemeralWrite;
   save(key: string, session: BrowserSession): Promise<void>;
   destroy(key: string): Promise<void>;
 }
 
 export function createSessionStore(ephemeral: EphemeralStore, clock: Clock): SessionStore {
-  const write = async (session: BrowserSession) => {
+  const saveWrite = (key: string, session: BrowserSession): EphemeralWrite => ({ op: 'set', ns: NS, key, value: session, ttlSeconds: SESSION_TTL_SECONDS });
+  const underNewId = (session: BrowserSession, before: EphemeralWrite[]): NewSession => {
     const sid = randomToken();
     const key = hashToken(sid);
-    await ephemeral.set(NS, key, session, SESSION_TTL_SECONDS);
-    return { sid, key, session };
+    return { sid, key, session, writes: [...before, saveWrite(key, session)] };
   };
   return {
     async load(sid) {
@@ -54,12 +58,10 @@ export function createSessionStore(ephemeral: EphemeralStore, clock: Clock): Ses
       const session = await ephemeral.get<BrowserSession>(NS, key);
       return session ? { key, session } : undefined;
     },
-    start: () => write({ userId: null, authTime: null, amr: [], clients: [], createdAt: epochSeconds(clock) }),
-    async rotate(oldKey, session) {
-      if (oldKey) await ephemeral.delete(NS, oldKey);
-      return write(session);
-    },
-    save: (key, session) => ephemeral.set(NS, key, session, SESSION_TTL_SECONDS),
+    create: () => underNewId({ userId: null, authTime: null, amr: [], clients: [], createdAt: epochSeconds(clock) }, []),
+    rotation: (oldKey, session) => underNewId(session, oldKey ? [{ op: 'delete', ns: NS, key: oldKey }] : []),
+    saveWrite,
+    save: (key, session) => ephemeral.write([saveWrite(key, session)]),
     destroy: (key) => ephemeral.delete(NS, key),
   };
 }

@@ -5,7 +5,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { epochSeconds } from '../clock.ts';
-import type { EphemeralStore } from '../store/types.ts';
+import type { EphemeralStore, EphemeralWrite } from '../store/types.ts';
 import { hashToken, randomToken } from '../tokens/opaque.ts';
 import type { AuthorizationRequest } from './authorization-request.ts';
 
@@ -38,8 +38,10 @@ export const INTERACTION_TTL_SECONDS = 30 * 60;
 const NS = 'interaction';
 
 export interface InteractionStore {
-  start(request: AuthorizationRequest, sessionKey: string): Promise<Interaction>;
+  /** A new interaction with the write that stores it (for the caller to send, batched). */
+  create(request: AuthorizationRequest, sessionKey: string): { interaction: Interaction; write: EphemeralWrite };
   load(id: string): Promise<Interaction | undefined>;
+  saveWrite(interaction: Interaction): EphemeralWrite;
   save(interaction: Interaction): Promise<void>;
   /** Ends an interaction; only one caller gets it, so a code is issued once per interaction. */
   finish(id: string): Promise<Interaction | undefined>;
@@ -48,8 +50,10 @@ export interface InteractionStore {
 export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock): InteractionStore {
   const remaining = (interaction: Interaction) =>
     Math.max(1, interaction.createdAt + INTERACTION_TTL_SECONDS - epochSeconds(clock));
+  const saveWrite = (interaction: Interaction): EphemeralWrite =>
+    ({ op: 'set', ns: NS, key: hashToken(interaction.id), value: interaction, ttlSeconds: remaining(interaction) });
   return {
-    async start(request, sessionKey) {
+    create(request, sessionKey) {
       const interaction: Interaction = {
         id: randomToken(),
         request,
@@ -60,11 +64,11 @@ export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock):
         consentGiven: false,
         createdAt: epochSeconds(clock),
       };
-      await ephemeral.set(NS, hashToken(interaction.id), interaction, INTERACTION_TTL_SECONDS);
-      return interaction;
+      return { interaction, write: saveWrite(interaction) };
     },
     load: (id) => (id.length > 100 ? Promise.resolve(undefined) : ephemeral.get<Interaction>(NS, hashToken(id))),
-    save: (interaction) => ephemeral.set(NS, hashToken(interaction.id), interaction, remaining(interaction)),
+    saveWrite,
+    save: (interaction) => ephemeral.write([saveWrite(interaction)]),
     finish: (id) => ephemeral.take<Interaction>(NS, hashToken(id)),
   };
 }

@@ -6,7 +6,7 @@
  * IDP_LOGIN_MAX_FAILURES_PER_ADDRESS times within 15 minutes over any names is locked too.
  * Wrong second-factor codes count as failures of the account.
  */
-import type { EphemeralStore } from '../store/types.ts';
+import type { EphemeralStore, EphemeralWrite } from '../store/types.ts';
 
 const WINDOW_SECONDS = 15 * 60;
 const FIRST_LOCK_SECONDS = 60;
@@ -19,7 +19,8 @@ export interface ThrottleLimits {
 export interface SignInThrottle {
   isThrottled(username: string, address: string): Promise<boolean>;
   recordFailure(username: string, address: string): Promise<void>;
-  recordSuccess(username: string): Promise<void>;
+  /** Forgets the failures of a name that signed in (a write for the caller to send, batched). */
+  successWrite(username: string): EphemeralWrite;
 }
 
 const nameKey = (username: string) => `name:${username.trim().toLowerCase()}`;
@@ -28,11 +29,8 @@ const addressKey = (address: string) => `addr:${address}`;
 export function createSignInThrottle(ephemeral: EphemeralStore, limits: ThrottleLimits): SignInThrottle {
   return {
     async isThrottled(username, address) {
-      const [name, addr] = await Promise.all([
-        ephemeral.get('signin-lock', nameKey(username)),
-        ephemeral.get('signin-lock', addressKey(address)),
-      ]);
-      return name !== undefined || addr !== undefined;
+      const locks = await ephemeral.getMany([{ ns: 'signin-lock', key: nameKey(username) }, { ns: 'signin-lock', key: addressKey(address) }]);
+      return locks.some((lock) => lock !== undefined);
     },
     async recordFailure(username, address) {
       const [nameFailures, addressFailures] = await Promise.all([
@@ -47,8 +45,6 @@ export function createSignInThrottle(ephemeral: EphemeralStore, limits: Throttle
         await ephemeral.set('signin-lock', addressKey(address), 1, WINDOW_SECONDS);
       }
     },
-    async recordSuccess(username) {
-      await ephemeral.delete('signin-failures', nameKey(username));
-    },
+    successWrite: (username) => ({ op: 'delete', ns: 'signin-failures', key: nameKey(username) }),
   };
 }

@@ -278,12 +278,24 @@ export interface Consumed<T> {
  * Short-lived values with a time to live. Values are JSON. Every operation is atomic across
  * instances sharing one store. Namespaces keep kinds of values apart (`code`, `session`, ...).
  */
+/** One write of a batch (`EphemeralStore.write`). */
+export type EphemeralWrite =
+  | { op: 'set'; ns: string; key: string; value: unknown; ttlSeconds: number }
+  | { op: 'delete'; ns: string; key: string };
+
 export interface EphemeralStore {
   readonly kind: 'redis' | 'memory';
   set(ns: string, key: string, value: unknown, ttlSeconds: number): Promise<void>;
+  /**
+   * Several sets and deletes, in order, in one round trip where the store can (one Redis
+   * MULTI; a cluster sends them key by key). Each write is atomic; the batch is not.
+   */
+  write(writes: readonly EphemeralWrite[]): Promise<void>;
   /** Sets only when absent; true when this call set it. */
   setIfAbsent(ns: string, key: string, value: unknown, ttlSeconds: number): Promise<boolean>;
   get<T>(ns: string, key: string): Promise<T | undefined>;
+  /** Several values at once, in the order asked (one MGET on Redis; a cluster asks key by key). */
+  getMany(keys: ReadonlyArray<{ ns: string; key: string }>): Promise<unknown[]>;
   /** Reads and deletes in one step: exactly one caller gets the value. */
   take<T>(ns: string, key: string): Promise<T | undefined>;
   /**

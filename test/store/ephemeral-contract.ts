@@ -230,6 +230,31 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       });
     });
 
+    describe('write and getMany', () => {
+      it('apply sets and deletes in order, and read several values at once in the order asked', async () => {
+        const [a, b, c] = [key('a'), key('b'), key('c')];
+        await store.set('batch', c, 'old', 60);
+        await store.write([
+          { op: 'set', ns: 'batch', key: a, value: { n: 1 }, ttlSeconds: 60 },
+          { op: 'set', ns: 'batch-other', key: b, value: [2], ttlSeconds: 60 },
+          { op: 'delete', ns: 'batch', key: c },
+          { op: 'set', ns: 'batch', key: a, value: { n: 3 }, ttlSeconds: 60 },
+        ]);
+        expect(await store.getMany([
+          { ns: 'batch-other', key: b }, { ns: 'batch', key: a }, { ns: 'batch', key: c }, { ns: 'batch', key: b },
+        ])).toEqual([[2], { n: 3 }, undefined, undefined]);
+        await expect(store.write([])).resolves.toBeUndefined();
+      });
+
+      it('a value written anew starts unused, as with set', async () => {
+        const k = key();
+        await store.set('batch-used', k, 'first', 60);
+        expect((await store.consume('batch-used', k))?.firstUse).toBe(true);
+        await store.write([{ op: 'set', ns: 'batch-used', key: k, value: 'second', ttlSeconds: 60 }]);
+        expect(await store.consume('batch-used', k)).toEqual({ value: 'second', firstUse: true });
+      });
+    });
+
     describe('entries', () => {
       it('lists every live value of one namespace by key, used ones too, and nothing of another', async () => {
         const ns = key('entries');

@@ -6,14 +6,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../clock.ts';
 import { epochSeconds } from '../../clock.ts';
 import { OAuthError } from '../../errors.ts';
-import { issueCode } from '../../grants/authorization-code.ts';
+import { newCode } from '../../grants/authorization-code.ts';
 import type { LoadedSession, SessionStore } from '../../sessions/browser-session.ts';
 import { SESSION_TTL_SECONDS } from '../../sessions/browser-session.ts';
-import type { Interaction, InteractionStore } from '../../sessions/interaction.ts';
+import type { AuthorizationRequest } from '../../sessions/authorization-request.ts';
+import type { Interaction, InteractionStore, PendingSignIn } from '../../sessions/interaction.ts';
 import { nextStep, type Step } from '../../sessions/steps.ts';
 import type { SignInThrottle } from '../../sessions/throttle.ts';
 import type { ClientsCache } from '../../store/clients-cache.ts';
-import type { ClientRecord, ConsentRepository, EphemeralStore, UserRecord, UserRepository } from '../../store/types.ts';
+import type { ClientRecord, ConsentRepository, EphemeralStore, EphemeralWrite, UserRecord, UserRepository } from '../../store/types.ts';
 import { respondToClient } from './authorization-response.ts';
 import { readSessionCookie, setSessionCookie } from './cookies.ts';
 
@@ -45,13 +46,22 @@ export interface FlowState {
 export function createSignInFlow(deps: FlowDeps) {
   const cookieSettings = { secure: deps.secureCookies, maxAgeSeconds: SESSION_TTL_SECONDS };
 
-  /** The browser's session, started (anonymous) when it has none. */
-  async function browserSession(request: FastifyRequest, reply: FastifyReply): Promise<LoadedSession> {
-    const loaded = await deps.sessions.load(readSessionCookie(request, deps.secureCookies));
-    if (loaded) return loaded;
-    const { sid, key, session } = await deps.sessions.start();
-    setSessionCookie(reply, sid, cookieSettings);
-    return { key, session };
+  /**
+   * Starts an interaction for an authorization request in the browser's session (a new
+   * anonymous one when it has none): both are stored in one round trip, then it moves on.
+   */
+  async function begin(request: FastifyRequest, reply: FastifyReply, authorizationRequest: AuthorizationRequest): Promise<unknown> {
+    let loaded = await deps.sessions.load(readSessionCookie(request, deps.secureCookies));
+    const writes: EphemeralWrite[] = [];
+    if (!loaded) {
+      const { sid, key, session, writes: sessionWrites } = deps.sessions.create();
+      setSessionCookie(reply, sid, cookieSettings);
+      loaded = { key, session };
+      writes.push(...sessionWrites);
+    }
+    const { interaction, write } = deps.interactions.create(authorizationRequest, loaded.key);
+    await deps.ephemeral.write([...writes, write]);
+    return advance(reply, interaction, loaded);
   }
 
   /** Where the interaction stands now (a disabled client ends it with unauthorized_client). */
@@ -69,14 +79,13 @@ export function createSignInFlow(deps: FlowDeps) {
 
   /**
    * The pending user passed every step: the browser session becomes theirs, under a new id
-   * (an id planted before sign-in is worthless: no session fixation).
+   * (an id planted before sign-in is worthless: no session fixation). Returns the writes that
+   * make it so, for the caller to send together with the rest of the step.
    */
-  async function finishSignIn(reply: FastifyReply, interaction: Interaction, loaded: LoadedSession): Promise<{ interaction: Interaction; loaded: LoadedSession }> {
-    const pending = interaction.pending;
-    if (!pending) return { interaction, loaded };
+  function finishSignIn(reply: FastifyReply, interaction: Interaction, loaded: LoadedSession, pending: PendingSignIn) {
     const now = epochSeconds(deps.clock);
     const sameUser = loaded.session.userId === pending.userId;
-    const rotated = await deps.sessions.rotate(loaded.key, {
+    const rotated = deps.sessions.rotation(loaded.key, {
       userId: pending.userId,
       authTime: now,
       amr: pending.amr,
@@ -85,38 +94,57 @@ export function createSignInFlow(deps: FlowDeps) {
       upstreamIdToken: pending.upstreamIdToken,
     });
     setSessionCookie(reply, rotated.sid, cookieSettings);
-    await deps.throttle.recordSuccess(pending.username);
-    deps.audit('sign_in', { result: 'success', user_id: pending.userId, amr: pending.amr });
-    const updated = { ...interaction, sessionKey: rotated.key, signedInAt: now, pending: null };
-    await deps.interactions.save(updated);
-    return { interaction: updated, loaded: rotated };
+    return {
+      interaction: { ...interaction, sessionKey: rotated.key, signedInAt: now, pending: null },
+      loaded: { key: rotated.key, session: rotated.session },
+      writes: [...rotated.writes, deps.throttle.successWrite(pending.username)],
+    };
   }
 
   function pageUrl(interaction: Interaction): string {
     return `${deps.basePath}/interaction/${encodeURIComponent(interaction.id)}`;
   }
 
-  /** After any change: send the browser to the page of the next step, or finish. */
-  async function advance(reply: FastifyReply, interaction: Interaction, loaded: LoadedSession): Promise<unknown> {
+  /**
+   * After any change (`changed`: the interaction differs from what is stored): send the browser
+   * to the page of the next step, or finish. What the step changed is written in one batch.
+   */
+  async function advance(reply: FastifyReply, interaction: Interaction, loaded: LoadedSession, changed = false): Promise<unknown> {
     let current = await state(interaction, loaded);
-    if (current.step === 'finish-sign-in') {
-      const signedIn = await finishSignIn(reply, interaction, loaded);
+    let writes: EphemeralWrite[] = [];
+    const pending = current.step === 'finish-sign-in' ? interaction.pending : null;
+    if (pending) {
+      const signedIn = finishSignIn(reply, interaction, loaded, pending);
+      writes = signedIn.writes;
       current = await state(signedIn.interaction, signedIn.loaded);
     }
-    if (current.step !== 'done') return reply.header('cache-control', 'no-store').redirect(pageUrl(interaction), 303);
-    return complete(reply, current);
+    const signedInAudit = () => pending && deps.audit('sign_in', { result: 'success', user_id: pending.userId, amr: pending.amr });
+    if (current.step === 'done') {
+      const completed = await complete(reply, current, writes);
+      signedInAudit();
+      return completed;
+    }
+    if (changed || pending) writes.push(deps.interactions.saveWrite(current.interaction));
+    await deps.ephemeral.write(writes);
+    signedInAudit();
+    return reply.header('cache-control', 'no-store').redirect(pageUrl(interaction), 303);
   }
 
-  /** Issues the code (once per interaction) and delivers it to the client. */
-  async function complete(reply: FastifyReply, current: FlowState): Promise<unknown> {
+  /**
+   * Issues the code (once per interaction) and delivers it to the client. `writes` (a sign-in
+   * that just finished) go out with the code's, in one batch.
+   */
+  async function complete(reply: FastifyReply, current: FlowState, writes: EphemeralWrite[] = []): Promise<unknown> {
     const { interaction, loaded, client, user, consented } = current;
     const finished = await deps.interactions.finish(interaction.id);
     if (!finished || !user || loaded.session.authTime === null) {
+      // The sign-in itself stands (its cookie is set); only this code is refused.
+      await deps.ephemeral.write(writes);
       throw new OAuthError('invalid_request', 'This sign-in has already been completed.', { redirectable: false });
     }
     const { request } = finished;
     const allowedScopes = client.requireConsent ? [...new Set([...consented, ...request.scopes])] : client.scopes;
-    const code = await issueCode(deps, {
+    const { code, write } = newCode({
       clientId: client.clientId,
       redirectUri: request.redirectUri,
       codeChallenge: request.codeChallenge,
@@ -128,13 +156,15 @@ export function createSignInFlow(deps: FlowDeps) {
       claims: request.claims,
       allowedScopes,
     });
+    writes.push(write);
     if (!loaded.session.clients.includes(client.clientId)) {
-      await deps.sessions.save(loaded.key, { ...loaded.session, clients: [...loaded.session.clients, client.clientId] });
+      writes.push(deps.sessions.saveWrite(loaded.key, { ...loaded.session, clients: [...loaded.session.clients, client.clientId] }));
     }
+    await deps.ephemeral.write(writes);
     return respondToClient(reply, request, deps.issuer, { code });
   }
 
-  return { browserSession, state, advance, complete, pageUrl, cookieSettings, clock: deps.clock };
+  return { begin, state, advance, complete, pageUrl, cookieSettings, clock: deps.clock };
 }
 
 export type SignInFlow = ReturnType<typeof createSignInFlow>;

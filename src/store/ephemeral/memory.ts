@@ -38,6 +38,16 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     async set(ns, key, value, ttlSeconds) {
       put(`${ns}:${key}`, value, ttlSeconds);
     },
+    async write(writes) {
+      for (const w of writes) {
+        if (w.op === 'set') {
+          put(`${w.ns}:${w.key}`, w.value, w.ttlSeconds);
+        } else {
+          entries.delete(`${w.ns}:${w.key}`);
+          counters.delete(`${w.ns}:${w.key}`);
+        }
+      }
+    },
     async setIfAbsent(ns, key, value, ttlSeconds) {
       if (live(`${ns}:${key}`)) return false;
       put(`${ns}:${key}`, value, ttlSeconds);
@@ -46,6 +56,12 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     async get<T>(ns: string, key: string) {
       const entry = live(`${ns}:${key}`);
       return entry ? (JSON.parse(entry.json) as T) : undefined;
+    },
+    async getMany(keys) {
+      return keys.map(({ ns, key }) => {
+        const entry = live(`${ns}:${key}`);
+        return entry ? (JSON.parse(entry.json) as unknown) : undefined;
+      });
     },
     async take<T>(ns: string, key: string) {
       const entry = live(`${ns}:${key}`);

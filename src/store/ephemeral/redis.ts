@@ -83,18 +83,38 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
   const k = (ns: string, key: string) => `${ns}:{${key}}`;
   const parse = <T>(json: string | null): T | undefined => (json === null ? undefined : (JSON.parse(json) as T));
 
-  return {
+  const px = (ttlSeconds: number) => Math.max(1, Math.round(ttlSeconds * 1000));
+  const store: EphemeralStore = {
     kind: 'redis',
     async set(ns, key, value, ttlSeconds) {
       // A value set anew starts unused, as in the in-process store.
-      await redis.multi().set(k(ns, key), JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlSeconds * 1000))).del(`${k(ns, key)}:used`).exec();
+      await redis.multi().set(k(ns, key), JSON.stringify(value), 'PX', px(ttlSeconds)).del(`${k(ns, key)}:used`).exec();
+    },
+    async write(writes) {
+      // A cluster runs a MULTI within one hash slot only: there, each write goes on its own.
+      if (redis instanceof Cluster) {
+        await Promise.all(writes.map((w) => (w.op === 'set' ? store.set(w.ns, w.key, w.value, w.ttlSeconds) : store.delete(w.ns, w.key))));
+        return;
+      }
+      const batch = redis.multi();
+      for (const w of writes) {
+        if (w.op === 'set') batch.set(k(w.ns, w.key), JSON.stringify(w.value), 'PX', px(w.ttlSeconds)).del(`${k(w.ns, w.key)}:used`);
+        else batch.del(k(w.ns, w.key), `${k(w.ns, w.key)}:used`);
+      }
+      await batch.exec();
     },
     async setIfAbsent(ns, key, value, ttlSeconds) {
-      const ok = await redis.set(k(ns, key), JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlSeconds * 1000)), 'NX');
+      const ok = await redis.set(k(ns, key), JSON.stringify(value), 'PX', px(ttlSeconds), 'NX');
       return ok === 'OK';
     },
     async get<T>(ns: string, key: string) {
       return parse<T>(await redis.get(k(ns, key)));
+    },
+    async getMany(keys) {
+      const names = keys.map(({ ns, key }) => k(ns, key));
+      // MGET spans hash slots only outside a cluster.
+      const values = redis instanceof Cluster ? await Promise.all(names.map((name) => redis.get(name))) : await redis.mget(names);
+      return values.map((value) => parse<unknown>(value ?? null));
     },
     async take<T>(ns: string, key: string) {
       const [taken] = (await redis.multi().getdel(k(ns, key)).del(`${k(ns, key)}:used`).exec()) ?? [];
@@ -140,6 +160,7 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
       await redis.quit().catch(() => redis.disconnect());
     },
   };
+  return store;
 }
 
 /** Every key name matching `pattern`, on every master of a cluster. */
