@@ -55,9 +55,12 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
 
   /** The interaction of the URL, from its own browser session (and, for posts, with its CSRF token). */
   async function load(request: FastifyRequest<IdParams>, csrfToken?: string | null): Promise<Loaded> {
-    const interaction = await interactions.load(request.params.id);
+    // Independent reads, asked together.
+    const [interaction, loaded] = await Promise.all([
+      interactions.load(request.params.id),
+      sessions.load(readSessionCookie(request, options.secureCookies)),
+    ]);
     if (!interaction) throw expired();
-    const loaded = await sessions.load(readSessionCookie(request, options.secureCookies));
     const sameBrowser = csrfToken === null ? loaded?.key === interaction.sessionKey : isSameBrowser(interaction, loaded?.key, csrfToken);
     if (!loaded || !sameBrowser) throw foreign();
     request.authorizationTarget = interaction.request;
@@ -86,11 +89,12 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
 
   app.post<IdParams>('/interaction/:id/sign-in', { config }, async (request, reply) => {
     const form = singleValued(request.body);
-    const context = await load(request, form.csrf_token);
-    if (source.kind === 'oidc') throw new OAuthError('invalid_request', 'Sign-in happens at the sign-in provider.', { redirectable: false });
     const username = (form.username ?? '').trim();
-    // Checked before the password reaches any source: guesses never reach a directory.
-    if (await throttle.isThrottled(username, request.ip)) {
+    // The throttle is read together with the interaction; it is checked before the password
+    // reaches any source, so guesses never reach a directory.
+    const [context, throttled] = await Promise.all([load(request, form.csrf_token), throttle.isThrottled(username, request.ip)]);
+    if (source.kind === 'oidc') throw new OAuthError('invalid_request', 'Sign-in happens at the sign-in provider.', { redirectable: false });
+    if (throttled) {
       audit('sign_in', { result: 'throttled', step: 'password' });
       return signInAgain(reply, context, { username, error: THROTTLED });
     }
