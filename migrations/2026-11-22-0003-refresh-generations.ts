@@ -51,6 +51,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       ALTER COLUMN token_salt SET NOT NULL,
       ALTER COLUMN token_expires_at SET NOT NULL,
       ALTER COLUMN access_expires_at SET NOT NULL`.execute(db);
+  // Families past their end are deleted in batches (src/main.ts): found by this index. A
+  // rotation never changes expires_at, so the index leaves rotations heap-only.
+  await sql`CREATE INDEX refresh_token_families_expires_at ON refresh_token_families (expires_at)`.execute(db);
   // Room on each page for the next version of a row: a rotation is then a heap-only update
   // (no index changes: none of the columns it sets is indexed).
   await sql`ALTER TABLE refresh_token_families SET (fillfactor = 80)`.execute(db);
@@ -60,6 +63,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`ALTER TABLE refresh_tokens ADD COLUMN successor_hash text, ADD COLUMN successor_sealed text`.execute(db);
+  await sql`DROP INDEX refresh_token_families_expires_at`.execute(db);
   await sql`ALTER TABLE refresh_token_families RESET (fillfactor)`.execute(db);
   await sql`
     ALTER TABLE refresh_token_families

@@ -54,7 +54,7 @@ async function serve(): Promise<void> {
   }
   const app = await buildApp(config, services, logger);
   await app.listen({ port: config.port, host: config.host });
-  const maintenance = scheduleKeyMaintenance(services, logger);
+  const maintenance = scheduleMaintenance(services, logger);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -71,10 +71,19 @@ async function serve(): Promise<void> {
 }
 
 /** How often each instance checks the rotation schedule (acting only when something is due). */
-const KEY_MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
+const MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
 
-function scheduleKeyMaintenance(services: Services, logger: Logger): NodeJS.Timeout {
-  const run = async () => {
+/** Ended refresh token families are deleted this many at a time, at most this many times a tick. */
+const PURGE_BATCH = 1000;
+const PURGE_BATCHES_PER_TICK = 50;
+
+/**
+ * Every ten minutes, and once at start: signing keys published, rotated and retired on
+ * schedule, and refresh token families past their end deleted (in batches, so that a backlog
+ * never holds the database for long). Each instance does it; the database makes it safe.
+ */
+function scheduleMaintenance(services: Services, logger: Logger): NodeJS.Timeout {
+  const maintainKeys = async () => {
     const clients = await services.durable.clients.list();
     const report = await services.keys.maintain({
       intervalSeconds: config.keyRotationInterval,
@@ -86,9 +95,22 @@ function scheduleKeyMaintenance(services: Services, logger: Logger): NodeJS.Time
     for (const kid of report.promoted) logger.info({ audit: true, event: 'key_rotated', kid }, 'key_rotated');
     for (const kid of report.retired) logger.info({ audit: true, event: 'key_retired', kid }, 'key_retired');
   };
-  const tick = () => void run().catch((error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'key maintenance failed'));
+  const purgeEndedFamilies = async () => {
+    let deleted = 0;
+    for (let batch = 0; batch < PURGE_BATCHES_PER_TICK; batch++) {
+      const count = await services.durable.refreshTokens.purgeEnded(new Date(services.clock()), PURGE_BATCH);
+      deleted += count;
+      if (count < PURGE_BATCH) break;
+    }
+    if (deleted > 0) logger.info({ families: deleted }, 'refresh token families past their end deleted');
+  };
+  const failed = (what: string) => (error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, `${what} failed`);
+  const tick = () => {
+    void maintainKeys().catch(failed('key maintenance'));
+    void purgeEndedFamilies().catch(failed('refresh token family purge'));
+  };
   tick();
-  const timer = setInterval(tick, KEY_MAINTENANCE_INTERVAL_MS);
+  const timer = setInterval(tick, MAINTENANCE_INTERVAL_MS);
   timer.unref();
   return timer;
 }

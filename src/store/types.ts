@@ -236,6 +236,11 @@ export interface RefreshTokenRepository {
   revokeFamily(familyId: string, reason: string, now: Date): Promise<RevokedFamilies>;
   /** Revokes every family of a user at a client (end session). */
   revokeForUserAndClient(userId: string, clientId: string, reason: string, now: Date): Promise<RevokedFamilies>;
+  /**
+   * Deletes up to `limit` families past their absolute end whose last access token has expired
+   * too (nothing of them can be used or revoked any more); returns how many.
+   */
+  purgeEnded(now: Date, limit: number): Promise<number>;
 }
 
 /** Access tokens issued without a refresh token, kept until they expire, for end session. */

@@ -1,10 +1,10 @@
 /**
  * Starting the service as a new user or an operator would: configuration errors (one line, the
- * variable named, exit code 2, no stack trace), production's demands, and the embedded default
- * with its demo client and user.
+ * variable named, exit code 2, no stack trace), production's demands, the maintenance it does on
+ * its own, and the embedded default with its demo client and user.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, postgresAvailable, redisAvailable, REDIS_URL, type TestDatabase } from '../helpers/services.ts';
+import { createTestDatabase, postgresAvailable, redisAvailable, REDIS_URL, runSql, type TestDatabase } from '../helpers/services.ts';
 import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
 
 const SECRET = 'c'.repeat(64);
@@ -56,6 +56,39 @@ describe.runIf(postgresAvailable && redisAvailable)('production over http with I
     expect(server.output()).not.toContain('Demo data');
     const clients = await runIdp(['clients', 'list', '--json'], { DATABASE_URL: db.url, IDP_SECRET: SECRET });
     expect(JSON.parse(clients.stdout)).toStrictEqual({ clients: [] });
+  });
+});
+
+describe.runIf(postgresAvailable && redisAvailable)('maintenance', () => {
+  let db: TestDatabase;
+  let server: RunningServer | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await db?.drop();
+  });
+
+  it('deletes refresh token families past their end, and their access tokens\' end, when it starts', async () => {
+    expect((await runIdp(['migrate'], { DATABASE_URL: db.url, IDP_SECRET: SECRET })).code).toBe(0);
+    await runSql(db.url, `INSERT INTO clients (client_id, grant_types, scopes, redirect_uris) VALUES ('web', '{authorization_code,refresh_token}', '{openid,offline_access}', '{https://rp.example/cb}')`);
+    await runSql(db.url, `INSERT INTO users (id, subject, username) VALUES ('u1', 'u1', 'ursula')`);
+    const family = (id: string, end: string, accessEnd: string) => runSql(db.url, `
+      INSERT INTO refresh_token_families (id, client_id, user_id, scopes, auth_time, amr, expires_at, token_salt, token_expires_at, access_expires_at)
+      VALUES ($1, 'web', 'u1', '{openid,offline_access}', now() - interval '100 days', '{pwd}', now() + $2::interval, '\\x00', now() + $2::interval, now() + $3::interval)`,
+    [id, end, accessEnd]);
+    await family('ended', '-1 day', '-1 day');
+    await family('access-live', '-1 minute', '30 minutes');
+    await family('live', '30 days', '1 hour');
+
+    server = await startServer({ NODE_ENV: 'production', IDP_ALLOW_HTTP: '1', IDP_SECRET: SECRET, DATABASE_URL: db.url, REDIS_URL, LOG_LEVEL: 'info' });
+    const remaining = async () => (await runSql<{ id: string }>(db.url, 'SELECT id FROM refresh_token_families ORDER BY id')).map((r) => r.id);
+    const deadline = Date.now() + 10_000;
+    const reported = /"families":1,"msg":"refresh token families past their end deleted"/;
+    while (!reported.test(server.output()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(server.output()).toMatch(reported);
+    expect(await remaining()).toEqual(['access-live', 'live']);
   });
 });
 

@@ -482,6 +482,23 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect(await advance(revoked, 0, 20)).toBe(false);
       });
 
+      it('purges families past their end whose last access token has expired too, and nothing else', async () => {
+        const ended = await family({ expiresAt: at(1000), tokenExpiresAt: at(500) });
+        const accessLive = await family({ expiresAt: at(1000), tokenExpiresAt: at(500) });
+        expect(await advance(accessLive, 0, 450)).toBe(true);
+        const idle = await family({ expiresAt: at(86_400), tokenExpiresAt: at(500) });
+        // At 1000 s: `ended` is past its end with its access token expired (600 s); `accessLive`
+        // issued an access token until 1050 s; `idle` is only idle, not ended.
+        let purged = 0;
+        for (let count = -1; count !== 0; purged += count) count = await store.refreshTokens.purgeEnded(at(1000), 1);
+        expect(purged).toBeGreaterThanOrEqual(1);
+        expect(await store.refreshTokens.get(ended.id)).toBeUndefined();
+        expect(await store.refreshTokens.get(accessLive.id)).toBeDefined();
+        expect(await store.refreshTokens.get(idle.id)).toBeDefined();
+        expect(await store.refreshTokens.purgeEnded(at(1050), 1000)).toBeGreaterThanOrEqual(1);
+        expect(await store.refreshTokens.get(accessLive.id)).toBeUndefined();
+      });
+
       it('revokes a family once, returning how long its access tokens live; and every family of a user at a client', async () => {
         const f = await family();
         expect(await store.refreshTokens.revokeFamily(f.id, 'test', at(10))).toEqual({ families: [{ id: f.id, accessExpiresAt: at(600) }], legacyAccess: [] });

@@ -111,6 +111,18 @@ export function sqlRefreshTokens(db: Db): RefreshTokenRepository {
 
     revokeFamily: (familyId, reason, now) => db.transaction().execute((trx) => revokeFamilies(trx, [familyId], reason, now)),
 
+    async purgeEnded(now, limit) {
+      // SKIP LOCKED: instances purging at once share the work instead of waiting on each other.
+      const { rows } = await sql<{ id: string }>`
+        DELETE FROM refresh_token_families
+        WHERE id IN (
+          SELECT id FROM refresh_token_families
+          WHERE expires_at <= ${now} AND access_expires_at <= ${now}
+          LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+        RETURNING id`.execute(db);
+      return rows.length;
+    },
+
     revokeForUserAndClient: (userId, clientId, reason, now) =>
       db.transaction().execute(async (trx) => {
         const families = await trx.selectFrom('refresh_token_families').select('id')

@@ -41,6 +41,15 @@ async function rotations(h: Harness, token: string, count: number): Promise<Toke
   return responses;
 }
 
+/** A case's setup: sign in, rotate `count` times (responses in ctx.chain), then present the first token. */
+function firstTokenAfterRotations(count: number): RefreshCase['setup'] {
+  return async (h, ctx) => {
+    const t = await signedIn(h, ctx);
+    ctx.chain = await rotations(h, t.refresh_token, count);
+    return () => h.refresh(t.refresh_token);
+  };
+}
+
 /** Signs in and keeps the first tokens in ctx.tokens. */
 async function signedIn(h: Harness, ctx: Context, scopes?: string[]) {
   ctx.tokens = await h.signIn(scopes ? { scopes } : {});
@@ -187,11 +196,7 @@ const cases: RefreshCase[] = [
   },
   {
     name: 'gives a token rotated out five generations back, still within the window, its own successor response again',
-    async setup(h, ctx) {
-      const t = await signedIn(h, ctx);
-      ctx.chain = await rotations(h, t.refresh_token, 5);
-      return () => h.refresh(t.refresh_token);
-    },
+    setup: firstTokenAfterRotations(5),
     expect: 'ok',
     async check(h, result, ctx) {
       const chain = ctx.chain as TokenResponse[];
@@ -203,11 +208,7 @@ const cases: RefreshCase[] = [
   },
   {
     name: 'treats a token rotated out six generations back as reuse, even within the window',
-    async setup(h, ctx) {
-      const t = await signedIn(h, ctx);
-      ctx.chain = await rotations(h, t.refresh_token, 6);
-      return () => h.refresh(t.refresh_token);
-    },
+    setup: firstTokenAfterRotations(6),
     expect: 'invalid_grant',
     async check(h, _result, ctx) {
       const chain = ctx.chain as TokenResponse[];
