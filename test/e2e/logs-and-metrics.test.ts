@@ -178,6 +178,10 @@ describe.runIf(postgresAvailable)('logs and metrics of a full session', () => {
       },
     });
     server = deployment.servers[0] as RunningServer;
+    // The rotation due at start runs beside serving (it first makes a new RSA key, which can
+    // take seconds on a loaded machine): the session below begins once the instance reports it.
+    const rotated = new RegExp(`"event":"key_rotated","kid":"${promotedKid}"`);
+    for (const deadline = Date.now() + 20_000; !rotated.test(server.output()) && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 100));
     for (const [name, value] of Object.entries({ 'web client secret': WEB_SECRET, 'service client secret': SERVICE_SECRET, 'burst client secret': BURST_SECRET })) remember(name, value);
     remember('IDP_SECRET', IDP_SECRET);
     remember('TOTP secret', TOTP_SECRET);
