@@ -461,6 +461,37 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect(await advance({ ...f, clientId: 'another-client' }, 1, 61)).toBe(false);
       });
 
+      it('answers each of many rotations and lookups made at once for its own family', async () => {
+        const families = await Promise.all(Array.from({ length: 12 }, () => family()));
+        const [first, second] = families as [(typeof families)[0], (typeof families)[0]];
+        const advanced = await Promise.all([
+          ...families.map((f) => advance(f, 0, 60)),
+          advance(first, 0, 61),
+          advance({ ...second, clientId: 'another-client' }, 0, 60),
+        ]);
+        expect(advanced).toEqual([...families.map(() => true), false, false]);
+        const found = await Promise.all([...families.map((f) => store.refreshTokens.get(f.id)), store.refreshTokens.get(randomUUID())]);
+        expect(found.map((f) => f?.generation)).toEqual([...families.map(() => 1), undefined]);
+        expect(found.map((f) => f?.id)).toEqual([...families.map((f) => f.id), undefined]);
+      });
+
+      it('creates families made at once, and a bad one fails alone', async () => {
+        const client = sampleClient();
+        await store.clients.upsert(client);
+        const user = sampleUser();
+        await store.users.upsert(user);
+        const input = (clientId: string) => ({
+          id: randomUUID(), clientId, userId: user.id, scopes: ['openid'], claims: null, allowedScopes: ['openid'], nonce: null,
+          authTime: at(0), amr: ['pwd'], expiresAt: at(86_400), tokenSalt: randomBytes(32), tokenExpiresAt: at(3600), accessExpiresAt: at(600),
+        });
+        const [good, unknownClient, other] = [input(client.clientId), input(uniqueId('no-such-client')), input(client.clientId)];
+        const results = await Promise.allSettled([good, unknownClient, other].map((f) => store.refreshTokens.createFamily(f)));
+        expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+        expect((await store.refreshTokens.get(good.id))?.tokenSalt.equals(good.tokenSalt)).toBe(true);
+        expect(await store.refreshTokens.get(unknownClient.id)).toBeUndefined();
+        expect((await store.refreshTokens.get(other.id))?.scopes).toEqual(['openid']);
+      });
+
       it('keeps the earlier rotations within the grace window, newest first, at most four', async () => {
         const f = await family();
         for (let g = 0; g < 6; g++) expect(await advance(f, g, 100 + g)).toBe(true);

@@ -3,10 +3,12 @@
  * 2026-11-22-0003-refresh-generations). A rotation is one UPDATE of that row by its primary
  * key that only moves a live family still at the presented generation, so two racing
  * rotations serialise on the row on any instance and one of them wins. No column it sets is
- * indexed, so it stays a heap-only update.
+ * indexed, so it stays a heap-only update. Lookups, rotations and new families made in the same
+ * turn of the event loop go out together, one statement each (batch.ts).
  */
 import { sql, type Selectable } from 'kysely';
-import type { RefreshFamilyState, RefreshTokenRepository, RevokedFamilies } from '../types.ts';
+import type { AdvanceInput, RefreshFamilyState, RefreshTokenRepository, RevokedFamilies } from '../types.ts';
+import { batched, eachOnFailure } from './batch.ts';
 import type { Db, RefreshTokenFamiliesTable } from './database.ts';
 
 /** Every column by name (not `*`): the lookup is then a prepared statement (see database.ts). */
@@ -63,51 +65,95 @@ async function revokeFamilies(db: Db, familyIds: string[], reason: string, now: 
   };
 }
 
-export function sqlRefreshTokens(db: Db): RefreshTokenRepository {
-  return {
-    async createFamily(family) {
-      await db.insertInto('refresh_token_families').values({
-        id: family.id,
-        client_id: family.clientId,
-        user_id: family.userId,
-        scopes: family.scopes,
-        claims: family.claims === null ? null : JSON.stringify(family.claims),
-        allowed_scopes: family.allowedScopes,
-        nonce: family.nonce,
-        auth_time: family.authTime,
-        amr: family.amr,
-        expires_at: family.expiresAt,
-        token_salt: family.tokenSalt,
-        // Sliding idle expiry, never past the family's absolute end.
-        token_expires_at: family.tokenExpiresAt < family.expiresAt ? family.tokenExpiresAt : family.expiresAt,
-        access_expires_at: family.accessExpiresAt,
-      }).execute();
-    },
+/** Families by id, for a batch of lookups: one statement, results in the order asked. */
+async function getFamilies(db: Db, ids: string[]): Promise<Array<RefreshFamilyState | undefined>> {
+  const rows = await db.selectFrom('refresh_token_families').select(FAMILY_COLUMNS).where('id', '=', sql<string>`ANY(${[...new Set(ids)]}::text[])`).execute();
+  const byId = new Map(rows.map((row) => [row.id, toFamily(row)]));
+  return ids.map((id) => byId.get(id));
+}
 
-    async get(familyId) {
-      const row = await db.selectFrom('refresh_token_families').select(FAMILY_COLUMNS).where('id', '=', familyId).executeTakeFirst();
-      return row ? toFamily(row) : undefined;
-    },
+/**
+ * Rotations of a batch in one statement. A family asked twice in one batch goes once per
+ * round (a statement updates a row once); rounds run one after the other. Should two
+ * instances' batches deadlock on shared rows, the one PostgreSQL aborts runs row by row.
+ */
+async function advanceFamilies(db: Db, inputs: AdvanceInput[]): Promise<Array<boolean | Error>> {
+  const results: Array<boolean | Error> = new Array<boolean>(inputs.length).fill(false);
+  let left = inputs.map((input, index) => ({ input, index }));
+  while (left.length > 0) {
+    const seen = new Set<string>();
+    const round = left.filter(({ input }) => !seen.has(input.familyId) && seen.add(input.familyId));
+    left = left.filter((entry) => !round.includes(entry));
+    // In id order, so that two instances' batches lock shared rows in the same order.
+    round.sort((a, b) => (a.input.familyId < b.input.familyId ? -1 : 1));
+    const advanced = await eachOnFailure(round.map((r) => r.input), async (some) => {
+      const moved = await advanceRound(db, some);
+      return some.map((input) => moved.has(input.familyId));
+    });
+    round.forEach(({ index }, i) => (results[index] = advanced[i] as boolean | Error));
+  }
+  return results;
+}
+
+async function advanceRound(db: Db, inputs: AdvanceInput[]): Promise<Set<string>> {
+  const column = <T>(pick: (input: AdvanceInput) => T) => inputs.map(pick);
+  const time = (pick: (input: AdvanceInput) => Date) => column((input) => pick(input).toISOString());
+  const { rows } = await sql<{ id: string }>`
+    UPDATE refresh_token_families AS f
+    SET generation = f.generation + 1, rotated_at = v.issued_at,
+        earlier_rotations = (ARRAY(
+          SELECT at FROM unnest(array_prepend(f.rotated_at, f.earlier_rotations)) WITH ORDINALITY AS r(at, n)
+          WHERE at >= v.grace_since ORDER BY n))[1:${sql.lit(EARLIER_ROTATIONS_KEPT)}],
+        token_expires_at = LEAST(v.token_expires_at, f.expires_at),
+        access_expires_at = GREATEST(v.access_expires_at, f.access_expires_at)
+    FROM unnest(${column((i) => i.familyId)}::text[], ${column((i) => i.clientId)}::text[], ${column((i) => i.from)}::int[],
+                ${time((i) => i.issuedAt)}::timestamptz[], ${time((i) => i.tokenExpiresAt)}::timestamptz[],
+                ${time((i) => i.accessExpiresAt)}::timestamptz[], ${time((i) => i.now)}::timestamptz[], ${time((i) => i.graceSince)}::timestamptz[])
+      AS v(id, client_id, from_generation, issued_at, token_expires_at, access_expires_at, now, grace_since)
+    WHERE f.id = v.id AND f.client_id = v.client_id AND f.generation = v.from_generation
+      AND f.revoked_at IS NULL AND f.expires_at > v.now AND f.token_expires_at > v.now
+    RETURNING f.id`.execute(db);
+  return new Set(rows.map((row) => row.id));
+}
+
+type NewFamily = Parameters<RefreshTokenRepository['createFamily']>[0];
+
+/**
+ * New families of a batch in one statement, passed as one JSON array (its array columns would
+ * not survive unnest). Sliding idle expiry starts never past the family's absolute end.
+ */
+async function insertFamilies(db: Db, families: NewFamily[]): Promise<void[]> {
+  const rows = families.map((f) => ({
+    id: f.id, client_id: f.clientId, user_id: f.userId, scopes: f.scopes, claims: f.claims, allowed_scopes: f.allowedScopes,
+    nonce: f.nonce, auth_time: f.authTime.toISOString(), amr: f.amr, expires_at: f.expiresAt.toISOString(),
+    token_salt: `\\x${f.tokenSalt.toString('hex')}`, token_expires_at: f.tokenExpiresAt.toISOString(), access_expires_at: f.accessExpiresAt.toISOString(),
+  }));
+  await sql`
+    INSERT INTO refresh_token_families (id, client_id, user_id, scopes, claims, allowed_scopes, nonce, auth_time, amr, expires_at,
+                                        token_salt, token_expires_at, access_expires_at)
+    SELECT id, client_id, user_id, scopes, claims, allowed_scopes, nonce, auth_time, amr, expires_at,
+           token_salt, LEAST(token_expires_at, expires_at), access_expires_at
+    FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(
+      id text, client_id text, user_id text, scopes text[], claims jsonb, allowed_scopes text[], nonce text,
+      auth_time timestamptz, amr text[], expires_at timestamptz, token_salt bytea, token_expires_at timestamptz, access_expires_at timestamptz)`.execute(db);
+  return families.map(() => undefined);
+}
+
+export function sqlRefreshTokens(db: Db): RefreshTokenRepository {
+  const createFamily = batched((families: NewFamily[]) => eachOnFailure(families, (some) => insertFamilies(db, some)));
+  const get = batched((ids: string[]) => getFamilies(db, ids));
+  const advance = batched((inputs: AdvanceInput[]) => advanceFamilies(db, inputs));
+  return {
+    createFamily,
+
+    get,
 
     async findLegacy(tokenHash) {
       const row = await db.selectFrom('refresh_tokens').select(['family_id', 'rotated_at']).where('token_hash', '=', tokenHash).executeTakeFirst();
       return row ? { familyId: row.family_id, current: row.rotated_at === null } : undefined;
     },
 
-    async advance(input) {
-      const { rows } = await sql<{ id: string }>`
-        UPDATE refresh_token_families
-        SET generation = generation + 1, rotated_at = ${input.issuedAt},
-            earlier_rotations = (ARRAY(
-              SELECT at FROM unnest(array_prepend(rotated_at, earlier_rotations)) WITH ORDINALITY AS r(at, n)
-              WHERE at >= ${input.graceSince} ORDER BY n))[1:${sql.lit(EARLIER_ROTATIONS_KEPT)}],
-            token_expires_at = LEAST(${input.tokenExpiresAt}::timestamptz, expires_at),
-            access_expires_at = GREATEST(${input.accessExpiresAt}::timestamptz, access_expires_at)
-        WHERE id = ${input.familyId} AND client_id = ${input.clientId} AND generation = ${input.from}
-          AND revoked_at IS NULL AND expires_at > ${input.now} AND token_expires_at > ${input.now}
-        RETURNING id`.execute(db);
-      return rows.length === 1;
-    },
+    advance,
 
     revokeFamily: (familyId, reason, now) => db.transaction().execute((trx) => revokeFamilies(trx, [familyId], reason, now)),
 
