@@ -38,8 +38,9 @@ describe('configuration errors', () => {
   });
 });
 
-describe.runIf(postgresAvailable && redisAvailable)('production over http with IDP_ALLOW_HTTP=1', () => {
-  let db: TestDatabase;
+/** A fresh database for the suite it is called in, and a production server started on it; both gone after the suite. */
+function productionOnFreshDatabase() {
+  let db: TestDatabase | undefined;
   let server: RunningServer | undefined;
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -48,33 +49,38 @@ describe.runIf(postgresAvailable && redisAvailable)('production over http with I
     await server?.stop();
     await db?.drop();
   });
+  const url = () => (db as TestDatabase).url;
+  return {
+    url,
+    async start(extra: Record<string, string> = {}): Promise<RunningServer> {
+      server = await startServer({ NODE_ENV: 'production', IDP_ALLOW_HTTP: '1', IDP_SECRET: SECRET, DATABASE_URL: url(), REDIS_URL, ...extra });
+      return server;
+    },
+  };
+}
+
+describe.runIf(postgresAvailable && redisAvailable)('production over http with IDP_ALLOW_HTTP=1', () => {
+  const production = productionOnFreshDatabase();
 
   it('starts, with no demo data', async () => {
-    server = await startServer({ NODE_ENV: 'production', IDP_ALLOW_HTTP: '1', IDP_SECRET: SECRET, DATABASE_URL: db.url, REDIS_URL });
+    const server = await production.start();
     const ready = (await (await fetch(`${server.url}/readyz`)).json()) as Record<string, string>;
     expect(ready).toMatchObject({ database: 'ok', store: 'ok' });
     expect(server.output()).not.toContain('Demo data');
-    const clients = await runIdp(['clients', 'list', '--json'], { DATABASE_URL: db.url, IDP_SECRET: SECRET });
+    const clients = await runIdp(['clients', 'list', '--json'], { DATABASE_URL: production.url(), IDP_SECRET: SECRET });
     expect(JSON.parse(clients.stdout)).toStrictEqual({ clients: [] });
   });
 });
 
 describe.runIf(postgresAvailable && redisAvailable)('maintenance', () => {
-  let db: TestDatabase;
-  let server: RunningServer | undefined;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await server?.stop();
-    await db?.drop();
-  });
+  const production = productionOnFreshDatabase();
 
   it('deletes refresh token families past their end, and their access tokens\' end, when it starts', async () => {
-    expect((await runIdp(['migrate'], { DATABASE_URL: db.url, IDP_SECRET: SECRET })).code).toBe(0);
-    await runSql(db.url, `INSERT INTO clients (client_id, grant_types, scopes, redirect_uris) VALUES ('web', '{authorization_code,refresh_token}', '{openid,offline_access}', '{https://rp.example/cb}')`);
-    await runSql(db.url, `INSERT INTO users (id, subject, username) VALUES ('u1', 'u1', 'ursula')`);
-    const family = (id: string, end: string, accessEnd: string) => runSql(db.url, `
+    const url = production.url();
+    expect((await runIdp(['migrate'], { DATABASE_URL: url, IDP_SECRET: SECRET })).code).toBe(0);
+    await runSql(url, `INSERT INTO clients (client_id, grant_types, scopes, redirect_uris) VALUES ('web', '{authorization_code,refresh_token}', '{openid,offline_access}', '{https://rp.example/cb}')`);
+    await runSql(url, `INSERT INTO users (id, subject, username) VALUES ('u1', 'u1', 'ursula')`);
+    const family = (id: string, end: string, accessEnd: string) => runSql(url, `
       INSERT INTO refresh_token_families (id, client_id, user_id, scopes, auth_time, amr, expires_at, token_salt, token_expires_at, access_expires_at)
       VALUES ($1, 'web', 'u1', '{openid,offline_access}', now() - interval '100 days', '{pwd}', now() + $2::interval, '\\x00', now() + $2::interval, now() + $3::interval)`,
     [id, end, accessEnd]);
@@ -82,8 +88,8 @@ describe.runIf(postgresAvailable && redisAvailable)('maintenance', () => {
     await family('access-live', '-1 minute', '30 minutes');
     await family('live', '30 days', '1 hour');
 
-    server = await startServer({ NODE_ENV: 'production', IDP_ALLOW_HTTP: '1', IDP_SECRET: SECRET, DATABASE_URL: db.url, REDIS_URL, LOG_LEVEL: 'info' });
-    const remaining = async () => (await runSql<{ id: string }>(db.url, 'SELECT id FROM refresh_token_families ORDER BY id')).map((r) => r.id);
+    const server = await production.start({ LOG_LEVEL: 'info' });
+    const remaining = async () => (await runSql<{ id: string }>(url, 'SELECT id FROM refresh_token_families ORDER BY id')).map((r) => r.id);
     const deadline = Date.now() + 10_000;
     const reported = /"families":1,"msg":"refresh token families past their end deleted"/;
     while (!reported.test(server.output()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
