@@ -73,19 +73,15 @@ export const authorizationCodeGrant: Grant<Params> = {
     const user = await deps.users.getById(record.userId);
     assertUserMayReceiveTokens(user);
 
-    const family = mayRefresh(client, record) ? newFamily(record, client, deps) : undefined;
+    const now = deps.clock();
+    const family = mayRefresh(client, record) ? newFamily(record, client, now, deps) : undefined;
     const issued = await mintUserTokens(user, client, record, deps, family?.issue);
-    const now = new Date(deps.clock());
     const accessExpiresAt = new Date(issued.accessExpiresAt * 1000);
     if (family) {
-      await deps.refreshTokens.createFamily({
-        ...family.row,
-        tokenExpiresAt: new Date(now.getTime() + deps.refreshLifetime.idleSeconds * 1000),
-        accessExpiresAt,
-      });
+      await deps.refreshTokens.createFamily({ ...family.row, accessExpiresAt });
     } else {
       // Without a family, the access token is recorded on its own: end session revokes it too.
-      await deps.accessTokens.record(user.id, client.clientId, { jti: issued.jti, expiresAt: accessExpiresAt }, now);
+      await deps.accessTokens.record(user.id, client.clientId, { jti: issued.jti, expiresAt: accessExpiresAt }, new Date(now));
     }
     const familyId = family?.issue.familyId ?? null;
     await recordIssued(codeHash, { jti: issued.jti, accessExpiresAt: issued.accessExpiresAt, familyId }, deps);
@@ -99,8 +95,11 @@ function mayRefresh(client: ClientRecord, record: CodeRecord): boolean {
   return client.grantTypes.includes('refresh_token') && record.scopes.includes('offline_access');
 }
 
-/** A new refresh token family at generation 0: its first token, and its row (written after signing). */
-function newFamily(record: CodeRecord, client: ClientRecord, deps: GrantDeps) {
+/**
+ * A new refresh token family at generation 0: its first token, and its row (written after
+ * signing, with the expiry of the access token signed).
+ */
+function newFamily(record: CodeRecord, client: ClientRecord, now: number, deps: GrantDeps) {
   const familyId = randomUUID();
   const tokenSalt = randomBytes(32);
   const issue: FamilyIssue = {
@@ -118,8 +117,9 @@ function newFamily(record: CodeRecord, client: ClientRecord, deps: GrantDeps) {
     nonce: record.nonce ?? null,
     authTime: new Date(record.authTime * 1000),
     amr: record.amr,
-    expiresAt: new Date(deps.clock() + deps.refreshLifetime.absoluteSeconds * 1000),
+    expiresAt: new Date(now + deps.refreshLifetime.absoluteSeconds * 1000),
     tokenSalt,
+    tokenExpiresAt: new Date(now + deps.refreshLifetime.idleSeconds * 1000),
   };
   return { issue, row };
 }

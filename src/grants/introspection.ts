@@ -5,7 +5,7 @@
 import type { ClientRecord } from '../store/types.ts';
 import { isAccessTokenRevoked } from '../tokens/revocation.ts';
 import type { GrantDeps } from './common.ts';
-import { findToken, isRefreshActive } from './token-lookup.ts';
+import { currentGenerationIssuedAt, findToken, isRefreshActive } from './token-lookup.ts';
 
 export type IntrospectionResponse =
   | { active: false }
@@ -42,7 +42,7 @@ export async function introspect(token: string, hint: string | undefined, client
     client_id: client.clientId,
     scope: family.scopes.join(' '),
     token_type: 'Bearer',
-    iat: Math.floor((family.rotatedAt ?? family.createdAt).getTime() / 1000),
+    iat: Math.floor(currentGenerationIssuedAt(family).getTime() / 1000),
     exp: Math.floor(family.tokenExpiresAt.getTime() / 1000),
   };
 }

@@ -7,13 +7,12 @@
  * theft: the family and its access tokens are revoked.
  */
 import { z } from 'zod';
-import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
 import { parseScope } from '../scopes.ts';
 import type { ClientRecord, RefreshFamilyState } from '../store/types.ts';
 import { revokedFamilyTokens } from '../tokens/revocation.ts';
 import type { Grant, GrantDeps, TokenResponse } from './common.ts';
-import { findRefreshToken } from './token-lookup.ts';
+import { currentGenerationIssuedAt, findRefreshToken } from './token-lookup.ts';
 import { assertUserMayReceiveTokens, mintUserTokens } from './user-tokens.ts';
 
 const paramsSchema = z.object({ refresh_token: z.string(), scope: z.string().optional() });
@@ -71,7 +70,7 @@ async function successorAgain(family: RefreshFamilyState, generation: number, is
 async function rotate(family: RefreshFamilyState, client: ClientRecord, params: Params, deps: GrantDeps): Promise<TokenResponse> {
   const now = deps.clock();
   if (family.tokenExpiresAt.getTime() <= now || family.expiresAt.getTime() <= now) throw invalidGrant('refresh token expired');
-  const iat = epochSeconds(deps.clock);
+  const iat = Math.floor(now / 1000);
   const issued = await mintGeneration(family, family.generation + 1, iat, client, params, deps);
   const advanced = await deps.refreshTokens.advance({
     familyId: family.id,
@@ -114,7 +113,7 @@ export const refreshTokenGrant: Grant<Params> = {
       deps.audit('refresh_token_reuse_detected', {
         client_id: client.clientId,
         family_id: family.id,
-        rotated_at: (family.rotatedAt ?? family.createdAt).toISOString(),
+        rotated_at: currentGenerationIssuedAt(family).toISOString(),
         reused_at: new Date(now).toISOString(),
         access_tokens_revoked: revoked.families.length + revoked.legacyAccess.length,
       });

@@ -62,6 +62,11 @@ export async function findToken(token: string, hint: string | undefined, deps: G
   return undefined;
 }
 
+/** When the family's current generation was issued: its last rotation, or the code exchange. */
+export function currentGenerationIssuedAt(family: RefreshFamilyState): Date {
+  return family.rotatedAt ?? family.createdAt;
+}
+
 /** Whether a refresh token can still be used: of the current generation, unrevoked, unexpired. */
 export function isRefreshActive({ family, generation }: PresentedRefresh, now: number): boolean {
   return generation === family.generation && family.revokedAt === null && family.tokenExpiresAt.getTime() > now && family.expiresAt.getTime() > now;

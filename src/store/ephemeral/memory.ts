@@ -32,6 +32,15 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
   const put = (k: string, value: unknown, ttlSeconds: number) => {
     entries.set(k, { json: JSON.stringify(value), expiresAt: clock() + ttlSeconds * 1000, used: false });
   };
+  const read = <T>(k: string): T | undefined => {
+    const entry = live(k);
+    return entry ? (JSON.parse(entry.json) as T) : undefined;
+  };
+  // A value and a counter may share a key (increment, then delete): both go.
+  const remove = (k: string) => {
+    entries.delete(k);
+    counters.delete(k);
+  };
 
   return {
     kind: 'memory',
@@ -40,12 +49,8 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     },
     async write(writes) {
       for (const w of writes) {
-        if (w.op === 'set') {
-          put(`${w.ns}:${w.key}`, w.value, w.ttlSeconds);
-        } else {
-          entries.delete(`${w.ns}:${w.key}`);
-          counters.delete(`${w.ns}:${w.key}`);
-        }
+        if (w.op === 'set') put(`${w.ns}:${w.key}`, w.value, w.ttlSeconds);
+        else remove(`${w.ns}:${w.key}`);
       }
     },
     async setIfAbsent(ns, key, value, ttlSeconds) {
@@ -54,14 +59,10 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       return true;
     },
     async get<T>(ns: string, key: string) {
-      const entry = live(`${ns}:${key}`);
-      return entry ? (JSON.parse(entry.json) as T) : undefined;
+      return read<T>(`${ns}:${key}`);
     },
     async getMany(keys) {
-      return keys.map(({ ns, key }) => {
-        const entry = live(`${ns}:${key}`);
-        return entry ? (JSON.parse(entry.json) as unknown) : undefined;
-      });
+      return keys.map(({ ns, key }) => read(`${ns}:${key}`));
     },
     async take<T>(ns: string, key: string) {
       const entry = live(`${ns}:${key}`);
@@ -88,8 +89,7 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       return counter.count;
     },
     async delete(ns, key) {
-      entries.delete(`${ns}:${key}`);
-      counters.delete(`${ns}:${key}`);
+      remove(`${ns}:${key}`);
     },
     async entries<T>(ns: string) {
       const prefix = `${ns}:`;

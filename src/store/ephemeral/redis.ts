@@ -2,8 +2,8 @@
  * The shared ephemeral store on Redis (ioredis). Every operation is one command or one Lua
  * script, so it is atomic across instances. Keys are `{prefix}{ns}:{key}`.
  */
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import type { ChannelListener, Consumed, EphemeralStore } from '../types.ts';
+import { Cluster, Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
+import type { ChannelListener, Consumed, EphemeralStore, EphemeralWrite } from '../types.ts';
 
 // Returns the value and 1 when this call marked it used first, 0 when it was used before.
 const CONSUME = `
@@ -84,24 +84,20 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
   const parse = <T>(json: string | null): T | undefined => (json === null ? undefined : (JSON.parse(json) as T));
 
   const px = (ttlSeconds: number) => Math.max(1, Math.round(ttlSeconds * 1000));
-  const store: EphemeralStore = {
+  /** Adds one write to a MULTI. A value set anew starts unused, as in the in-process store. */
+  const queue = (batch: ChainableCommander, w: EphemeralWrite): ChainableCommander => (w.op === 'set'
+    ? batch.set(k(w.ns, w.key), JSON.stringify(w.value), 'PX', px(w.ttlSeconds)).del(`${k(w.ns, w.key)}:used`)
+    : batch.del(k(w.ns, w.key), `${k(w.ns, w.key)}:used`));
+  return {
     kind: 'redis',
     async set(ns, key, value, ttlSeconds) {
-      // A value set anew starts unused, as in the in-process store.
-      await redis.multi().set(k(ns, key), JSON.stringify(value), 'PX', px(ttlSeconds)).del(`${k(ns, key)}:used`).exec();
+      await queue(redis.multi(), { op: 'set', ns, key, value, ttlSeconds }).exec();
     },
     async write(writes) {
-      // A cluster runs a MULTI within one hash slot only: there, each write goes on its own.
-      if (redis instanceof Cluster) {
-        await Promise.all(writes.map((w) => (w.op === 'set' ? store.set(w.ns, w.key, w.value, w.ttlSeconds) : store.delete(w.ns, w.key))));
-        return;
-      }
-      const batch = redis.multi();
-      for (const w of writes) {
-        if (w.op === 'set') batch.set(k(w.ns, w.key), JSON.stringify(w.value), 'PX', px(w.ttlSeconds)).del(`${k(w.ns, w.key)}:used`);
-        else batch.del(k(w.ns, w.key), `${k(w.ns, w.key)}:used`);
-      }
-      await batch.exec();
+      // A cluster runs a MULTI within one hash slot only (a key and its marker share one): there,
+      // each write goes on its own.
+      if (redis instanceof Cluster) await Promise.all(writes.map((w) => queue(redis.multi(), w).exec()));
+      else await writes.reduce(queue, redis.multi()).exec();
     },
     async setIfAbsent(ns, key, value, ttlSeconds) {
       const ok = await redis.set(k(ns, key), JSON.stringify(value), 'PX', px(ttlSeconds), 'NX');
@@ -160,7 +156,6 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
       await redis.quit().catch(() => redis.disconnect());
     },
   };
-  return store;
 }
 
 /** Every key name matching `pattern`, on every master of a cluster. */
