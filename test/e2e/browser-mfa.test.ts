@@ -5,13 +5,12 @@
  * party's callback; the next sign-in asks for a code. Screenshots of the enrolment and the
  * second-factor pages go to test-artifacts/screenshots/ for people to look at.
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGuardrails, generate } from 'otplib';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCREENSHOTS, authorizeRequest, chromiumAvailable, launchChromium, startRelyingParty, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
-import { seedWith, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SCREENSHOTS, authorizeRequest, chromiumAvailable, useBrowserDeployment, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
+import type { RunningServer } from '../helpers/process.ts';
 
 const chromiumReady = chromiumAvailable('the browser MFA suite');
 
@@ -20,10 +19,6 @@ const CLIENT_ID = 'browser-mfa-app';
 const USERNAME = 'nora';
 const PASSWORD = 'nora enrols an authenticator 8';
 const GUARDRAILS = createGuardrails({ MIN_SECRET_BYTES: 10 });
-
-
-
-
 
 const code = (secret: string, epoch: number) => generate({ secret, epoch, guardrails: GUARDRAILS });
 
@@ -34,20 +29,27 @@ async function awayFromStepEnd(): Promise<void> {
 }
 
 describe.runIf(chromiumReady)('a browser enrolling in and using the second factor', () => {
-  const data = tempDir('idp-browser-mfa-');
-  const env = { IDP_DATA_DIR: data.path, IDP_SECRET: SECRET };
+  const deployment = useBrowserDeployment({
+    dataDirPrefix: 'idp-browser-mfa-',
+    secret: SECRET,
+    seed: (relyingParty) => ({
+      api_scopes: [],
+      clients: [{
+        client_id: CLIENT_ID, display_name: 'MFA App', enabled: true,
+        grant_types: ['authorization_code'], scopes: ['openid', 'profile'],
+        redirect_uris: [relyingParty.redirectUri], require_consent: false,
+      }],
+      users: [{ username: USERNAME, password: PASSWORD, name: 'Nora Enrolling', must_enrol_mfa: true }],
+    }),
+  });
+  const { newPage } = deployment;
   let rp: RelyingParty;
   let server: RunningServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  beforeAll(() => {
+    ({ rp, server } = deployment);
+  });
   /** The secret read from the enrolment page, for the second sign-in. */
   let enrolled = '';
-
-  async function newPage(): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', locale: 'en-US' });
-    contexts.push(context);
-    return context.newPage();
-  }
 
   async function signInWithPassword(page: Page, url: string): Promise<void> {
     await page.goto(url);
@@ -70,30 +72,6 @@ describe.runIf(chromiumReady)('a browser enrolling in and using the second facto
     expect(res.status, JSON.stringify(body)).toBe(200);
     return JSON.parse(Buffer.from((body.id_token ?? '').split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
   }
-
-  beforeAll(async () => {
-    rp = await startRelyingParty();
-    await seedWith({
-      api_scopes: [],
-      clients: [{
-        client_id: CLIENT_ID, display_name: 'MFA App', enabled: true,
-        grant_types: ['authorization_code'], scopes: ['openid', 'profile'],
-        redirect_uris: [rp.redirectUri], require_consent: false,
-      }],
-      users: [{ username: USERNAME, password: PASSWORD, name: 'Nora Enrolling', must_enrol_mfa: true }],
-    }, env);
-    server = await startServer(env);
-    browser = await launchChromium();
-    mkdirSync(SCREENSHOTS, { recursive: true });
-  });
-
-  afterAll(async () => {
-    for (const context of contexts) await context.close().catch(() => undefined);
-    await browser?.close();
-    await server?.stop();
-    await rp?.close();
-    data.remove();
-  });
 
   it('enrols: QR code and secret shown, the code from that secret typed in, back at the callback', { timeout: 60_000 }, async () => {
     const page = await newPage();

@@ -4,12 +4,10 @@
  * button names as CONTRACT section 5 gives them, to a relying party's callback. It also keeps
  * screenshots of the pages in test-artifacts/screenshots/ for people to look at.
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCREENSHOTS, authorizeRequest, chromiumAvailable, launchChromium, startRelyingParty, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
-import { seedWith, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SCREENSHOTS, authorizeRequest, chromiumAvailable, useBrowserDeployment, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
+import type { RunningServer } from '../helpers/process.ts';
 
 const chromiumReady = chromiumAvailable('the browser suite');
 
@@ -19,52 +17,29 @@ const CLIENT_NAME = 'Acme Web Shop';
 const USERNAME = 'alice';
 const PASSWORD = 'correct horse battery staple';
 
-
-
-
-
-
 describe.runIf(chromiumReady)('a browser signing in', () => {
-  const data = tempDir('idp-browser-');
-  let rp: RelyingParty;
-  let server: RunningServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const env = { IDP_DATA_DIR: data.path, IDP_SECRET: SECRET };
-
-  async function newPage(viewport = { width: 1280, height: 800 }): Promise<Page> {
-    const context = await browser.newContext({ viewport, colorScheme: 'light', locale: 'en-US' });
-    contexts.push(context);
-    return context.newPage();
-  }
-
-  beforeAll(async () => {
-    rp = await startRelyingParty();
-    // Seed before the server starts: the embedded database belongs to one process at a time.
-    await seedWith({
+  const deployment = useBrowserDeployment({
+    dataDirPrefix: 'idp-browser-',
+    secret: SECRET,
+    seed: (relyingParty) => ({
       api_scopes: [],
       clients: [{
         client_id: CLIENT_ID, display_name: CLIENT_NAME, enabled: true,
         grant_types: ['authorization_code'], scopes: ['openid', 'profile', 'email'],
-        redirect_uris: [rp.redirectUri], post_logout_redirect_uris: [], cors_origins: [],
+        redirect_uris: [relyingParty.redirectUri], post_logout_redirect_uris: [], cors_origins: [],
         require_consent: true,
       }],
       users: [{
         username: USERNAME, password: PASSWORD, given_name: 'Alice', family_name: 'Liddell', name: 'Alice Liddell',
         email: 'alice@example.com', email_verified: true,
       }],
-    }, env);
-    server = await startServer(env);
-    browser = await launchChromium();
-    mkdirSync(SCREENSHOTS, { recursive: true });
+    }),
   });
-
-  afterAll(async () => {
-    for (const context of contexts) await context.close().catch(() => undefined);
-    await browser?.close();
-    await server?.stop();
-    await rp?.close();
-    data.remove();
+  const { newPage } = deployment;
+  let rp: RelyingParty;
+  let server: RunningServer;
+  beforeAll(() => {
+    ({ rp, server } = deployment);
   });
 
   it('signs in, consents and lands on the callback with a code, the state and the issuer', { timeout: 60_000 }, async () => {

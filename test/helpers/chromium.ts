@@ -3,12 +3,13 @@
  * relying party that records what its callback receives, and the authorization request.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { ROOT, type RunningServer } from './process.ts';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import { ROOT, seedWith, startServer, tempDir, type RunningServer } from './process.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 export const SCREENSHOTS = join(ROOT, 'test-artifacts', 'screenshots');
@@ -92,4 +93,57 @@ export function watchConsole(page: Page): string[] {
   });
   page.on('pageerror', (error) => problems.push(error.message));
   return problems;
+}
+
+/** What a browser suite runs against, once its `beforeAll` has run. */
+export interface BrowserDeployment {
+  readonly rp: RelyingParty;
+  readonly server: RunningServer;
+  /** A page in a browser context of its own (its own cookies), closed after the suite. */
+  newPage(viewport?: { width: number; height: number }): Promise<Page>;
+}
+
+/**
+ * For the suite it is called in: a relying party, the service on an embedded database seeded
+ * with `seed(rp)` before it starts (the embedded database belongs to one process at a time),
+ * and Chromium; all stopped and removed after the suite.
+ */
+export function useBrowserDeployment(options: { dataDirPrefix: string; secret: string; seed(rp: RelyingParty): object }): BrowserDeployment {
+  const data = tempDir(options.dataDirPrefix);
+  const env = { IDP_DATA_DIR: data.path, IDP_SECRET: options.secret };
+  let rp: RelyingParty | undefined;
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+  const contexts: BrowserContext[] = [];
+  beforeAll(async () => {
+    rp = await startRelyingParty();
+    await seedWith(options.seed(rp), env);
+    server = await startServer(env);
+    browser = await launchChromium();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+  afterAll(async () => {
+    for (const context of contexts) await context.close().catch(() => undefined);
+    await browser?.close();
+    await server?.stop();
+    await rp?.close();
+    data.remove();
+  });
+  const started = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`${what} did not start`);
+    return value;
+  };
+  return {
+    get rp() {
+      return started(rp, 'the relying party');
+    },
+    get server() {
+      return started(server, 'the server');
+    },
+    async newPage(viewport = { width: 1280, height: 800 }) {
+      const context = await started(browser, 'Chromium').newContext({ viewport, colorScheme: 'light', locale: 'en-US' });
+      contexts.push(context);
+      return context.newPage();
+    },
+  };
 }
