@@ -22,10 +22,28 @@ export interface ParsedCommand<T extends ParseArgsOptionsConfig> {
   positionals: string[];
 }
 
+/**
+ * A dash and at least two more characters, the second no dash: no flag of ours (none is short),
+ * but a value, such as a key id from `idp keys list` (a base64url thumbprint starts with `-`
+ * one time in 64). parseArgs would take it for a group of short flags.
+ */
+const DASHED_VALUE = /^-[^-]./s;
+/** What a dashed value stands in as while parseArgs reads the line: it cannot start with a dash. */
+const placeholder = (index: number) => `\u0000${index}`;
+
 export function parseCommand<T extends ParseArgsOptionsConfig>(spec: CommandSpec<T>, args: string[]): ParsedCommand<T> {
+  const dashed = new Map<string, string>();
+  const shielded = args.map((arg, index) => {
+    if (!DASHED_VALUE.test(arg)) return arg;
+    dashed.set(placeholder(index), arg);
+    return placeholder(index);
+  });
+  const restore = <V>(value: V): V => (typeof value === 'string' ? ((dashed.get(value) ?? value) as V) : value);
   let parsed: ParsedCommand<T>;
   try {
-    parsed = parseArgs({ args, options: spec.options, strict: true, allowPositionals: true });
+    const raw = parseArgs({ args: shielded, options: spec.options, strict: true, allowPositionals: true });
+    const values = Object.fromEntries(Object.entries(raw.values).map(([name, value]) => [name, Array.isArray(value) ? value.map(restore) : restore(value)]));
+    parsed = { values: values as Values<T>, positionals: raw.positionals.map(restore) };
   } catch (error) {
     throw new UsageError(`${describeParseError(error)} (usage: ${spec.usage})`);
   }

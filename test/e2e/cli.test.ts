@@ -51,6 +51,7 @@ describe('idp without a database', () => {
       [['users', 'frob'], /^unknown subcommand "frob"/],
       [['scopes', 'add', 'orders read'], /^scope "orders read": must be an RFC 6749 scope token/],
       [['keys', 'retire'], /^missing argument KID /],
+      [['keys', 'retire', '-x'], /^unknown option -x /],
       [['seed'], /^missing argument FILE.json /],
       [['secret-hash', 'extra'], /^unexpected argument "extra" /],
       [['migrate', '--force'], /^unknown option --force /],
@@ -182,6 +183,8 @@ describe.runIf(postgresAvailable)('idp on PostgreSQL', () => {
     expect(second.kid).not.toBe(firstKid);
     expectOneLine(await idp(['keys', 'retire', second.kid]), 1, /rotate first/);
     expectOneLine(await idp(['keys', 'retire', 'no-such-kid']), 1, /^no signing key with kid no-such-kid$/);
+    // A thumbprint starts with a dash one time in 64: it is a key id, not a flag.
+    expectOneLine(await idp(['keys', 'retire', '-Qz4aBc']), 1, /^no signing key with kid -Qz4aBc$/);
     expect((await idp(['keys', 'retire', firstKid ?? ''])).code).toBe(0);
     const listed = json<{ keys: { kid: string; state: string }[] }>(await idp(['keys', 'list', '--json']));
     expect(listed.keys.map(({ kid, state }) => ({ kid, state }))).toStrictEqual([
