@@ -53,7 +53,7 @@ async function dataFor(scenario: ScenarioName, connections: number, ctx: RowCont
     case 'code-exchange': {
       // Codes are single-use and live 5 minutes: minted now, as many as refresh's pace (the same
       // two signatures and one transaction) needs; the phases then run for that many requests.
-      const pace = ctx.results.find((r) => r.scenario === 'refresh' && r.connections === connections)?.rps ?? 200;
+      const pace = ctx.results.find((r) => r.scenario === 'refresh' && r.connections === connections && r.instances === ctx.instances)?.rps ?? 200;
       const warmup = settings.warmupSeconds > 0 ? Math.max(connections, Math.ceil(pace * settings.warmupSeconds)) : 0;
       const measure = Math.max(connections, Math.ceil(pace * settings.measureSeconds));
       const codes = await mintCodes(ctx.base, ctx.browser, warmup + measure + connections);
@@ -67,6 +67,7 @@ async function dataFor(scenario: ScenarioName, connections: number, ctx: RowCont
 }
 
 interface RowContext {
+  instances: number;
   base: string;
   browser: Awaited<ReturnType<typeof signIn>>;
   accessToken: string;
@@ -81,7 +82,7 @@ async function runRow(instances: number, env: Environment, settings: Settings, l
     const browser = await signIn(servers.url);
     const [code] = await mintCodes(servers.url, browser, 1);
     const tokens = await exchangeCode(servers.url, code as string);
-    const ctx: RowContext = { base: servers.url, browser, accessToken: tokens.access_token, results };
+    const ctx: RowContext = { instances, base: servers.url, browser, accessToken: tokens.access_token, results };
     for (const scenario of settings.scenarios) {
       for (const connections of settings.concurrencies) {
         const { data, amounts } = await dataFor(scenario, connections, ctx, settings);
