@@ -5,9 +5,10 @@
  * The RSA operations go straight to node:crypto rather than through jose, which in Node.js
  * goes through WebCrypto: both still run on libuv's thread pool (the main thread stays free),
  * signing at about 12% less CPU per signature and verifying at less than half. Verifying in
- * place would cost less still, but made the main thread the bottleneck of one instance
- * (a quarter of its time under userinfo load, with the other core idle). Only tokens of this service are verified here, so the rules are few and fixed: the
- * compact form, RS256, the expected `typ`, a published `kid`, the signature, `iss` and `exp`.
+ * place would cost less still, but made the main thread the bottleneck of one instance (a
+ * quarter of its time under userinfo load, with the other core idle). Only tokens of this
+ * service are verified here, so the rules are few and fixed: the compact form, RS256, the
+ * expected `typ`, a published `kid`, the signature, `iss` and `exp`.
  */
 import { sign as rsaSign, verify as rsaVerify } from 'node:crypto';
 import type { KeyManager } from './keys.ts';
@@ -40,13 +41,16 @@ function decodeSegment(segment: string): Record<string, unknown> | undefined {
   }
 }
 
+/** A node:crypto operation given a callback, which is what puts it on libuv's thread pool. */
+function onThreadPool<T>(start: (done: (error: Error | null, result: T) => void) => void): Promise<T> {
+  return new Promise((resolve, reject) => start((error, result) => (error ? reject(error) : resolve(result))));
+}
+
 /** Signs claims (which already carry iss, iat and exp) with the current key. */
 export async function signJwt(keys: KeyManager, kind: TokenKind, claims: TokenClaims): Promise<string> {
   const signer = await keys.signer();
   const input = `${encodeSegment({ alg: 'RS256', kid: signer.kid, typ: TYP[kind] })}.${encodeSegment(claims)}`;
-  const signature = await new Promise<Buffer>((resolve, reject) => {
-    rsaSign('sha256', Buffer.from(input), signer.key, (error, result) => (error ? reject(error) : resolve(result)));
-  });
+  const signature = await onThreadPool<Buffer>((done) => rsaSign('sha256', Buffer.from(input), signer.key, done));
   return `${input}.${signature.toString('base64url')}`;
 }
 
@@ -72,9 +76,7 @@ export async function verifyJwt(keys: KeyManager, kind: TokenKind, token: string
   const key = await keys.verificationKey(header.kid);
   if (!key) return undefined;
   const signed = Buffer.from(`${headerSegment}.${payloadSegment}`);
-  const valid = await new Promise<boolean>((resolve, reject) => {
-    rsaVerify('sha256', signed, key, Buffer.from(signatureSegment, 'base64url'), (error, result) => (error ? reject(error) : resolve(result)));
-  });
+  const valid = await onThreadPool<boolean>((done) => rsaVerify('sha256', signed, key, Buffer.from(signatureSegment, 'base64url'), done));
   if (!valid) return undefined;
   const payload = decodeSegment(payloadSegment);
   if (!payload || payload.iss !== options.issuer || typeof payload.exp !== 'number') return undefined;
