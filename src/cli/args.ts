@@ -28,17 +28,15 @@ export interface ParsedCommand<T extends ParseArgsOptionsConfig> {
  * one time in 64). parseArgs would take it for a group of short flags.
  */
 const DASHED_VALUE = /^-[^-]./s;
-/** What a dashed value stands in as while parseArgs reads the line: it cannot start with a dash. */
-const placeholder = (index: number) => `\u0000${index}`;
+/**
+ * A dashed value stands in as this and its position while parseArgs reads the line: no dash
+ * first, and no real argument starts with it (a command line cannot hold a NUL byte).
+ */
+const PLACEHOLDER = '\u0000';
 
 export function parseCommand<T extends ParseArgsOptionsConfig>(spec: CommandSpec<T>, args: string[]): ParsedCommand<T> {
-  const dashed = new Map<string, string>();
-  const shielded = args.map((arg, index) => {
-    if (!DASHED_VALUE.test(arg)) return arg;
-    dashed.set(placeholder(index), arg);
-    return placeholder(index);
-  });
-  const restore = <V>(value: V): V => (typeof value === 'string' ? ((dashed.get(value) ?? value) as V) : value);
+  const shielded = args.map((arg, index) => (DASHED_VALUE.test(arg) ? `${PLACEHOLDER}${index}` : arg));
+  const restore = <V>(value: V): V => (typeof value === 'string' && value.startsWith(PLACEHOLDER) ? (args[Number(value.slice(1))] as V) : value);
   let parsed: ParsedCommand<T>;
   try {
     const raw = parseArgs({ args: shielded, options: spec.options, strict: true, allowPositionals: true });
