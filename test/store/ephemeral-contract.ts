@@ -253,6 +253,26 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         await store.write([{ op: 'set', ns: 'batch-used', key: k, value: 'second', ttlSeconds: 60 }]);
         expect(await store.consume('batch-used', k)).toEqual({ value: 'second', firstUse: true });
       });
+
+      it('calls made in one tick without waiting are carried out in the order they were made', async () => {
+        // On Redis they leave in one write: this is what that must keep.
+        const k = key();
+        const calls = [
+          store.get('tick', k),
+          store.set('tick', k, 1, 60),
+          store.increment('tick-count', k, 60),
+          store.get('tick', k),
+          store.consume('tick', k),
+          store.write([{ op: 'set', ns: 'tick', key: k, value: 2, ttlSeconds: 60 }]),
+          store.consume('tick', k),
+          store.take('tick', k),
+          store.increment('tick-count', k, 60),
+          store.get('tick', k),
+        ];
+        expect(await Promise.all(calls)).toEqual([
+          undefined, undefined, 1, 1, { value: 1, firstUse: true }, undefined, { value: 2, firstUse: true }, 2, 2, undefined,
+        ]);
+      });
     });
 
     describe('entries', () => {

@@ -78,6 +78,7 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
   });
   // Errors surface on the commands that fail; the connection itself reconnects by itself.
   redis.on('error', () => {});
+  const inOneWrite = redis instanceof Cluster ? () => redis : coalescedWrites(redis);
 
   // The braces are a cluster hash tag: a value and its `:used` marker live in one slot.
   const k = (ns: string, key: string) => `${ns}:{${key}}`;
@@ -91,41 +92,41 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
   return {
     kind: 'redis',
     async set(ns, key, value, ttlSeconds) {
-      await queue(redis.multi(), { op: 'set', ns, key, value, ttlSeconds }).exec();
+      await queue(inOneWrite().multi(), { op: 'set', ns, key, value, ttlSeconds }).exec();
     },
     async write(writes) {
       // A cluster runs a MULTI within one hash slot only (a key and its marker share one): there,
       // each write goes on its own.
       if (redis instanceof Cluster) await Promise.all(writes.map((w) => queue(redis.multi(), w).exec()));
-      else await writes.reduce(queue, redis.multi()).exec();
+      else await writes.reduce(queue, inOneWrite().multi()).exec();
     },
     async setIfAbsent(ns, key, value, ttlSeconds) {
-      const ok = await redis.set(k(ns, key), JSON.stringify(value), 'PX', px(ttlSeconds), 'NX');
+      const ok = await inOneWrite().set(k(ns, key), JSON.stringify(value), 'PX', px(ttlSeconds), 'NX');
       return ok === 'OK';
     },
     async get<T>(ns: string, key: string) {
-      return parse<T>(await redis.get(k(ns, key)));
+      return parse<T>(await inOneWrite().get(k(ns, key)));
     },
     async getMany(keys) {
       const names = keys.map(({ ns, key }) => k(ns, key));
       // MGET spans hash slots only outside a cluster.
-      const values = redis instanceof Cluster ? await Promise.all(names.map((name) => redis.get(name))) : await redis.mget(names);
+      const values = redis instanceof Cluster ? await Promise.all(names.map((name) => redis.get(name))) : await inOneWrite().mget(names);
       return values.map((value) => parse<unknown>(value ?? null));
     },
     async take<T>(ns: string, key: string) {
-      const [taken] = (await redis.multi().getdel(k(ns, key)).del(`${k(ns, key)}:used`).exec()) ?? [];
+      const [taken] = (await inOneWrite().multi().getdel(k(ns, key)).del(`${k(ns, key)}:used`).exec()) ?? [];
       return parse<T>((taken?.[1] as string | null | undefined) ?? null);
     },
     async consume<T>(ns: string, key: string): Promise<Consumed<T> | undefined> {
-      const result = (await redis.eval(CONSUME, 2, k(ns, key), `${k(ns, key)}:used`)) as [string, number] | null;
+      const result = (await inOneWrite().eval(CONSUME, 2, k(ns, key), `${k(ns, key)}:used`)) as [string, number] | null;
       if (!result) return undefined;
       return { value: JSON.parse(result[0]) as T, firstUse: result[1] === 1 };
     },
     async increment(ns, key, ttlSeconds, by = 1) {
-      return Number(await redis.eval(INCREMENT, 1, k(ns, key), String(Math.max(1, Math.ceil(ttlSeconds))), String(by)));
+      return Number(await inOneWrite().eval(INCREMENT, 1, k(ns, key), String(Math.max(1, Math.ceil(ttlSeconds))), String(by)));
     },
     async delete(ns, key) {
-      await redis.del(k(ns, key), `${k(ns, key)}:used`);
+      await inOneWrite().del(k(ns, key), `${k(ns, key)}:used`);
     },
     async entries<T>(ns: string) {
       // SCAN matches whole key names: the prefix is not added for us, and is taken off again.
@@ -135,7 +136,7 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
       for (let i = 0; i < keys.length; i += 500) {
         const batch = keys.slice(i, i + 500);
         // One GET per key, not MGET: each key is its own cluster hash slot.
-        const values = await Promise.all(batch.map((key) => redis.get(key)));
+        const values = await Promise.all(batch.map((key) => inOneWrite().get(key)));
         batch.forEach((key, j) => {
           const value = values[j];
           if (value !== null && value !== undefined) found.push([key.slice(ns.length + 2, -1), JSON.parse(value) as T]);
@@ -144,17 +145,40 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
       return found;
     },
     async publish(channel, message) {
-      await redis.publish(`${keyPrefix}${channel}`, message);
+      await inOneWrite().publish(`${keyPrefix}${channel}`, message);
     },
     subscribe(channel, listener) {
       return subscribeChannel(redis, `${keyPrefix}${channel}`, listener);
     },
     async ping() {
-      await redis.ping();
+      await inOneWrite().ping();
     },
     async close() {
       await redis.quit().catch(() => redis.disconnect());
     },
+  };
+}
+
+/**
+ * Commands sent within one tick leave in one write: the socket is corked at the first and
+ * uncorked once the tick's promise jobs are done (a process.nextTick callback runs after
+ * them). Under load, the commands of many requests then cost one system call, and Redis one
+ * read, instead of one each; each command still has its own timeout (autopipelining would not
+ * keep it, see the connection's options).
+ */
+function coalescedWrites(redis: Redis): () => Redis {
+  let corked: Redis['stream'] | undefined;
+  const uncork = () => {
+    corked?.uncork();
+    corked = undefined;
+  };
+  return () => {
+    if (!corked && redis.status === 'ready' && redis.stream.writable) {
+      corked = redis.stream;
+      corked.cork();
+      process.nextTick(uncork);
+    }
+    return redis;
   };
 }
 
