@@ -161,10 +161,10 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
 
 /**
  * Commands sent within one tick leave in one write: the socket is corked at the first and
- * uncorked once the tick's promise jobs are done (a process.nextTick callback runs after
- * them). Under load, the commands of many requests then cost one system call, and Redis one
- * read, instead of one each; each command still has its own timeout (autopipelining would not
- * keep it, see the connection's options).
+ * uncorked by a process.nextTick callback, which, queued from a promise job (as store calls
+ * are), runs once the pending promise jobs are done. Under load, the commands of many
+ * requests then cost one system call, and Redis one read, instead of one each; each command
+ * still has its own timeout (autopipelining would not keep it, see the connection's options).
  */
 function coalescedWrites(redis: Redis): () => Redis {
   let corked: Redis['stream'] | undefined;
