@@ -7,7 +7,7 @@
  * Redis run sleeps only that long.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import type { EphemeralStore } from '../../src/store/types.ts';
 
 export interface OpenedEphemeralStore {
@@ -38,6 +38,21 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
     afterAll(async () => {
       await opened?.cleanup();
     });
+
+    /**
+     * Runs a case with a second instance on the same data, closed after. A backend with none
+     * (the in-process store) skips the case and says why: which backend is open is known only
+     * once beforeAll has run.
+     */
+    async function withAnotherInstance(ctx: TestContext, run: (other: EphemeralStore) => Promise<void>): Promise<void> {
+      if (!opened?.openAnother) return ctx.skip('this backend has no second instance');
+      const other = await opened.openAnother();
+      try {
+        await run(other);
+      } finally {
+        await other.close();
+      }
+    }
 
     it('ping resolves', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
@@ -131,20 +146,15 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect(await store.get('take', k)).toBeUndefined();
       });
 
-      it('gives the value to exactly one caller across instances', async (ctx) => {
-        if (!opened?.openAnother) return ctx.skip();
-        const other = await opened.openAnother();
-        try {
+      it('gives the value to exactly one caller across instances', (ctx) =>
+        withAnotherInstance(ctx, async (other) => {
           const k = key();
           await store.set('take', k, 'shared', 60);
           const results = await Promise.all(
             Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 === 0 ? store : other).take('take', k)),
           );
           expect(results.filter((r) => r !== undefined)).toEqual(['shared']);
-        } finally {
-          await other.close();
-        }
-      });
+        }));
     });
 
     describe('consume', () => {
@@ -162,10 +172,8 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect(await store.consume('code', k)).toEqual({ value, firstUse: false });
       });
 
-      it('is exactly once across instances', async (ctx) => {
-        if (!opened?.openAnother) return ctx.skip();
-        const other = await opened.openAnother();
-        try {
+      it('is exactly once across instances', (ctx) =>
+        withAnotherInstance(ctx, async (other) => {
           const k = key();
           await store.set('code', k, 'shared', 60);
           const results = await Promise.all(
@@ -173,10 +181,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
           );
           expect(results.filter((r) => r?.firstUse)).toHaveLength(1);
           expect(results.map((r) => r?.value)).toEqual(Array.from({ length: CONCURRENCY }, () => 'shared'));
-        } finally {
-          await other.close();
-        }
-      });
+        }));
 
       it('returns undefined for a missing key', async () => {
         expect(await store.consume('code', key('missing'))).toBeUndefined();
@@ -331,20 +336,15 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         other.stop();
       });
 
-      it('reaches a subscriber on another instance', async (ctx) => {
-        if (!opened?.openAnother) return ctx.skip();
-        const other = await opened.openAnother();
-        try {
+      it('reaches a subscriber on another instance', (ctx) =>
+        withAnotherInstance(ctx, async (other) => {
           const channel = key('chan');
           const there = await listen(other, channel);
           await store.publish(channel, 'across');
           await until(() => there.heard.length === 1);
           expect(there.heard).toStrictEqual(['across']);
           there.stop();
-        } finally {
-          await other.close();
-        }
-      });
+        }));
     });
 
     describe('time to live', () => {
