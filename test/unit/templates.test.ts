@@ -285,15 +285,15 @@ describe('the pages of CONTRACT section 5', () => {
 
   it('error: the request id to quote, the code in the page text, a friendly heading by status', () => {
     const client = text(render('error', PAGES.error ?? {}));
-    expect(client).toContain('Reference req-7f3a');
+    expect(client).toContain('Reference: req-7f3a');
     expect(client).toContain('give them the reference');
     expect(client).not.toMatch(/mention the error code/i);
-    expect(client).toContain('Error invalid_request');
+    expect(client).toContain('Error code: invalid_request');
     expect(client).toContain("This request can't be completed");
     expect(client).toContain('The redirect_uri is not registered for this client.');
     const server = text(render('error', { error: 'server_error', description: 'Try again later.', status: 500, requestId: 'r-1' }));
     expect(server).toContain('Something went wrong');
-    expect(server).toContain('Error server_error');
+    expect(server).toContain('Error code: server_error');
     expect(render('error', { ...PAGES.error, brand: undefined })).toContain("<title>This request can&#39;t be completed</title>");
   });
 
