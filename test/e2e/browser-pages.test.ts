@@ -6,7 +6,8 @@
  * IDP_BRAND_COLOR), walked through once; on the way, what each page tells people is checked: the
  * brand, the password rules before the first try, the fields in error, the QR code's text
  * alternative, the account named at sign-out, Cancel, the way back to the application and the
- * request id on the error page.
+ * request id on the error page. Screenshots of each page at each width go to
+ * test-artifacts/screenshots/branded-*.png for people to look at.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,7 +15,7 @@ import { join } from 'node:path';
 import { createGuardrails, generate } from 'otplib';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeRequest, chromiumAvailable, useBrowserDeployment, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
+import { SCREENSHOTS, authorizeRequest, chromiumAvailable, useBrowserDeployment, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
 import { tempDir, type RunningServer } from '../helpers/process.ts';
 
 const chromiumReady = chromiumAvailable('the accessibility suite');
@@ -55,6 +56,7 @@ async function axeViolations(page: Page, name: string): Promise<string[]> {
       const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
       return JSON.parse(JSON.stringify(result.violations)) as unknown[];
     }) as Violation[];
+    await page.screenshot({ path: join(SCREENSHOTS, `branded-${name.replace(/\W+/g, '-')}-${size.width}.png`), fullPage: true, animations: 'disabled' });
     for (const v of violations) {
       found.push(`${name} at ${size.width}px: ${v.id} (${v.impact}) ${v.help}: ${v.nodes.map((n) => `${n.target.join(' ')} ${n.failureSummary ?? ''}`).join(' | ')}`);
     }
