@@ -25,6 +25,7 @@ import { introspectRoutes } from './routes/introspect.ts';
 import { logoutRoutes } from './routes/logout.ts';
 import { revokeRoutes } from './routes/revoke.ts';
 import { createHostCheck } from './routes/shared/host.ts';
+import type { PageContext } from './routes/shared/pages.ts';
 import { createRateLimiter } from './routes/shared/rate-limit.ts';
 import { jwksRoutes } from './routes/jwks.ts';
 import { createSignInFlow } from './routes/shared/sign-in-flow.ts';
@@ -69,7 +70,7 @@ export async function buildApp(config: Config, services: Services, logger: Logge
   });
 
   const basePath = new URL(config.baseUrl).pathname.replace(/\/+$/, '');
-  const page = { basePath };
+  const page = pageContext(config, basePath);
   const metrics = createMetrics();
   registerErrorHandler(app, { issuer: config.issuer, page });
   countRequestsInFlight(app, metrics);
@@ -119,7 +120,7 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
   await app.register(jwksRoutes, { keys });
   await registerBrowserRoutes(app, config, services, basePath, grantDeps);
   await registerApiRoutes(app, config, services, basePath, grantDeps);
-  await app.register(assetRoutes, { templatesDir: TEMPLATES_DIR });
+  await app.register(assetRoutes, { templatesDir: TEMPLATES_DIR, brand: config.brand });
   await app.register(healthRoutes, { durable, ephemeral, source: services.source });
   await app.register(metricsRoutes, { metrics });
 }
@@ -128,7 +129,7 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
 async function registerBrowserRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: GrantDeps): Promise<void> {
   const { clock, keys, ephemeral, durable, users, clients, interactions, sessions } = services;
   const secureCookies = config.baseUrl.startsWith('https:');
-  const page = { basePath };
+  const page = pageContext(config, basePath);
   const throttle = createSignInThrottle(ephemeral, { maxFailures: config.loginMaxFailures, maxFailuresPerAddress: config.loginMaxFailuresPerAddress });
   const flow = createSignInFlow({
     issuer: config.issuer, basePath, secureCookies, clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle,
@@ -192,6 +193,11 @@ async function registerApiRoutes(app: FastifyInstance, config: Config, services:
   });
   // RFC 7662 §4 and interface.md: introspection never answers browsers of another origin.
   await app.register(introspectRoutes, { clients, grantDeps });
+}
+
+/** What the pages need to know: where they live, and the brand they show. */
+function pageContext(config: Config, basePath: string): PageContext {
+  return { basePath, brand: { name: config.brand.name, hasLogo: config.brand.logo !== undefined } };
 }
 
 /** IDP_TRUST_PROXY as Fastify takes it; a number is a count of trusted hops. */

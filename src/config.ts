@@ -55,6 +55,16 @@ export interface Config {
   readonly loginMaxFailures: number;
   readonly loginMaxFailuresPerAddress: number;
   readonly logLevel: string;
+  /** What every page shows instead of the default mark: a name, a local logo, a colour. */
+  readonly brand: BrandConfig;
+}
+
+export interface BrandConfig {
+  name: string | undefined;
+  /** A local image file, served by the service itself (pages load nothing from elsewhere). */
+  logo: { path: string; contentType: string } | undefined;
+  /** `#rrggbb`, lower case. */
+  color: string | undefined;
 }
 
 /** A good value for each variable, quoted in the one-line error. */
@@ -89,6 +99,9 @@ const EXAMPLES: Record<string, string> = {
   IDP_LOGIN_MAX_FAILURES: '5',
   IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: '100',
   LOG_LEVEL: 'info',
+  IDP_BRAND_NAME: 'Acme Corporation',
+  IDP_BRAND_LOGO: '/etc/idp/logo.svg',
+  IDP_BRAND_COLOR: '#0b5cad',
 };
 
 const optionalText = z
@@ -182,6 +195,40 @@ const flag = z
     return z.NEVER;
   });
 
+/** The image types a logo may be, by file extension, and the Content-Type each is served with. */
+const LOGO_TYPES: Record<string, string> = {
+  png: 'image/png',
+  svg: 'image/svg+xml',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+};
+
+const brandLogo = optionalText.transform((v, ctx) => {
+  if (v === undefined) return undefined;
+  const contentType = LOGO_TYPES[/\.([a-z]+)$/i.exec(v)?.[1]?.toLowerCase() ?? ''];
+  if (!contentType) {
+    ctx.addIssue({ code: 'custom', message: 'must be the path of a .png, .svg, .jpg or .webp file' });
+    return z.NEVER;
+  }
+  return { path: v, contentType };
+});
+
+/** `#rgb` or `#rrggbb`, kept as `#rrggbb` so the contrast can be computed from it. */
+const brandColor = optionalText.transform((v, ctx) => {
+  if (v === undefined) return undefined;
+  const hex = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(v)?.[1]?.toLowerCase();
+  if (!hex) {
+    ctx.addIssue({ code: 'custom', message: 'must be a colour written #rgb or #rrggbb' });
+    return z.NEVER;
+  }
+  return `#${hex.length === 3 ? [...hex].map((c) => c + c).join('') : hex}`;
+});
+
+const brandName = optionalText.refine((v) => v === undefined || (v.length <= 60 && !/\p{Cc}/u.test(v)), {
+  message: 'must be at most 60 characters, without control characters',
+});
+
 const envSchema = z.object({
   IDP_BASE_URL: baseUrl,
   PORT: integerIn(0, 65535, 3000),
@@ -231,6 +278,9 @@ const envSchema = z.object({
     .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',
     })),
+  IDP_BRAND_NAME: brandName,
+  IDP_BRAND_LOGO: brandLogo,
+  IDP_BRAND_COLOR: brandColor,
 });
 
 type Env = z.output<typeof envSchema>;
@@ -320,5 +370,17 @@ function toConfig(env: Env): Config {
     loginMaxFailures: env.IDP_LOGIN_MAX_FAILURES,
     loginMaxFailuresPerAddress: env.IDP_LOGIN_MAX_FAILURES_PER_ADDRESS,
     logLevel: env.LOG_LEVEL,
+    brand: Object.freeze({ name: env.IDP_BRAND_NAME, logo: env.IDP_BRAND_LOGO, color: env.IDP_BRAND_COLOR }),
   });
+}
+
+/**
+ * What parsing cannot see: files the configuration names must be there when the service starts.
+ * Returns the one-line error, or undefined when all is well.
+ */
+export function checkConfigFiles(config: Config, isReadableFile: (path: string) => boolean): string | undefined {
+  if (config.brand.logo && !isReadableFile(config.brand.logo.path)) {
+    return configError('IDP_BRAND_LOGO', `${config.brand.logo.path} is not a readable file`);
+  }
+  return undefined;
 }

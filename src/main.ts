@@ -6,7 +6,8 @@
 // the command line never loads the HTTP server.
 import { RefusedError, UsageError, type CliContext } from './cli/context.ts';
 import { systemClock } from './clock.ts';
-import { parseConfig, type Config } from './config.ts';
+import { accessSync, constants, statSync } from 'node:fs';
+import { checkConfigFiles, parseConfig, type Config } from './config.ts';
 import { lockEmbeddedDatabase, loadOrCreateSecret } from './data-dir.ts';
 import type { Logger } from 'pino';
 import type { Services } from './services.ts';
@@ -20,6 +21,15 @@ if (!parsed.ok) {
   process.exit(2);
 }
 const config = parsed.config;
+
+function isReadableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.R_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
 
 function fail(code: 1 | 2, message: string): never {
   process.stderr.write(`${message}\n`);
@@ -41,6 +51,8 @@ function masterSecret(config: Config): Buffer {
 }
 
 async function serve(): Promise<void> {
+  const missing = checkConfigFiles(config, isReadableFile);
+  if (missing) fail(2, missing);
   const [{ buildApp }, { ensureDemoData, formatDemoBanner }, { createLogger }, { openServices }] = await Promise.all([
     import('./app.ts'), import('./cli/demo.ts'), import('./logging.ts'), import('./services.ts'),
   ]);

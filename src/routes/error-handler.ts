@@ -76,7 +76,8 @@ function sendPageError(request: FastifyRequest, reply: FastifyReply, error: OAut
     return respondToClient(reply, target, issuer, { error: error.code, error_description: error.description });
   }
   const status = httpStatus === 413 || error.status >= 500 ? httpStatus : 400;
-  return renderPage(reply, page, 'error', { title: 'Something went wrong', error: error.code, description: error.description, status }, { status });
+  // The request id is in the log line of this request: a user can quote it to support.
+  return renderPage(reply, page, 'error', { error: error.code, description: error.description, status, requestId: request.id }, { status });
 }
 
 export function registerErrorHandler(app: FastifyInstance, options: { issuer: string; page: PageContext }): void {

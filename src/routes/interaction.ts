@@ -103,7 +103,9 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
       // Only guesses count: a locked account or a directory outage is not a wrong password.
       if (result.reason === 'invalid_credentials') await throttle.recordFailure(username, request.ip);
       audit('sign_in', { result: 'failure', step: 'password', reason: result.reason });
-      return signInAgain(reply, context, { username, error: SIGN_IN_MESSAGES[result.reason] });
+      // Which of the two was wrong is not said; both fields point at the message.
+      const invalid = result.reason === 'invalid_credentials' ? ['username', 'password'] : [];
+      return signInAgain(reply, context, { username, error: SIGN_IN_MESSAGES[result.reason], invalid });
     }
     const pending = { userId: result.user.id, username, amr: result.amr, enrolSecretSealed: null };
     return proceed(reply, { ...context.interaction, pending }, context.loaded);
@@ -123,7 +125,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     if (!(await acceptTotp(mfa.ephemeral, current.pendingUser.id, secret, form.otp ?? '', epochSeconds(flow.clock)))) {
       await throttle.recordFailure(pending.username, request.ip);
       audit('sign_in', { result: 'failure', step: 'otp', reason: 'wrong_code', user_id: pending.userId });
-      return pages.show(reply, current, { error: 'That code is not right, or was used already. Enter the current code from your app.' });
+      return pages.show(reply, current, { error: 'That code is not right, or was used already. Enter the current code from your app.', invalid: ['otp'] });
     }
     return proceed(reply, { ...context.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'] } }, context.loaded);
   });
@@ -138,7 +140,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     const secret = mfa.openEnrolSecret(context.interaction.id, pending.enrolSecretSealed);
     if (!(await acceptTotp(mfa.ephemeral, current.pendingUser.id, secret, form.otp ?? '', epochSeconds(flow.clock)))) {
       await throttle.recordFailure(pending.username, request.ip);
-      return pages.show(reply, current, { error: 'That code is not right. Enter the code your app shows now.' });
+      return pages.show(reply, current, { error: 'That code is not right. Enter the code your app shows now.', invalid: ['otp'] });
     }
     await mfa.enrol(current.pendingUser.id, secret);
     return proceed(reply, { ...context.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } }, context.loaded);
@@ -151,7 +153,11 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     const { pending } = context.interaction;
     if (current.step !== 'password' || !pending || !current.pendingUser) return flow.advance(reply, context.interaction, context.loaded);
     const problem = await options.changePassword(current.pendingUser.id, form.new_password ?? '', form.confirm_password ?? '');
-    if (problem) return pages.show(reply, current, { error: problem });
+    if (problem) {
+      // The confirmation is checked first: when the two differ, that is the field in error.
+      const invalid = [(form.new_password ?? '') === (form.confirm_password ?? '') ? 'new_password' : 'confirm_password'];
+      return pages.show(reply, current, { error: problem, invalid });
+    }
     return proceed(reply, context.interaction, context.loaded);
   });
 

@@ -15,7 +15,7 @@ import type { KeyManager } from '../tokens/keys.ts';
 import { revokedFamilyTokens, revokedTokens, type RevocationList } from '../tokens/revocation.ts';
 import { withQuery } from './shared/authorization-response.ts';
 import { clearSessionCookie, readSessionCookie } from './shared/cookies.ts';
-import { renderPage, type PageContext } from './shared/pages.ts';
+import { formActionSource, renderPage, type PageContext } from './shared/pages.ts';
 import { singleValued, type Params } from './shared/params.ts';
 
 export interface LogoutRouteOptions {
@@ -40,6 +40,21 @@ export interface LogoutRouteOptions {
 
 const refused = (code: 'invalid_request' | 'unauthorized_client', description: string) => new OAuthError(code, description, { redirectable: false });
 const CSRF_PURPOSE = 'logout';
+
+/** How the confirmation names the signed-in account: the name people know, and the username. */
+function accountName(user: UserRecord): string {
+  return user.name && user.name !== user.username ? `${user.name} (${user.username})` : user.username;
+}
+
+/**
+ * A link back to the client, when one is known: the origin of its first web redirect URI (or
+ * post-logout URI). Both are registered by an administrator, so the link goes nowhere else.
+ */
+function backToApplication(client: ClientRecord | undefined): { applicationUrl?: string; clientName?: string } {
+  if (!client) return {};
+  const origin = [...client.redirectUris, ...client.postLogoutRedirectUris].map(formActionSource).find((source) => /^https?:\/\//.test(source));
+  return origin ? { applicationUrl: `${origin}/`, clientName: client.displayName || client.clientId } : {};
+}
 
 interface LogoutRequest {
   hint: TokenClaims | undefined;
@@ -93,13 +108,17 @@ export async function logoutRoutes(app: FastifyInstance, options: LogoutRouteOpt
     const signedIn = loaded?.session.userId ? await users.getById(loaded.session.userId) : undefined;
     // RP-Initiated Logout §2: ask the user when the hint is missing or names someone else.
     const confirmed = loaded !== undefined && isValidSessionCsrfToken(options.csrfKey, loaded.key, CSRF_PURPOSE, params.csrf_token);
+    // Cancel on the confirmation (its CSRF token proves it was shown): nothing changes.
+    if (signedIn && confirmed && params.cancel !== undefined) {
+      return renderPage(reply, page, 'signed-out', { stillSignedIn: true, ...backToApplication(client) });
+    }
     if (signedIn && loaded && !confirmed && hint?.sub !== signedIn.subject) {
       const fields = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state']
         .filter((name) => params[name] !== undefined)
         .map((name) => ({ name, value: params[name] as string }));
       return renderPage(reply, page, 'logout-confirm', {
-        title: 'Sign out?',
         action: `${page.basePath}/connect/logout`,
+        accountName: accountName(signedIn),
         csrfToken: sessionCsrfToken(options.csrfKey, loaded.key, CSRF_PURPOSE),
         fields,
         clientName: client ? client.displayName || client.clientId : undefined,
@@ -118,7 +137,7 @@ export async function logoutRoutes(app: FastifyInstance, options: LogoutRouteOpt
     if (redirectUri !== undefined) {
       return reply.header('cache-control', 'no-store').redirect(withQuery(redirectUri, params.state !== undefined ? { state: params.state } : {}), 302);
     }
-    return renderPage(reply, page, 'signed-out', { title: 'Signed out' });
+    return renderPage(reply, page, 'signed-out', backToApplication(client));
   }
 
   const config = { page: true };

@@ -31,3 +31,13 @@ export function newPasswordProblem(password: string, username: string): string |
   if (commonPasswords().has(lower) || /^(.)\1+$/.test(password)) return 'This password is too common. Choose another one.';
   return undefined;
 }
+
+/** The rules newPasswordProblem applies, as the password page lists them before the first try. */
+export function passwordRules(): string[] {
+  return [
+    `be at least ${MIN_PASSWORD_LENGTH} characters long (at most ${MAX_PASSWORD_LENGTH})`,
+    'not contain your username',
+    'not be a common or easily guessed password',
+    'not be your current password',
+  ];
+}

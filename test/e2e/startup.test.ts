@@ -31,6 +31,8 @@ describe('configuration errors', () => {
     ['production without a master secret', { NODE_ENV: 'production' }, 'IDP_SECRET'],
     ['production on the embedded database', { NODE_ENV: 'production', IDP_SECRET: SECRET }, 'DATABASE_URL'],
     ['production with the in-process store', { NODE_ENV: 'production', IDP_SECRET: SECRET, DATABASE_URL: 'postgres://db/idp' }, 'REDIS_URL'],
+    ['a brand colour that is not #rgb or #rrggbb', { IDP_BRAND_COLOR: 'blue' }, 'IDP_BRAND_COLOR'],
+    ['a brand logo file that is not there', { IDP_BRAND_LOGO: '/nonexistent/logo.png' }, 'IDP_BRAND_LOGO'],
     ['production over http', { NODE_ENV: 'production', IDP_SECRET: SECRET, DATABASE_URL: 'postgres://db/idp', REDIS_URL: 'redis://cache:6379', IDP_BASE_URL: 'http://id.example.com' }, 'IDP_BASE_URL'],
   ];
   it.each(cases)('%s stops the start with one line', async (_name, env, variable) => {

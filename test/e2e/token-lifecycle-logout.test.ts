@@ -210,6 +210,24 @@ describe.runIf(postgresAvailable)('end session (RP-Initiated Logout)', () => {
       expect(isSignedOutPage(forged), 'signed out without the CSRF token').toBe(false);
       expect(await signedIn(browser)).toBe(true);
     });
+
+    it('keeps the session and the tokens on Cancel, and links back to the client it knows', async () => {
+      const browser = new Browser();
+      const web = await tokensWith(browser, base, ALICE, WEB);
+      const ask = await browser.get(logoutUrl(base, { client_id: 'web', post_logout_redirect_uri: WEB_LOGOUT, state: 'k1' }));
+      expect(isConfirmationPage(ask), ask.body.slice(0, 800)).toBe(true);
+      const form = readForm(ask.body, ask.url);
+      // Cancel without the page's CSRF token is not a cancel: the confirmation comes back.
+      const { csrf_token: _dropped, ...unproven } = form.fields;
+      expect(isConfirmationPage(await browser.post(form.action, { ...unproven, cancel: '1' }))).toBe(true);
+      const cancelled = await browser.post(form.action, { ...form.fields, cancel: '1' });
+      expect(cancelled.status, cancelled.body.slice(0, 300)).toBe(200);
+      expect(cancelled.location, 'no redirect to the post-logout URI').toBeUndefined();
+      expect(cancelled.body).toContain('You are still signed in');
+      expect(cancelled.body).toContain(`href="${new URL(WEB_REDIRECT).origin}/"`);
+      expect(await signedIn(browser)).toBe(true);
+      await expectLive(WEB, web);
+    });
   });
 
   describe('errors on the service\'s own page', () => {

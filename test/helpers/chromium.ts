@@ -108,9 +108,15 @@ export interface BrowserDeployment {
  * with `seed(rp)` before it starts (the embedded database belongs to one process at a time),
  * and Chromium; all stopped and removed after the suite.
  */
-export function useBrowserDeployment(options: { dataDirPrefix: string; secret: string; seed(rp: RelyingParty): object }): BrowserDeployment {
+export function useBrowserDeployment(options: {
+  dataDirPrefix: string;
+  secret: string;
+  seed(rp: RelyingParty): object;
+  /** More of the service's environment (IDP_BRAND_*, say). */
+  env?: Record<string, string>;
+}): BrowserDeployment {
   const data = tempDir(options.dataDirPrefix);
-  const env = { IDP_DATA_DIR: data.path, IDP_SECRET: options.secret };
+  const env = { ...options.env, IDP_DATA_DIR: data.path, IDP_SECRET: options.secret };
   let rp: RelyingParty | undefined;
   let server: RunningServer | undefined;
   let browser: Browser | undefined;

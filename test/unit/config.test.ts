@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.ts';
+import { checkConfigFiles, parseConfig } from '../../src/config.ts';
 
 const SECRET_HEX = 'a'.repeat(64);
 
@@ -67,5 +67,39 @@ describe('parseConfig', () => {
     const result = parseConfig({ IDP_SECRET: 'hunter2-not-long-enough' });
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.message).not.toContain('hunter2');
+  });
+
+  it('reads the brand: a name, a logo by image type, a #rgb or #rrggbb colour', () => {
+    expect(config({}).brand).toEqual({ name: undefined, logo: undefined, color: undefined });
+    const c = config({ IDP_BRAND_NAME: ' Acme & Co ', IDP_BRAND_LOGO: '/etc/idp/Logo.SVG', IDP_BRAND_COLOR: '#0B5' });
+    expect(c.brand).toEqual({ name: 'Acme & Co', logo: { path: '/etc/idp/Logo.SVG', contentType: 'image/svg+xml' }, color: '#00bb55' });
+    expect(config({ IDP_BRAND_LOGO: 'logo.png' }).brand.logo?.contentType).toBe('image/png');
+    expect(config({ IDP_BRAND_LOGO: 'logo.jpeg' }).brand.logo?.contentType).toBe('image/jpeg');
+    expect(config({ IDP_BRAND_LOGO: 'logo.webp' }).brand.logo?.contentType).toBe('image/webp');
+    expect(config({ IDP_BRAND_COLOR: '#0b5cad' }).brand.color).toBe('#0b5cad');
+  });
+
+  it.each([
+    ['IDP_BRAND_COLOR', 'red'],
+    ['IDP_BRAND_COLOR', '#12345'],
+    ['IDP_BRAND_COLOR', '#0b5cad; background: url(x)'],
+    ['IDP_BRAND_LOGO', '/etc/idp/logo.gif'],
+    ['IDP_BRAND_LOGO', '/etc/idp/logo.html'],
+    ['IDP_BRAND_NAME', 'x'.repeat(61)],
+    ['IDP_BRAND_NAME', 'Acme\u0007'],
+  ])('refuses %s=%s in one line with an example', (variable, value) => {
+    const result = parseConfig({ [variable]: value });
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.message).toMatch(new RegExp(`^configuration error: ${variable} .*\\(example: ${variable}=`));
+      expect(result.message.split('\n')).toHaveLength(1);
+    }
+  });
+
+  it('names a logo file that is not there', () => {
+    const c = config({ IDP_BRAND_LOGO: '/nonexistent/logo.png' });
+    expect(checkConfigFiles(c, () => false)).toBe('configuration error: IDP_BRAND_LOGO /nonexistent/logo.png is not a readable file (example: IDP_BRAND_LOGO=/etc/idp/logo.svg)');
+    expect(checkConfigFiles(c, () => true)).toBeUndefined();
+    expect(checkConfigFiles(config({}), () => false)).toBeUndefined();
   });
 });

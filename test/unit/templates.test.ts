@@ -18,24 +18,34 @@ const QR_SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 21 21"><pat
 
 type Data = Record<string, unknown>;
 
-/** Benign, complete data for every page (each also gets title and assetBase). */
+/** Benign, complete data for every page (each also gets assetBase); some carry a brand. */
+const BRAND = { name: 'Acme Corp', hasLogo: true };
 const PAGES: Record<string, Data> = {
-  'sign-in': { action: '/signin?step=1', csrfToken: 'csrf-1', clientName: 'Web shop', username: '', error: 'Wrong username or password.', notice: 'Your password was changed.' },
+  'sign-in': {
+    action: '/signin?step=1', csrfToken: 'csrf-1', clientName: 'Web shop', username: '', error: 'Wrong username or password.', notice: 'Your password was changed.',
+    invalid: ['username', 'password'], brand: BRAND,
+  },
   consent: {
     action: '/consent', csrfToken: 'csrf-2', clientName: 'Web shop', userName: 'Alice Liddell',
     scopes: [{ name: 'openid', description: 'Know who you are' }, { name: 'email', description: 'See your email address' }],
   },
-  error: { error: 'invalid_request', description: 'The redirect_uri is not registered for this client.', status: 400 },
-  'signed-out': {},
-  'logout-confirm': { action: '/connect/logout', csrfToken: 'csrf-3', fields: [{ name: 'state', value: 's-1' }, { name: 'post_logout_redirect_uri', value: 'https://shop.example/' }], clientName: 'Web shop' },
+  error: { error: 'invalid_request', description: 'The redirect_uri is not registered for this client.', status: 400, requestId: 'req-7f3a', brand: BRAND },
+  'signed-out': { applicationUrl: 'https://shop.example/', clientName: 'Web shop' },
+  'logout-confirm': {
+    action: '/connect/logout', csrfToken: 'csrf-3', fields: [{ name: 'state', value: 's-1' }, { name: 'post_logout_redirect_uri', value: 'https://shop.example/' }],
+    clientName: 'Web shop', accountName: 'Alice Liddell (alice)',
+  },
   'form-post': { action: 'https://shop.example/callback', fields: [{ name: 'code', value: 'c-1' }, { name: 'state', value: 's-1' }], nonce: 'bm9uY2U' },
-  otp: { action: '/signin/otp', csrfToken: 'csrf-4', error: 'That code did not work.' },
-  enrol: { action: '/signin/enrol', csrfToken: 'csrf-5', qrSvg: QR_SVG, secret: 'JBSWY3DPEHPK3PXP', error: 'That code did not work.' },
-  password: { action: '/signin/password', csrfToken: 'csrf-6', error: 'The passwords do not match.' },
+  otp: { action: '/signin/otp', csrfToken: 'csrf-4', error: 'That code did not work.', invalid: ['otp'] },
+  enrol: { action: '/signin/enrol', csrfToken: 'csrf-5', qrSvg: QR_SVG, secret: 'JBSWY3DPEHPK3PXP', error: 'That code did not work.', invalid: ['otp'] },
+  password: {
+    action: '/signin/password', csrfToken: 'csrf-6', error: 'The passwords do not match.', invalid: ['confirm_password'],
+    reason: 'Your administrator requires a new password.', rules: ['be at least 12 characters long', 'not contain your username'],
+  },
 };
 
 function render(page: string, data: Data, assetBase = '/idp'): string {
-  return eta.render(page, { title: `Title of ${page}`, assetBase, ...data });
+  return eta.render(page, { assetBase, ...data });
 }
 
 // --- a little HTML reading, enough for these pages ---------------------------------------------
@@ -89,11 +99,12 @@ describe('templates', () => {
 
   describe.each(Object.keys(PAGES))('%s', (page) => {
     const data = PAGES[page] ?? {};
-    // The error page titles itself after its heading; the QR code is trusted markup.
-    const paths = stringPaths({ title: 'T', ...data }).filter((p) => p[0] !== 'qrSvg' && !(page === 'error' && p[0] === 'title'));
+    // Pages title themselves after their heading; the QR code is trusted markup; `invalid`
+    // names fields and is never printed.
+    const paths = stringPaths(data).filter((p) => p[0] !== 'qrSvg' && p[0] !== 'invalid');
 
     it.each(paths.map((p) => [p.join('.'), p] as const))('escapes a hostile %s', (_name, path) => {
-      const html = eta.render(page, withValue({ title: 'T', assetBase: '', ...data }, path, HOSTILE));
+      const html = eta.render(page, withValue({ assetBase: '', ...data }, path, HOSTILE));
       expect(html).toContain(ESCAPED);
       expect(html).not.toContain('<script>alert');
       expect(html).not.toContain(`"'&`);
@@ -138,7 +149,8 @@ describe('templates', () => {
       const withoutData = html
         .replace(/xmlns(:\w+)?="[^"]*"/g, '')
         .replace(/<input type="hidden"[^>]*>/g, '')
-        .replace(/<form method="post" action="https:\/\/shop\.example\/callback">/, '');
+        .replace(/<form method="post" action="https:\/\/shop\.example\/callback">/, '')
+        .replace(/<a class="button button-primary" href="https:\/\/shop\.example\/">/, '');
       expect(withoutData).not.toMatch(/https?:\/\//i);
     });
   });
@@ -203,7 +215,7 @@ describe('the pages of CONTRACT section 5', () => {
   });
 
   it('sign-in without an error or notice has no alert and no describedby', () => {
-    const html = render('sign-in', { ...PAGES['sign-in'], error: undefined, notice: undefined });
+    const html = render('sign-in', { ...PAGES['sign-in'], error: undefined, notice: undefined, invalid: undefined });
     expect(html).not.toContain('role="alert"');
     expect(html).not.toContain('aria-describedby');
     expect(html).not.toContain('role="status"');
@@ -264,24 +276,36 @@ describe('the pages of CONTRACT section 5', () => {
     expect(f.hidden.map((i) => [i.name, i.value])).toEqual([
       ['csrf_token', 'csrf-3'], ['state', 's-1'], ['post_logout_redirect_uri', 'https://shop.example/'],
     ]);
-    expect(f.buttons.map((b) => b.text)).toEqual(['Sign out']);
+    // "Sign out" comes first (Enter submits it); Cancel sends cancel=1 with the same token.
+    expect(f.buttons.map((b) => [b.text, b.name, b.value])).toEqual([['Sign out', undefined, undefined], ['Cancel', 'cancel', '1']]);
     expect(text(html)).toContain('Sign out?');
-    expect(text(render('logout-confirm', { ...PAGES['logout-confirm'], clientName: undefined }))).not.toContain('undefined');
+    expect(text(html)).toContain('You are signed in as Alice Liddell (alice)');
+    expect(text(render('logout-confirm', { ...PAGES['logout-confirm'], clientName: undefined, accountName: undefined }))).not.toContain('undefined');
   });
 
-  it('error: the code in the page text, a friendly heading by status', () => {
+  it('error: the request id to quote, the code in the page text, a friendly heading by status', () => {
     const client = text(render('error', PAGES.error ?? {}));
+    expect(client).toContain('Reference: req-7f3a');
+    expect(client).toContain('give them the reference');
+    expect(client).not.toMatch(/mention the error code/i);
     expect(client).toContain('Error code: invalid_request');
     expect(client).toContain("This request can't be completed");
     expect(client).toContain('The redirect_uri is not registered for this client.');
-    const server = text(render('error', { error: 'server_error', description: 'Try again later.', status: 500 }));
+    const server = text(render('error', { error: 'server_error', description: 'Try again later.', status: 500, requestId: 'r-1' }));
     expect(server).toContain('Something went wrong');
     expect(server).toContain('Error code: server_error');
-    expect(render('error', PAGES.error ?? {})).toContain("<title>This request can&#39;t be completed</title>");
+    expect(render('error', { ...PAGES.error, brand: undefined })).toContain("<title>This request can&#39;t be completed</title>");
   });
 
-  it('signed out', () => {
-    expect(text(render('signed-out', {}))).toContain('You have signed out');
+  it('signed out: a link back to the application when one is known', () => {
+    const html = render('signed-out', PAGES['signed-out'] ?? {});
+    expect(text(html)).toContain('You have signed out');
+    expect(tags(html, 'a')).toEqual([{ class: 'button button-primary', href: 'https://shop.example/' }]);
+    expect(html).toMatch(/<a [^>]*>Return to Web shop<\/a>/);
+    const unknown = render('signed-out', {});
+    expect(tags(unknown, 'a')).toEqual([]);
+    expect(text(unknown)).toContain('You can now close this window.');
+    expect(text(render('signed-out', { ...PAGES['signed-out'], stillSignedIn: true }))).toContain('You are still signed in');
   });
 
   it('form-post: a POST to the redirect URI with every field, a no-JS Continue button', () => {
@@ -294,8 +318,77 @@ describe('the pages of CONTRACT section 5', () => {
 
   it('pages render without a title or asset base', () => {
     const html = eta.render('signed-out', {});
-    expect(html).toContain('<title>Signed out</title>');
+    expect(html).toContain('<title>You have signed out</title>');
     expect(html).toContain('href="/assets/idp.css"');
     expect(html).not.toContain('undefined');
+  });
+});
+
+describe('what the pages tell people', () => {
+  const h1 = (html: string) => text(/<h1\b[^>]*>([\s\S]*?)<\/h1>/.exec(html)?.[1] ?? '');
+  const title = (html: string) => text(/<title>([\s\S]*?)<\/title>/.exec(html)?.[1] ?? '');
+
+  it.each(Object.keys(PAGES).filter((p) => p !== 'form-post'))('%s: the title is the heading (and the brand)', (page) => {
+    const html = render(page, { ...PAGES[page], brand: undefined });
+    expect(title(html)).toBe(h1(html));
+    const branded = render(page, { ...PAGES[page], brand: BRAND });
+    expect(title(branded)).toBe(`${h1(branded)} – Acme Corp`);
+  });
+
+  it('shows the brand name and the served logo on every page, or the default mark', () => {
+    for (const page of Object.keys(PAGES).filter((p) => p !== 'form-post')) {
+      const html = render(page, { ...PAGES[page], brand: BRAND }, '/idp');
+      expect(tags(html, 'img'), page).toEqual([{ class: 'brand-logo', src: '/idp/assets/brand-logo', alt: '', height: '40' }]);
+      expect(html, page).toContain('<span class="brand-name">Acme Corp</span>');
+      expect(html, page).not.toContain('brand-mark');
+      const plain = render(page, { ...PAGES[page], brand: undefined });
+      expect(tags(plain, 'img'), page).toEqual([]);
+      expect(plain, page).toContain('class="brand-mark"');
+      expect(plain, page).not.toContain('brand-name');
+    }
+    const nameOnly = render('sign-in', { ...PAGES['sign-in'], brand: { name: 'Acme Corp', hasLogo: false } });
+    expect(nameOnly).toContain('class="brand-mark"');
+    expect(nameOnly).toContain('<span class="brand-name">Acme Corp</span>');
+  });
+
+  it('sign-in: both fields in error point at the message; none without an error', () => {
+    const f = tags(render('sign-in', PAGES['sign-in'] ?? {}), 'input').filter((i) => i.type !== 'hidden');
+    expect(f.map((i) => [i.name, i['aria-invalid'], i['aria-describedby']])).toEqual([
+      ['username', 'true', 'form-error'], ['password', 'true', 'form-error'],
+    ]);
+    const clean = tags(render('sign-in', { ...PAGES['sign-in'], error: undefined, invalid: undefined }), 'input');
+    expect(clean.some((i) => 'aria-invalid' in i)).toBe(false);
+  });
+
+  it('second factor and enrolment: the code field in error points at the message', () => {
+    for (const page of ['otp', 'enrol']) {
+      const otp = tags(render(page, PAGES[page] ?? {}), 'input').find((i) => i.name === 'otp');
+      expect(otp?.['aria-invalid'], page).toBe('true');
+      expect(otp?.['aria-describedby'], page).toBe('form-error');
+      const clean = tags(render(page, { ...PAGES[page], error: undefined, invalid: undefined }), 'input').find((i) => i.name === 'otp');
+      expect(clean && 'aria-invalid' in clean, page).toBe(false);
+    }
+  });
+
+  it('enrolment: the QR code is one image with a text alternative', () => {
+    const qr = tags(render('enrol', PAGES.enrol ?? {}), 'div').find((d) => d.class === 'qr');
+    expect(qr?.role).toBe('img');
+    expect(qr?.['aria-label']).toMatch(/QR code .*authenticator app.*key below/);
+  });
+
+  it('password change: the reason and the rules before the first try, the field in error marked', () => {
+    const first = render('password', { ...PAGES.password, error: undefined, invalid: undefined });
+    expect(text(first)).toContain('Your administrator requires a new password.');
+    expect(text(first)).toContain('Your new password must: be at least 12 characters long not contain your username');
+    expect(first).not.toContain('role="alert"');
+    const fields = (html: string) => tags(html, 'input').filter((i) => i.type === 'password').map((i) => [i.name, i['aria-invalid'], i['aria-describedby']]);
+    expect(fields(first)).toEqual([['new_password', undefined, 'password-rules'], ['confirm_password', undefined, undefined]]);
+    expect(tags(first, 'div').some((d) => d.id === 'password-rules')).toBe(true);
+    expect(fields(render('password', PAGES.password ?? {}))).toEqual([
+      ['new_password', undefined, 'password-rules'], ['confirm_password', 'true', 'form-error'],
+    ]);
+    expect(fields(render('password', { ...PAGES.password, invalid: ['new_password'] }))).toEqual([
+      ['new_password', 'true', 'form-error password-rules'], ['confirm_password', undefined, undefined],
+    ]);
   });
 });

@@ -37,9 +37,17 @@ export interface PageOptions {
   formActions?: readonly string[];
 }
 
+/** What every page shows of the deployment's brand (IDP_BRAND_*). */
+export interface PageBrand {
+  name: string | undefined;
+  /** A logo is served at BRAND_LOGO_PATH. */
+  hasLogo: boolean;
+}
+
 export interface PageContext {
   /** Path of the base URL ('' or '/prefix'), for links to assets and actions. */
   basePath: string;
+  brand?: PageBrand;
 }
 
 export function renderPage(reply: FastifyReply, context: PageContext, template: string, data: Record<string, unknown>, options: PageOptions = {}): FastifyReply {
@@ -48,7 +56,7 @@ export function renderPage(reply: FastifyReply, context: PageContext, template: 
     .header('content-type', 'text/html; charset=utf-8')
     .header('cache-control', 'no-store')
     .header('content-security-policy', pageCsp(options.formActions ?? []));
-  return reply.view(template, { assetBase: context.basePath, ...data });
+  return reply.view(template, { assetBase: context.basePath, brand: context.brand, ...data });
 }
 
 /** OAuth 2.0 Form Post Response Mode: a page that posts the values to the client by itself. */

@@ -2,6 +2,7 @@
 import type { FastifyReply } from 'fastify';
 import type { InteractionStore } from '../../sessions/interaction.ts';
 import type { MfaSecrets } from '../../sessions/mfa.ts';
+import { passwordRules } from '../../sources/password-policy.ts';
 import { formActionSource, renderPage, type PageContext } from './pages.ts';
 import { describeScopes } from './scope-descriptions.ts';
 import type { FlowState, SignInFlow } from './sign-in-flow.ts';
@@ -13,7 +14,8 @@ export interface StepPagesDeps {
   mfa: MfaSecrets;
 }
 
-const TITLES = { 'sign-in': 'Sign in', otp: 'Two-step verification', enrol: 'Set up two-step verification', password: 'Choose a new password' } as const;
+/** The one reason a password change is asked for: an administrator flagged the account. */
+const PASSWORD_CHANGE_REASON = 'Your administrator requires a new password for this account before you continue.';
 
 export function createStepPages(deps: StepPagesDeps) {
   /** The enrolment secret of this interaction, made (and kept) on first display. */
@@ -38,20 +40,21 @@ export function createStepPages(deps: StepPagesDeps) {
       case 'consent':
         return renderPage(reply, deps.page, 'consent', {
           ...common,
-          title: `Allow ${clientName}?`,
           action: `${url}/consent`,
           userName: current.user?.name ?? current.user?.username ?? '',
           scopes: describeScopes(interaction.request.scopes),
         }, options);
       case 'otp':
+        return renderPage(reply, deps.page, 'otp', { ...common, action: `${url}/otp`, ...extra }, options);
       case 'password':
-        return renderPage(reply, deps.page, step, { ...common, title: TITLES[step], action: `${url}/${step}`, ...extra }, options);
+        return renderPage(reply, deps.page, 'password', {
+          ...common, action: `${url}/password`, reason: PASSWORD_CHANGE_REASON, rules: passwordRules(), ...extra,
+        }, options);
       case 'enrol': {
         const secret = await enrolmentSecret(current);
         const account = current.pendingUser?.username ?? '';
         return renderPage(reply, deps.page, 'enrol', {
           ...common,
-          title: TITLES.enrol,
           action: `${url}/enrol`,
           qrSvg: await deps.mfa.qrSvg(account, secret),
           secret: secret.replace(/(.{4})(?=.)/g, '$1 '),
@@ -59,7 +62,7 @@ export function createStepPages(deps: StepPagesDeps) {
         }, options);
       }
       default:
-        return renderPage(reply, deps.page, 'sign-in', { ...common, title: TITLES['sign-in'], action: `${url}/sign-in`, username: '', ...extra }, options);
+        return renderPage(reply, deps.page, 'sign-in', { ...common, action: `${url}/sign-in`, username: '', ...extra }, options);
     }
   }
 
