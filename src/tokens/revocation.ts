@@ -17,6 +17,8 @@ import type { DurableStore, EphemeralStore, IssuedAccess, RevocationRecord, Revo
 import type { TokenClaims } from './jwt.ts';
 
 const CHANNEL = 'revoked-jti';
+/** Where versions before the durable record kept revocations in Redis (by jti, the expiry as value). */
+const LEGACY_NS = 'revoked-jti';
 const DEFAULT_MAX_IN_MEMORY = 200_000;
 const PRUNE_INTERVAL_MS = 60_000;
 
@@ -67,10 +69,19 @@ export function createRevocationList(stores: RevocationStores, clock: Clock, max
     revoked.set(jti, exp);
   };
 
+  // Revocations an earlier version kept in Redis only are made durable when seen (an upgrade
+  // must not bring revoked tokens back); those keys expire with their tokens.
+  const adoptLegacyRecord = async () => {
+    const legacy = await ephemeral.entries<number>(LEGACY_NS).catch(() => []);
+    const tokens = legacy.filter((entry): entry is [string, number] => typeof entry[1] === 'number').map(([jti, exp]) => toRecord({ jti, exp }));
+    if (tokens.length > 0) await durable.revocations.add(tokens, new Date(clock()));
+  };
+
   const rebuild = async () => {
     const started = epoch;
     rebuilding = true;
     try {
+      await adoptLegacyRecord();
       const record = await durable.revocations.live(new Date(clock()), maxInMemory + 1);
       if (started !== epoch) return;
       overflowed = false;
@@ -97,6 +108,7 @@ export function createRevocationList(stores: RevocationStores, clock: Clock, max
       const token = parseRevoked(message);
       if (token) remember(token);
     },
+    // Whether Redis listens decides nothing: the database's feed and record make the copy complete.
     listening() {},
   });
   resync();

@@ -186,6 +186,16 @@ function revocationSuite(name: string, makeBackend: () => Promise<Backend>): voi
       expect(await a.isRevoked(jti)).toBe(true);
     });
 
+    it('makes durable the revocations an earlier version kept in the ephemeral store only', async () => {
+      const { ephemeral, durable } = await backend.open();
+      const jti = randomUUID();
+      await ephemeral.set('revoked-jti', jti, soon(), 300);
+      const upgraded = await list();
+      await ready(upgraded);
+      expect(await upgraded.isRevoked(jti)).toBe(true);
+      expect(await durable.revocations.isRevoked(jti, new Date())).toBe(true);
+    });
+
     it('asks the durable record once it holds more than it keeps in memory', async () => {
       // The record holds more than two already (the earlier tests'): the copy never completes.
       const small = await list(2);
