@@ -147,7 +147,12 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     ...(upstream ? { startUpstream: (interaction: Interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
     throttle,
     mfa: createMfaSecrets({ key: deriveKey(services.secret, 'totp-secrets'), ephemeral, users, issuerName: new URL(config.baseUrl).host }),
-    changePassword: (userId, newPassword, confirm) => changeLocalPassword(users, userId, newPassword, confirm),
+    changePassword: async (userId, newPassword, confirm) => {
+      const problem = await changeLocalPassword(users, userId, newPassword, confirm);
+      // ASVS 3.3.3: a new password ends whatever the old one let anyone obtain.
+      if (problem === undefined) await services.revocations.revokeUser(userId, 'password changed');
+      return problem;
+    },
     audit: grantDeps.audit,
     flow,
   });
@@ -160,7 +165,6 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     keys,
     clients,
     users,
-    sourceKind: services.source.kind,
     sessions,
     refreshTokens: durable.refreshTokens,
     accessTokens: durable.accessTokens,

@@ -85,14 +85,15 @@ async function serve(): Promise<void> {
 /** How often each instance checks the rotation schedule (acting only when something is due). */
 const MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
 
-/** Ended refresh token families are deleted this many at a time, at most this many times a tick. */
+/** Ended families and expired revocations are deleted this many at a time, at most this many times a tick. */
 const PURGE_BATCH = 1000;
 const PURGE_BATCHES_PER_TICK = 50;
 
 /**
  * Every ten minutes, and once at start: signing keys published, rotated and retired on
- * schedule, and refresh token families past their end deleted (in batches, so that a backlog
- * never holds the database for long). Each instance does it; the database makes it safe.
+ * schedule, and refresh token families past their end and revocations of expired tokens
+ * deleted (in batches, so that a backlog never holds the database for long). Each instance
+ * does it; the database makes it safe.
  */
 function scheduleMaintenance(services: Services, logger: Logger): NodeJS.Timeout {
   const maintainKeys = async () => {
@@ -107,14 +108,22 @@ function scheduleMaintenance(services: Services, logger: Logger): NodeJS.Timeout
     for (const kid of report.promoted) logger.info({ audit: true, event: 'key_rotated', kid }, 'key_rotated');
     for (const kid of report.retired) logger.info({ audit: true, event: 'key_retired', kid }, 'key_retired');
   };
-  const purgeEndedFamilies = async () => {
+  /** Deletes in batches until a batch comes back short; returns how many. */
+  const purgeInBatches = async (purge: (now: Date, limit: number) => Promise<number>) => {
     let deleted = 0;
     for (let batch = 0; batch < PURGE_BATCHES_PER_TICK; batch++) {
-      const count = await services.durable.refreshTokens.purgeEnded(new Date(services.clock()), PURGE_BATCH);
+      const count = await purge(new Date(services.clock()), PURGE_BATCH);
       deleted += count;
       if (count < PURGE_BATCH) break;
     }
+    return deleted;
+  };
+  const purgeEndedFamilies = async () => {
+    const deleted = await purgeInBatches((now, limit) => services.durable.refreshTokens.purgeEnded(now, limit));
     if (deleted > 0) logger.info({ families: deleted }, 'refresh token families past their end deleted');
+    // Revocations of tokens that have expired since: nothing is left for them to refuse.
+    const expired = await purgeInBatches((now, limit) => services.durable.revocations.purgeExpired(now, limit));
+    if (expired > 0) logger.info({ revocations: expired }, 'revocations of expired tokens deleted');
   };
   const failed = (what: string) => (error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, `${what} failed`);
   const tick = () => {

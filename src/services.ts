@@ -89,7 +89,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
       : createMemoryEphemeralStore(clock);
   const keys = createKeyManager({ keys: durable.signingKeys, kek: deriveKey(secret, 'signing-keys'), clock });
   const clients = createClientsCache(durable);
-  const revocations = createRevocationList(ephemeral, clock);
+  const revocations = createRevocationList({ durable, ephemeral }, clock);
   const stopKeyEvents = durable.onChange((event) => {
     if (event.kind === 'keys') keys.invalidate();
   });

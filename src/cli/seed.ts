@@ -69,15 +69,21 @@ function opensTo(key: Buffer, sealed: string, context: string, expected: string)
   }
 }
 
+/** A user to write, and whether the seed gives an existing user a new password. */
+interface SeedUserInput {
+  user: UserInput;
+  passwordChanged: boolean;
+}
+
 /** Hashes and seals one user's secrets (argon2 runs here, never inside the transaction). */
-async function userInput(user: SeedUser, durable: DurableStore, totpKey: Buffer): Promise<UserInput> {
+async function userInput(user: SeedUser, durable: DurableStore, totpKey: Buffer): Promise<SeedUserInput> {
   const existing = await durable.users.getByUsername('local', user.username);
   const id = existing?.id ?? randomToken(16);
   const keepPassword = existing?.passwordHash != null && (await verifyPassword(existing.passwordHash, user.password));
   const totp = user.totp_secret ?? null;
   const totpContext = `totp:${id}`;
   const keepTotp = totp !== null && existing?.totpSecretSealed != null && opensTo(totpKey, existing.totpSecretSealed, totpContext, totp);
-  return {
+  const input: UserInput = {
     id,
     source: 'local',
     subject: existing?.subject ?? id,
@@ -96,9 +102,10 @@ async function userInput(user: SeedUser, durable: DurableStore, totpKey: Buffer)
     mustChangePassword: user.must_change_password ?? false,
     mustEnrolMfa: user.must_enrol_mfa ?? false,
   };
+  return { user: input, passwordChanged: existing !== undefined && !keepPassword };
 }
 
-async function writeSeed(tx: DurableStore, scopes: string[], clients: ClientRecord[], users: UserInput[]): Promise<SeedSummary> {
+async function writeSeed(tx: DurableStore, scopes: string[], clients: ClientRecord[], users: SeedUserInput[], now: Date): Promise<SeedSummary> {
   const summary: SeedSummary = {
     clients: { created: 0, updated: 0, unchanged: 0 },
     users: { created: 0, updated: 0, unchanged: 0 },
@@ -111,8 +118,10 @@ async function writeSeed(tx: DurableStore, scopes: string[], clients: ClientReco
   for (const client of clients) {
     summary.clients[await refuseConstraintViolations(`client ${client.clientId}`, () => tx.clients.upsert(client))] += 1;
   }
-  for (const user of users) {
+  for (const { user, passwordChanged } of users) {
     summary.users[await refuseConstraintViolations(`user ${user.username}`, () => tx.users.upsert(user))] += 1;
+    // ASVS 3.3.3: a new password ends the tokens the old one let anyone obtain.
+    if (passwordChanged) await tx.revocations.revokeUser(user.id, 'password changed', now);
   }
   return summary;
 }
@@ -129,10 +138,10 @@ export async function runSeed(args: string[], context: CliContext): Promise<Exit
   const durable = await context.openDurable();
   const clients = await Promise.all((seed.clients ?? []).map(async (c) => clientRecord(c, await durable.clients.get(c.client_id))));
   const totpKey = deriveKey(context.secret, 'totp-secrets');
-  const users: UserInput[] = [];
+  const users: SeedUserInput[] = [];
   for (const user of seed.users ?? []) users.push(await userInput(user, durable, totpKey));
   // One transaction: a refused row leaves the database as it was.
-  const summary = await durable.transaction((tx) => writeSeed(tx, seed.api_scopes ?? [], clients, users));
+  const summary = await durable.transaction((tx) => writeSeed(tx, seed.api_scopes ?? [], clients, users, new Date(context.clock())));
   report(context, summary, () => [summaryLine(summary)]);
   return 0;
 }

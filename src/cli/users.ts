@@ -38,7 +38,11 @@ function setFlag(flag: UserFlag, value: boolean, done: string): UserCommand {
   };
 }
 
-/** Deleting the row also deletes the user's consents and refresh token families (ON DELETE CASCADE). */
+/**
+ * Deleting the row also deletes the user's consents and refresh token families (ON DELETE
+ * CASCADE); the database first records their tokens as revoked (as it does when a user is
+ * locked or flagged: migration 2026-11-24-0004), and every running instance hears of it.
+ */
 const removeUser: UserCommand = async (user, durable, context) => {
   if (!(await durable.users.remove(user.id))) throw new RefusedError(`no user named ${user.username}`);
   report(context, { username: user.username, sub: user.subject, removed: true }, () => [`user ${user.username} removed`]);

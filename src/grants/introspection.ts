@@ -1,6 +1,7 @@
 /**
  * RFC 7662 token introspection, for the client the token was issued to only: to anyone else,
- * and for anything expired, revoked, rotated or unknown, exactly `{"active": false}`.
+ * and for anything expired, revoked, rotated or unknown, or of a user locked or removed, exactly
+ * `{"active": false}`.
  */
 import type { ClientRecord } from '../store/types.ts';
 import { isAccessTokenRevoked } from '../tokens/revocation.ts';
@@ -19,7 +20,14 @@ export async function introspect(token: string, hint: string | undefined, client
   if (found.kind === 'access') {
     const { payload } = found;
     if (payload.client_id !== client.clientId || typeof payload.jti !== 'string') return INACTIVE;
-    if (await isAccessTokenRevoked(deps.revocations, payload)) return INACTIVE;
+    // Independent lookups, asked together. A user's token of a user since locked or removed is
+    // inactive, as userinfo refuses it (client credentials tokens name no user).
+    const [revoked, user] = await Promise.all([
+      isAccessTokenRevoked(deps.revocations, payload),
+      typeof payload.svc_uid === 'string' ? deps.users.getById(payload.svc_uid) : undefined,
+    ]);
+    if (revoked) return INACTIVE;
+    if (typeof payload.svc_uid === 'string' && (!user || user.locked)) return INACTIVE;
     return {
       active: true,
       iss: deps.issuer,

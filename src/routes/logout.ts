@@ -1,6 +1,6 @@
 /**
  * GET and POST /connect/logout (OpenID Connect RP-Initiated Logout 1.0). Signs the browser out,
- * revokes the identified client's tokens for the user, then redirects to a registered
+ * revokes the identified client's tokens for the browser's user, then redirects to a registered
  * post_logout_redirect_uri or shows the signed-out page. Errors are always our own page.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -9,7 +9,7 @@ import { OAuthError } from '../errors.ts';
 import type { SessionStore } from '../sessions/browser-session.ts';
 import { isValidSessionCsrfToken, sessionCsrfToken } from '../sessions/csrf.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
-import type { AccessTokenRepository, ClientRecord, RefreshTokenRepository, SignInSourceKind, UserRecord, UserRepository } from '../store/types.ts';
+import type { AccessTokenRepository, ClientRecord, RefreshTokenRepository, UserRecord, UserRepository } from '../store/types.ts';
 import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { revokedFamilyTokens, revokedTokens, type RevocationList } from '../tokens/revocation.ts';
@@ -26,9 +26,7 @@ export interface LogoutRouteOptions {
   clock: Clock;
   keys: KeyManager;
   clients: ClientsCache;
-  users: Pick<UserRepository, 'getById' | 'getBySubject'>;
-  /** The deployment's sign-in source: `sub` in an ID token hint is looked up there. */
-  sourceKind: SignInSourceKind;
+  users: Pick<UserRepository, 'getById'>;
   sessions: SessionStore;
   refreshTokens: RefreshTokenRepository;
   accessTokens: AccessTokenRepository;
@@ -124,7 +122,10 @@ export async function logoutRoutes(app: FastifyInstance, options: LogoutRouteOpt
         clientName: client ? client.displayName || client.clientId : undefined,
       });
     }
-    const user = signedIn ?? (hint?.sub !== undefined ? await users.getBySubject(options.sourceKind, hint.sub) : undefined);
+    // Only the browser's own user's tokens end: an ID token (in logs, in browser history) is no
+    // credential, so a hint alone, with no session, ends nothing. After the confirmation, the
+    // session's user signs out, not the one the hint names.
+    const user = signedIn;
     await revokeClientTokens(user, client);
     if (loaded) await sessions.destroy(loaded.key);
     clearSessionCookie(reply, options.secureCookies);

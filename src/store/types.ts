@@ -81,7 +81,11 @@ export type ChangeEvent =
   | { kind: 'clients' }
   | { kind: 'user'; userId: string }
   | { kind: 'users' }
-  | { kind: 'keys' };
+  | { kind: 'keys' }
+  /** A revocation was recorded (RevocationRepository), by any instance, command or SQL. */
+  | { kind: 'revoked'; key: string; expiresAt: Date }
+  /** Revocations may have been missed (the change feed reconnected): rebuild any copy of them. */
+  | { kind: 'revocations' };
 
 /** Result of an upsert, so that seeding can tell what it did. */
 export type UpsertResult = 'created' | 'updated' | 'unchanged';
@@ -250,6 +254,36 @@ export interface AccessTokenRepository {
   takeLive(userId: string, clientId: string, now: Date): Promise<IssuedAccess[]>;
 }
 
+/**
+ * A revoked access token, by `jti`, or every access token of a refresh token family, by the
+ * family's key (`family:<id>`, see tokens/revocation.ts), until the tokens it covers expire.
+ */
+export interface RevocationRecord {
+  key: string;
+  expiresAt: Date;
+}
+
+/**
+ * The durable record of revocations: what every instance rebuilds its in-memory copy from, so
+ * that a revocation outlives the loss of Redis. Each new record is announced to every instance
+ * (`onChange`: `revoked`).
+ */
+export interface RevocationRepository {
+  /** Records revocations (those expired at `now` are skipped; one recorded already stays as it is). */
+  add(records: readonly RevocationRecord[], now: Date): Promise<void>;
+  isRevoked(key: string, now: Date): Promise<boolean>;
+  /** Revocations still in force at `now`, at most `limit` of them. */
+  live(now: Date, limit: number): Promise<RevocationRecord[]>;
+  /**
+   * Revokes every refresh token family of a user and every access token issued to them, in one
+   * statement, and returns what it recorded. The store does the same by itself when a user is
+   * locked, removed, or flagged to change their password or enrol a second factor.
+   */
+  revokeUser(userId: string, reason: string, now: Date): Promise<RevocationRecord[]>;
+  /** Deletes up to `limit` revocations whose tokens have expired at `now`; returns how many. */
+  purgeExpired(now: Date, limit: number): Promise<number>;
+}
+
 /** Everything kept in PostgreSQL (or PGlite). */
 export interface DurableStore {
   readonly kind: 'postgres' | 'embedded';
@@ -260,6 +294,7 @@ export interface DurableStore {
   readonly signingKeys: SigningKeyRepository;
   readonly refreshTokens: RefreshTokenRepository;
   readonly accessTokens: AccessTokenRepository;
+  readonly revocations: RevocationRepository;
   /** Applies pending migrations (safe to call from several instances at once). */
   migrate(): Promise<string[]>;
   /** Runs several writes as one transaction; nothing is written if `fn` throws. */

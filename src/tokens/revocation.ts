@@ -1,19 +1,24 @@
 /**
  * Revoked access tokens, by `jti` (or all of a refresh token family's at once, by the family's
- * key: its access tokens carry the family in `svc_fid`), until they would have expired anyway. Checked on every
- * userinfo and introspection call, so the check must not cost a store round trip: each
- * instance keeps the list in memory. A revocation is written to the shared ephemeral store
- * (the record) and published (the news); every instance adds what it hears, and rebuilds its
- * copy from the record whenever it starts listening, since news published while it was not
- * listening is lost. While it is not listening (starting, Redis away) or the list has grown
- * past what it keeps in memory, the check asks the store as before.
+ * key: its access tokens carry the family in `svc_fid`), until they would have expired anyway.
+ * Checked on every userinfo and introspection call, so the check must not cost a store round
+ * trip: each instance keeps the list in memory.
+ *
+ * The record is durable (the `revocations` table), so a revocation outlives the loss of Redis
+ * and reaches instances started afterwards: every instance rebuilds its copy from it at start,
+ * and again whenever the database's change feed reconnected (news sent meanwhile is lost). News
+ * of a revocation arrives twice, and either is enough: from the database (a trigger announces
+ * each new row, whoever wrote it: an instance, `idp users`, SQL) and over Redis (the fast path,
+ * which keeps working while the database's feed reconnects). Until its copy is rebuilt, or
+ * when the list has grown past what it keeps in memory, the check asks the durable record.
  */
 import type { Clock } from '../clock.ts';
-import type { EphemeralStore, IssuedAccess, RevokedFamilies } from '../store/types.ts';
+import type { DurableStore, EphemeralStore, IssuedAccess, RevocationRecord, RevokedFamilies } from '../store/types.ts';
 import type { TokenClaims } from './jwt.ts';
 
-const NS = 'revoked-jti';
 const CHANNEL = 'revoked-jti';
+/** Where versions before the durable record kept revocations in Redis (by jti, the expiry as value). */
+const LEGACY_NS = 'revoked-jti';
 const DEFAULT_MAX_IN_MEMORY = 200_000;
 const PRUNE_INTERVAL_MS = 60_000;
 
@@ -27,17 +32,30 @@ export interface RevokedToken {
 export interface RevocationList {
   /** Revokes access tokens until they expire (those expired already are skipped). */
   revoke(tokens: ReadonlyArray<RevokedToken>): Promise<void>;
+  /**
+   * Revokes every refresh token family of a user and every access token issued to them (a
+   * password change, ASVS 3.3.3); the store does it by itself for locked, removed or flagged users.
+   */
+  revokeUser(userId: string, reason: string): Promise<void>;
   isRevoked(jti: string): Promise<boolean>;
   close(): void;
 }
 
-export function createRevocationList(ephemeral: EphemeralStore, clock: Clock, maxInMemory = DEFAULT_MAX_IN_MEMORY): RevocationList {
+export interface RevocationStores {
+  durable: Pick<DurableStore, 'revocations' | 'onChange'>;
+  /** The fast path for news between instances; the record is durable. */
+  ephemeral: EphemeralStore;
+}
+
+export function createRevocationList(stores: RevocationStores, clock: Clock, maxInMemory = DEFAULT_MAX_IN_MEMORY): RevocationList {
+  const { durable, ephemeral } = stores;
   const revoked = new Map<string, number>();
-  let listening = false;
-  // The in-memory copy is complete: listening, rebuilt since, and not over its size.
+  // The in-memory copy is complete: rebuilt from the record since the feed last reconnected,
+  // and not over its size.
   let complete = false;
   let overflowed = false;
-  // Bumped whenever listening starts or stops: a rebuild begun before cannot complete the copy.
+  let rebuilding = false;
+  // Bumped whenever news may have been missed: a rebuild begun before cannot complete the copy.
   let epoch = 0;
   const now = () => Math.floor(clock() / 1000);
 
@@ -51,58 +69,91 @@ export function createRevocationList(ephemeral: EphemeralStore, clock: Clock, ma
     revoked.set(jti, exp);
   };
 
-  const rebuild = async () => {
-    const started = epoch;
-    try {
-      const record = await ephemeral.entries<number>(NS);
-      if (started !== epoch) return;
-      overflowed = false;
-      for (const [jti, exp] of record) remember({ jti, exp });
-      complete = !overflowed;
-    } catch {
-      // The store is away: checks keep asking it (and fail fast) until the next start of listening.
-    }
+  // Revocations an earlier version kept in Redis only are made durable when seen (an upgrade
+  // must not bring revoked tokens back); those keys expire with their tokens.
+  const adoptLegacyRecord = async () => {
+    const legacy = await ephemeral.entries<number>(LEGACY_NS).catch(() => []);
+    const tokens = legacy.filter((entry): entry is [string, number] => typeof entry[1] === 'number').map(([jti, exp]) => toRecord({ jti, exp }));
+    if (tokens.length > 0) await durable.revocations.add(tokens, new Date(clock()));
   };
 
-  const unsubscribe = ephemeral.subscribe(CHANNEL, {
+  const rebuild = async () => {
+    const started = epoch;
+    rebuilding = true;
+    try {
+      await adoptLegacyRecord();
+      const record = await durable.revocations.live(new Date(clock()), maxInMemory + 1);
+      if (started !== epoch) return;
+      overflowed = false;
+      for (const r of record) remember(fromRecord(r));
+      complete = !overflowed;
+    } catch {
+      // The database is away: checks keep asking it (and fail) until the next rebuild succeeds.
+    } finally {
+      rebuilding = false;
+    }
+  };
+  const resync = () => {
+    complete = false;
+    epoch += 1;
+    void rebuild();
+  };
+
+  const stopDurable = durable.onChange((event) => {
+    if (event.kind === 'revoked') remember(fromRecord(event));
+    else if (event.kind === 'revocations') resync();
+  });
+  const stopEphemeral = ephemeral.subscribe(CHANNEL, {
     message(message) {
       const token = parseRevoked(message);
       if (token) remember(token);
     },
-    listening(isListening) {
-      listening = isListening;
-      complete = false;
-      epoch += 1;
-      if (isListening) void rebuild();
-    },
+    // Whether Redis listens decides nothing: the database's feed and record make the copy complete.
+    listening() {},
   });
+  resync();
 
   const pruner = setInterval(() => {
     const at = now();
     for (const [jti, exp] of revoked) if (exp <= at) revoked.delete(jti);
-    // Room again after an overflow: rebuild the copy from the record.
-    if (overflowed && listening && revoked.size < maxInMemory / 2) void rebuild();
+    // A failed rebuild is tried again; after an overflow, once there is room again.
+    if (!complete && !rebuilding && (!overflowed || revoked.size < maxInMemory / 2)) void rebuild();
   }, PRUNE_INTERVAL_MS);
   pruner.unref();
+
+  /** Tells the other instances over Redis; the database has told them already unless its feed is reconnecting. */
+  const publish = async (tokens: readonly RevokedToken[]) => {
+    await Promise.all(tokens.map((t) => ephemeral.publish(CHANNEL, JSON.stringify({ jti: t.jti, exp: t.exp })))).catch(() => {});
+  };
 
   return {
     async revoke(tokens) {
       const at = now();
       const live = tokens.filter((t) => t.exp > at);
-      await Promise.all(live.map((t) => ephemeral.set(NS, t.jti, t.exp, t.exp - at)));
+      if (live.length === 0) return;
+      await durable.revocations.add(live.map(toRecord), new Date(clock()));
       for (const t of live) remember(t);
-      await Promise.all(live.map((t) => ephemeral.publish(CHANNEL, JSON.stringify({ jti: t.jti, exp: t.exp }))));
+      await publish(live);
+    },
+    async revokeUser(userId, reason) {
+      const recorded = (await durable.revocations.revokeUser(userId, reason, new Date(clock()))).map(fromRecord);
+      for (const t of recorded) remember(t);
+      await publish(recorded);
     },
     async isRevoked(jti) {
       if (complete) return (revoked.get(jti) ?? 0) > now();
-      return (await ephemeral.get<number>(NS, jti)) !== undefined;
+      return durable.revocations.isRevoked(jti, new Date(clock()));
     },
     close() {
       clearInterval(pruner);
-      unsubscribe();
+      stopDurable();
+      stopEphemeral();
     },
   };
 }
+
+const fromRecord = (r: Pick<RevocationRecord, 'key' | 'expiresAt'>): RevokedToken => ({ jti: r.key, exp: Math.floor(r.expiresAt.getTime() / 1000) });
+const toRecord = (t: RevokedToken): RevocationRecord => ({ key: t.jti, expiresAt: new Date(t.exp * 1000) });
 
 function parseRevoked(message: string): RevokedToken | undefined {
   try {
@@ -113,7 +164,10 @@ function parseRevoked(message: string): RevokedToken | undefined {
   }
 }
 
-/** The key under which every access token of a refresh token family is revoked at once. */
+/**
+ * The key under which every access token of a refresh token family is revoked at once (the
+ * database's idp_revoke_user_tokens writes the same, migration 2026-11-24-0004).
+ */
 export const familyRevocationKey = (familyId: string) => `family:${familyId}`;
 
 const toRevoked = (t: IssuedAccess): RevokedToken => ({ jti: t.jti, exp: Math.floor(t.expiresAt.getTime() / 1000) });

@@ -3,7 +3,8 @@
  * id_token_hint (expired hints accepted, foreign signatures refused, a hint signed by a rotated
  * but unretired key accepted), client_id, post_logout_redirect_uri (exact match, 302 with
  * state) or the signed-out page; the confirmation page when the hint names someone else or
- * there is no hint; the client's tokens for the user revoked; every error on the service's own
+ * there is no hint; the client's tokens for the browser's user revoked, and none without a
+ * session (an ID token alone is no credential); every error on the service's own
  * page (4xx, the code in the text, never a redirect).
  */
 import { generateKeyPair, SignJWT } from 'jose';
@@ -144,12 +145,16 @@ describe.runIf(postgresAvailable)('end session (RP-Initiated Logout)', () => {
       expect(await signedIn(browser)).toBe(false);
     });
 
-    it('signs out a browser without a session and still revokes the hinted user\'s tokens at the client', async () => {
+    it('ends nothing for a browser without a session: an old ID token revokes none of its user\'s tokens', async () => {
       const web = await tokensWith(new Browser(), base, BOB, WEB);
+      // Anyone holding the ID token (from a log, a browser history) asks for the user's logout.
       const page = await new Browser().get(logoutUrl(base, { id_token_hint: web.id_token ?? '', post_logout_redirect_uri: WEB_LOGOUT }));
       expect(page.status, page.body.slice(0, 300)).toBe(302);
       expect(page.location).toBe(WEB_LOGOUT);
-      await expectRevoked(WEB, web);
+      await expectLive(WEB, web);
+      expect(isSignedOutPage(await new Browser().get(logoutUrl(base, { id_token_hint: web.id_token ?? '' })))).toBe(true);
+      await expectLive(WEB, web);
+      expect((await refresh(base, WEB, web.refresh_token)).status).toBe(200);
     });
   });
 
@@ -173,6 +178,8 @@ describe.runIf(postgresAvailable)('end session (RP-Initiated Logout)', () => {
       expect(done.location).toBe(`${WEB_LOGOUT}?state=c1`);
       expect(await signedIn(browser)).toBe(false);
       await expectRevoked(WEB, bobs);
+      // The confirmation signs out the browser's user, not the one the hint names.
+      await expectLive(WEB, alices);
     });
 
     it('asks to confirm when there is no hint (signed-out page after), and with client_id alone (redirect after)', async () => {

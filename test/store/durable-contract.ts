@@ -539,6 +539,78 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect((await store.refreshTokens.revokeForUserAndClient(g.userId, g.clientId, 'end session', at(20))).families.map((x) => x.id)).toEqual([g.id]);
         expect((await store.refreshTokens.revokeForUserAndClient(g.userId, g.clientId, 'end session', at(21))).families).toEqual([]);
       });
+
+      it('records revocations durably until they expire, then purges them', async () => {
+        const [live, brief, past] = [uniqueId('jti'), uniqueId('jti'), uniqueId('jti')];
+        await store.revocations.add([{ key: live, expiresAt: at(600) }, { key: brief, expiresAt: at(100) }, { key: past, expiresAt: at(5) }], at(10));
+        // Recorded again with another expiry: the first record stands.
+        await store.revocations.add([{ key: live, expiresAt: at(50) }], at(10));
+        expect(await store.revocations.isRevoked(live, at(10))).toBe(true);
+        expect(await store.revocations.isRevoked(past, at(10))).toBe(false);
+        expect(await store.revocations.isRevoked(uniqueId('jti'), at(10))).toBe(false);
+        expect(await store.revocations.isRevoked(live, at(600))).toBe(false);
+        const keys = (await store.revocations.live(at(10), 1_000_000)).map((r) => r.key);
+        expect(keys).toEqual(expect.arrayContaining([live, brief]));
+        expect(keys).not.toContain(past);
+        expect(await store.revocations.live(at(10), 1)).toHaveLength(1);
+        let purged = 0;
+        for (let count = -1; count !== 0; purged += count) count = await store.revocations.purgeExpired(at(100), 1);
+        expect(purged).toBeGreaterThanOrEqual(1);
+        expect((await store.revocations.live(at(10), 1_000_000)).map((r) => r.key)).toEqual(expect.arrayContaining([live]));
+        expect((await store.revocations.live(at(10), 1_000_000)).map((r) => r.key)).not.toContain(brief);
+      });
+
+      it('revokes every family of a user and the access tokens issued without one, and returns what it recorded', async () => {
+        const f = await family();
+        const g = await family();
+        await store.refreshTokens.createFamily({
+          id: randomUUID(), clientId: g.clientId, userId: f.userId, scopes: ['openid'], claims: null, allowedScopes: ['openid'], nonce: null,
+          authTime: at(0), amr: ['pwd'], expiresAt: at(86_400), tokenSalt: randomBytes(32), tokenExpiresAt: at(3600), accessExpiresAt: at(900),
+        });
+        const own = uniqueId('jti');
+        await store.accessTokens.record(f.userId, f.clientId, { jti: own, expiresAt: at(700) }, at(0));
+        const recorded = await store.revocations.revokeUser(f.userId, 'password changed', at(10));
+        expect(recorded.map((r) => r.key).sort()).toEqual(expect.arrayContaining([`family:${f.id}`, own]));
+        expect(recorded).toHaveLength(3);
+        expect(recorded.find((r) => r.key === own)?.expiresAt).toEqual(at(700));
+        expect((await store.refreshTokens.get(f.id))?.revokedAt).toEqual(at(10));
+        expect((await store.refreshTokens.get(g.id))?.revokedAt).toBeNull();
+        expect(await store.revocations.isRevoked(`family:${f.id}`, at(11))).toBe(true);
+        expect(await store.accessTokens.takeLive(f.userId, f.clientId, at(11))).toEqual([]);
+        expect(await store.revocations.revokeUser(f.userId, 'again', at(12))).toEqual([]);
+      });
+
+      it('revokes a user\'s tokens by itself when the user is locked, flagged or removed, whoever writes it; not when cleared', async () => {
+        const changes = recordChanges(store);
+        try {
+          for (const change of [{ locked: true }, { mustChangePassword: true }, { mustEnrolMfa: true }]) {
+            const f = await family();
+            expect(await store.users.update(f.userId, change)).toBe(true);
+            expect((await store.refreshTokens.get(f.id))?.revokedAt, JSON.stringify(change)).not.toBeNull();
+            expect(await store.revocations.isRevoked(`family:${f.id}`, at(11))).toBe(true);
+            await changes.waitFor((e) => e.kind === 'revoked' && e.key === `family:${f.id}`);
+          }
+          // Cleared (unlocked) or set again: a family made meanwhile stays.
+          const f = await family();
+          await store.users.update(f.userId, { mustChangePassword: true });
+          const later = randomUUID();
+          await store.refreshTokens.createFamily({
+            id: later, clientId: f.clientId, userId: f.userId, scopes: ['openid'], claims: null, allowedScopes: ['openid'], nonce: null,
+            authTime: at(0), amr: ['pwd'], expiresAt: at(86_400), tokenSalt: randomBytes(32), tokenExpiresAt: at(3600), accessExpiresAt: at(900),
+          });
+          await store.users.update(f.userId, { mustChangePassword: false, name: 'Renamed' });
+          await store.users.update(f.userId, { roles: ['other'] });
+          expect((await store.refreshTokens.get(later))?.revokedAt).toBeNull();
+
+          const removed = await family();
+          expect(await store.users.remove(removed.userId)).toBe(true);
+          expect(await store.revocations.isRevoked(`family:${removed.id}`, at(11))).toBe(true);
+          const { event } = await changes.waitFor((e) => e.kind === 'revoked' && e.key === `family:${removed.id}`);
+          expect(event).toEqual({ kind: 'revoked', key: `family:${removed.id}`, expiresAt: at(600) });
+        } finally {
+          changes.stop();
+        }
+      });
     });
 
     describe('signing keys', () => {

@@ -110,6 +110,13 @@ export interface IssuedAccessTokensTable {
   expires_at: Timestamp;
 }
 
+/** Revoked access tokens by `jti`, and families by `family:<id>`, until their tokens expire. */
+export interface RevocationsTable {
+  jti: string;
+  expires_at: Timestamp;
+  revoked_at: Timestamp;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -119,6 +126,7 @@ export interface Database {
   refresh_token_families: RefreshTokenFamiliesTable;
   refresh_tokens: RefreshTokensTable;
   issued_access_tokens: IssuedAccessTokensTable;
+  revocations: RevocationsTable;
 }
 
 export type Db = Kysely<Database>;
@@ -133,14 +141,25 @@ export interface Connection {
 
 export const CHANGE_CHANNEL = 'idp_changes';
 
-/** Parses a notification payload of the triggers: `client:<id>`, `clients`, `user:<id>`, `users` or `keys`. */
+/**
+ * Parses a notification payload of the triggers: `client:<id>`, `clients`, `user:<id>`, `users`,
+ * `keys` or `revoked:<expiry in epoch seconds>:<key>`.
+ */
 export function parseChange(payload: string | undefined): ChangeEvent | undefined {
+  if (payload?.startsWith('revoked:')) return parseRevoked(payload.slice('revoked:'.length));
   if (payload === 'keys') return { kind: 'keys' };
   if (payload === 'clients') return { kind: 'clients' };
   if (payload === 'users') return { kind: 'users' };
   if (payload?.startsWith('client:')) return { kind: 'client', clientId: payload.slice('client:'.length) };
   if (payload?.startsWith('user:')) return { kind: 'user', userId: payload.slice('user:'.length) };
   return undefined;
+}
+
+function parseRevoked(rest: string): ChangeEvent | undefined {
+  const colon = rest.indexOf(':');
+  const seconds = Number(rest.slice(0, colon));
+  const key = rest.slice(colon + 1);
+  return colon > 0 && Number.isSafeInteger(seconds) && key !== '' ? { kind: 'revoked', key, expiresAt: new Date(seconds * 1000) } : undefined;
 }
 
 export function connectPostgres(databaseUrl: string, onError: (error: Error) => void = () => {}, poolSize = 20): Connection {
@@ -241,6 +260,7 @@ async function listenPostgres(
       onEvent({ kind: 'clients' });
       onEvent({ kind: 'users' });
       onEvent({ kind: 'keys' });
+      onEvent({ kind: 'revocations' });
     }
   };
 

@@ -7,6 +7,7 @@ import { sqlClients } from './clients.ts';
 import { connectEmbedded, connectPostgres, type Connection, type Db } from './database.ts';
 import { sqlAccessTokens } from './access-tokens.ts';
 import { sqlRefreshTokens } from './refresh-tokens.ts';
+import { sqlRevocations } from './revocations.ts';
 import { sqlApiScopes, sqlConsents } from './scopes-consents.ts';
 import { sqlSigningKeys } from './signing-keys.ts';
 import { sqlUsers } from './users.ts';
@@ -74,6 +75,7 @@ function repositories(kind: DurableStore['kind'], db: Db): Omit<DurableStore, 'm
     signingKeys: sqlSigningKeys(db),
     refreshTokens: sqlRefreshTokens(db),
     accessTokens: sqlAccessTokens(db),
+    revocations: sqlRevocations(db),
     transaction: (fn) =>
       db.transaction().execute((trx) =>
         fn({

@@ -111,7 +111,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     clock,
     keys,
     ephemeral,
-    revocations: createRevocationList(ephemeral, clock),
+    revocations: createRevocationList({ durable, ephemeral }, clock),
     users: durable.users,
     // Local accounts: the stored record is the current one.
     currentUser: async (u) => u,
