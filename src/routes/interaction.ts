@@ -90,22 +90,27 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
   app.post<IdParams>('/interaction/:id/sign-in', { config }, async (request, reply) => {
     const form = singleValued(request.body);
     const username = (form.username ?? '').trim();
-    // The throttle is read together with the interaction; it is checked before the password
-    // reaches any source, so guesses never reach a directory.
-    const [context, throttled] = await Promise.all([load(request, form.csrf_token), throttle.isThrottled(username, request.ip)]);
+    const context = await load(request, form.csrf_token);
     if (source.kind === 'oidc') throw new OAuthError('invalid_request', 'Sign-in happens at the sign-in provider.', { redirectable: false });
-    if (throttled) {
+    // Counted against the account, not the spelling: `alice`, `ALICE` and `EXAMPLE\alice` are one.
+    const account = source.accountOf(username);
+    // The attempt is taken before the password reaches any source, so that no more guesses than
+    // the limit reach a directory, however many arrive at once. Only from a real interaction:
+    // forms that lead nowhere do not use up anyone's attempts.
+    const attempt = await throttle.attempt(account, request.ip);
+    if (!attempt) {
       audit('sign_in', { result: 'throttled', step: 'password' });
       return signInAgain(reply, context, { username, error: THROTTLED });
     }
     const result = await source.signIn(username, form.password ?? '');
     if (!result.ok) {
       // Only guesses count: a locked account or a directory outage is not a wrong password.
-      if (result.reason === 'invalid_credentials') await throttle.recordFailure(username, request.ip);
+      if (result.reason !== 'invalid_credentials') await attempt.giveBack();
       audit('sign_in', { result: 'failure', step: 'password', reason: result.reason });
       return signInAgain(reply, context, { username, error: SIGN_IN_MESSAGES[result.reason] });
     }
-    const pending = { userId: result.user.id, username, amr: result.amr, enrolSecretSealed: null };
+    await attempt.giveBack();
+    const pending = { userId: result.user.id, username: account, amr: result.amr, enrolSecretSealed: null };
     return proceed(reply, { ...context.interaction, pending }, context.loaded);
   });
 
@@ -115,16 +120,18 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     const current = await flow.state(context.interaction, context.loaded);
     const { pending } = context.interaction;
     if (current.step !== 'otp' || !pending || !current.pendingUser?.totpSecretSealed) return flow.advance(reply, context.interaction, context.loaded);
-    if (await throttle.isThrottled(pending.username, request.ip)) {
+    // As for passwords: the attempt is taken before the code is judged (a wrong code keeps it).
+    const attempt = await throttle.attempt(pending.username, request.ip);
+    if (!attempt) {
       audit('sign_in', { result: 'throttled', step: 'otp', user_id: pending.userId });
       return pages.show(reply, current, { error: THROTTLED });
     }
     const secret = mfa.openUserSecret(current.pendingUser.id, current.pendingUser.totpSecretSealed);
     if (!(await acceptTotp(mfa.ephemeral, current.pendingUser.id, secret, form.otp ?? '', epochSeconds(flow.clock)))) {
-      await throttle.recordFailure(pending.username, request.ip);
       audit('sign_in', { result: 'failure', step: 'otp', reason: 'wrong_code', user_id: pending.userId });
       return pages.show(reply, current, { error: 'That code is not right, or was used already. Enter the current code from your app.' });
     }
+    await attempt.giveBack();
     return proceed(reply, { ...context.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'] } }, context.loaded);
   });
 
@@ -134,12 +141,13 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     const current = await flow.state(context.interaction, context.loaded);
     const { pending } = context.interaction;
     if (current.step !== 'enrol' || !pending?.enrolSecretSealed || !current.pendingUser) return flow.advance(reply, context.interaction, context.loaded);
-    if (await throttle.isThrottled(pending.username, request.ip)) return pages.show(reply, current, { error: THROTTLED });
+    const attempt = await throttle.attempt(pending.username, request.ip);
+    if (!attempt) return pages.show(reply, current, { error: THROTTLED });
     const secret = mfa.openEnrolSecret(context.interaction.id, pending.enrolSecretSealed);
     if (!(await acceptTotp(mfa.ephemeral, current.pendingUser.id, secret, form.otp ?? '', epochSeconds(flow.clock)))) {
-      await throttle.recordFailure(pending.username, request.ip);
       return pages.show(reply, current, { error: 'That code is not right. Enter the code your app shows now.' });
     }
+    await attempt.giveBack();
     await mfa.enrol(current.pendingUser.id, secret);
     return proceed(reply, { ...context.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } }, context.loaded);
   });
