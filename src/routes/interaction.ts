@@ -8,7 +8,7 @@ import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
 import type { LoadedSession, SessionStore } from '../sessions/browser-session.ts';
 import { isSameBrowser, type Interaction, type InteractionStore } from '../sessions/interaction.ts';
-import type { SignInThrottle } from '../sessions/throttle.ts';
+import type { SignInAttempt, SignInThrottle } from '../sessions/throttle.ts';
 import { acceptTotp } from '../sessions/totp.ts';
 import type { SignInSource } from '../sources/types.ts';
 import type { ConsentRepository } from '../store/types.ts';
@@ -47,6 +47,19 @@ const SIGN_IN_MESSAGES = {
 
 const expired = () => new OAuthError('invalid_request', 'This sign-in has expired or was already used. Start again from the application.', { redirectable: false });
 const foreign = () => new OAuthError('invalid_request', 'This form was not sent from the browser that started the sign-in.', { redirectable: false });
+
+/**
+ * Runs `judge` for an attempt taken. An exception is no wrong guess (the sources fail before
+ * checking, or after a right password), so the attempt goes back before it is passed on.
+ */
+async function judgeAttempt<T>(attempt: SignInAttempt, judge: () => Promise<T>): Promise<T> {
+  try {
+    return await judge();
+  } catch (error) {
+    await attempt.giveBack().catch(() => undefined);
+    throw error;
+  }
+}
 
 export async function interactionRoutes(app: FastifyInstance, options: InteractionRouteOptions): Promise<void> {
   const { interactions, sessions, consents, source, throttle, mfa, flow, audit } = options;
@@ -102,7 +115,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
       audit('sign_in', { result: 'throttled', step: 'password' });
       return signInAgain(reply, context, { username, error: THROTTLED });
     }
-    const result = await source.signIn(username, form.password ?? '');
+    const result = await judgeAttempt(attempt, () => source.signIn(username, form.password ?? ''));
     if (!result.ok) {
       // Only guesses count: a locked account or a directory outage is not a wrong password.
       if (result.reason !== 'invalid_credentials') await attempt.giveBack();
@@ -120,14 +133,16 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     const current = await flow.state(context.interaction, context.loaded);
     const { pending } = context.interaction;
     if (current.step !== 'otp' || !pending || !current.pendingUser?.totpSecretSealed) return flow.advance(reply, context.interaction, context.loaded);
+    const { id: userId, totpSecretSealed } = current.pendingUser;
+    const secret = mfa.openUserSecret(userId, totpSecretSealed);
     // As for passwords: the attempt is taken before the code is judged (a wrong code keeps it).
     const attempt = await throttle.attempt(pending.username, request.ip);
     if (!attempt) {
       audit('sign_in', { result: 'throttled', step: 'otp', user_id: pending.userId });
       return pages.show(reply, current, { error: THROTTLED });
     }
-    const secret = mfa.openUserSecret(current.pendingUser.id, current.pendingUser.totpSecretSealed);
-    if (!(await acceptTotp(mfa.ephemeral, current.pendingUser.id, secret, form.otp ?? '', epochSeconds(flow.clock)))) {
+    const accepted = await judgeAttempt(attempt, () => acceptTotp(mfa.ephemeral, userId, secret, form.otp ?? '', epochSeconds(flow.clock)));
+    if (!accepted) {
       audit('sign_in', { result: 'failure', step: 'otp', reason: 'wrong_code', user_id: pending.userId });
       return pages.show(reply, current, { error: 'That code is not right, or was used already. Enter the current code from your app.' });
     }
@@ -141,14 +156,14 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     const current = await flow.state(context.interaction, context.loaded);
     const { pending } = context.interaction;
     if (current.step !== 'enrol' || !pending?.enrolSecretSealed || !current.pendingUser) return flow.advance(reply, context.interaction, context.loaded);
+    const userId = current.pendingUser.id;
+    const secret = mfa.openEnrolSecret(context.interaction.id, pending.enrolSecretSealed);
     const attempt = await throttle.attempt(pending.username, request.ip);
     if (!attempt) return pages.show(reply, current, { error: THROTTLED });
-    const secret = mfa.openEnrolSecret(context.interaction.id, pending.enrolSecretSealed);
-    if (!(await acceptTotp(mfa.ephemeral, current.pendingUser.id, secret, form.otp ?? '', epochSeconds(flow.clock)))) {
-      return pages.show(reply, current, { error: 'That code is not right. Enter the code your app shows now.' });
-    }
+    const accepted = await judgeAttempt(attempt, () => acceptTotp(mfa.ephemeral, userId, secret, form.otp ?? '', epochSeconds(flow.clock)));
+    if (!accepted) return pages.show(reply, current, { error: 'That code is not right. Enter the code your app shows now.' });
     await attempt.giveBack();
-    await mfa.enrol(current.pendingUser.id, secret);
+    await mfa.enrol(userId, secret);
     return proceed(reply, { ...context.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } }, context.loaded);
   });
 

@@ -24,7 +24,10 @@ return n
 // The attempts at one thing, one hash: n = attempts counted, until = locked until (ms of Redis's
 // own clock, so that instances with skewed clocks agree), by = the count that set the lock.
 // ARGV: limit, window, first lock and longest lock (ms). Returns 1 when the attempt is taken.
+// (replicate_commands: before Redis 5, a script that reads TIME may write only when replicated by
+// its effects; from 7.0 on it is always so, and the call does nothing.)
 const TAKE_ATTEMPT = `
+redis.replicate_commands()
 local limit, window, lock, maxLock = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
