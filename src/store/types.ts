@@ -279,10 +279,6 @@ export interface Consumed<T> {
   firstUse: boolean;
 }
 
-/**
- * Short-lived values with a time to live. Values are JSON. Every operation is atomic across
- * instances sharing one store. Namespaces keep kinds of values apart (`code`, `session`, ...).
- */
 /** What `EphemeralStore.takeAttempt` allows. */
 export interface AttemptRule {
   /** Attempts counted before the key locks (the one reaching it locks, judged or not). */
@@ -295,6 +291,10 @@ export interface AttemptRule {
   maxLockSeconds: number;
 }
 
+/**
+ * Short-lived values with a time to live. Values are JSON. Every operation is atomic across
+ * instances sharing one store. Namespaces keep kinds of values apart (`code`, `session`, ...).
+ */
 /** One write of a batch (`EphemeralStore.write`). */
 export type EphemeralWrite =
   | { op: 'set'; ns: string; key: string; value: unknown; ttlSeconds: number }

@@ -423,8 +423,13 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         const attempts = key('attempts');
         expect(await store.takeAttempt(ns, attempts, attemptRule)).toBe(true);
         expect(await store.takeAttempt(ns, attempts, attemptRule)).toBe(true);
+        // A lock that outlasts the window (1 s against 0.5 s) keeps the count until it ends.
+        const outlasting = { limit: 1, windowSeconds: 0.5, lockSeconds: 1, maxLockSeconds: 1 };
+        const locked = key('locked');
+        expect(await store.takeAttempt(ns, locked, outlasting)).toBe(true);
 
         await opened!.advance(600);
+        expect(await store.takeAttempt(ns, locked, outlasting), 'still locked after its window').toBe(false);
         // Not yet expired; a later increment does not restart the counter's TTL.
         expect(await store.get(ns, plain)).toBe('plain');
         expect(await store.setIfAbsent(ns, nx, 'again', 1)).toBe(false);
@@ -442,6 +447,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect(await store.get(ns, long)).toBe('long');
         expect(await store.takeAttempt(ns, attempts, attemptRule), 'a new window').toBe(true);
         expect(await store.takeAttempt(ns, attempts, attemptRule), 'a new window').toBe(true);
+        expect(await store.takeAttempt(ns, locked, outlasting), 'free once the lock ends').toBe(true);
 
         // A value set again after it expired is new: its first use is first again.
         await store.set(ns, consumed, 'again', 60);
