@@ -3,8 +3,9 @@
  * IDP_LOGIN_MAX_FAILURES_PER_ADDRESS=8 and IDP_TRUST_PROXY=true (each browser presents its own
  * address in X-Forwarded-For): the forced password change and its policy, the argon2 rehash at
  * sign-in, throttling by name and by address (the same answer for names with and without an
- * account), the `idp users` commands taking effect at the next sign-in and the next refresh,
- * and sign-in timing that does not tell known from unknown names.
+ * account; no more guesses judged than the limit under a concurrent burst), the `idp users`
+ * commands taking effect at the next sign-in and the next refresh, and sign-in timing that does
+ * not tell known from unknown names.
  */
 import { hash, verify } from '@node-rs/argon2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
