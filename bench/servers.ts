@@ -55,6 +55,9 @@ export function productionEnv(port: number, extra: Record<string, string>): Reco
     PORT: String(port),
     LOG_LEVEL: 'info',
     IDP_TOKEN_RATE_LIMIT: '10000000',
+    // The password sign-in scenario signs one user in from every connection at once; each
+    // password being checked holds one of the account's attempts until it is found right.
+    IDP_LOGIN_MAX_FAILURES: '1000',
     // For experiments only: IDP_BENCH_SERVER_ENV="MALLOC_ARENA_MAX=2 UV_THREADPOOL_SIZE=8".
     ...Object.fromEntries((process.env.IDP_BENCH_SERVER_ENV ?? '').split(' ').filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
     ...extra,

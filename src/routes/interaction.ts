@@ -8,7 +8,7 @@ import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
 import type { LoadedSession, SessionStore } from '../sessions/browser-session.ts';
 import { isSameBrowser, type Interaction, type InteractionStore } from '../sessions/interaction.ts';
-import type { SignInThrottle } from '../sessions/throttle.ts';
+import type { SignInAttempt, SignInThrottle } from '../sessions/throttle.ts';
 import { acceptTotp } from '../sessions/totp.ts';
 import type { SignInSource } from '../sources/types.ts';
 import type { ConsentRepository } from '../store/types.ts';
@@ -47,6 +47,19 @@ const SIGN_IN_MESSAGES = {
 
 const expired = () => new OAuthError('invalid_request', 'This sign-in has expired or was already used. Start again from the application.', { redirectable: false });
 const foreign = () => new OAuthError('invalid_request', 'This form was not sent from the browser that started the sign-in.', { redirectable: false });
+
+/**
+ * Runs `judge` for an attempt taken. An exception is no wrong guess (the sources fail before
+ * checking, or after a right password), so the attempt goes back before it is passed on.
+ */
+async function judgeAttempt<T>(attempt: SignInAttempt, judge: () => Promise<T>): Promise<T> {
+  try {
+    return await judge();
+  } catch (error) {
+    await attempt.giveBack().catch(() => undefined);
+    throw error;
+  }
+}
 
 export async function interactionRoutes(app: FastifyInstance, options: InteractionRouteOptions): Promise<void> {
   const { interactions, sessions, consents, source, throttle, mfa, flow, audit } = options;
@@ -90,24 +103,29 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
   app.post<IdParams>('/interaction/:id/sign-in', { config }, async (request, reply) => {
     const form = singleValued(request.body);
     const username = (form.username ?? '').trim();
-    // The throttle is read together with the interaction; it is checked before the password
-    // reaches any source, so guesses never reach a directory.
-    const [context, throttled] = await Promise.all([load(request, form.csrf_token), throttle.isThrottled(username, request.ip)]);
+    const context = await load(request, form.csrf_token);
     if (source.kind === 'oidc') throw new OAuthError('invalid_request', 'Sign-in happens at the sign-in provider.', { redirectable: false });
-    if (throttled) {
+    // Counted against the account, not the spelling: `alice`, `ALICE` and `EXAMPLE\alice` are one.
+    const account = source.accountOf(username);
+    // The attempt is taken before the password reaches any source, so that no more guesses than
+    // the limit reach a directory, however many arrive at once. Only from a real interaction:
+    // forms that lead nowhere do not use up anyone's attempts.
+    const attempt = await throttle.attempt(account, request.ip);
+    if (!attempt) {
       audit('sign_in', { result: 'throttled', step: 'password' });
       return signInAgain(reply, context, { username, error: THROTTLED });
     }
-    const result = await source.signIn(username, form.password ?? '');
+    const result = await judgeAttempt(attempt, () => source.signIn(username, form.password ?? ''));
     if (!result.ok) {
       // Only guesses count: a locked account or a directory outage is not a wrong password.
-      if (result.reason === 'invalid_credentials') await throttle.recordFailure(username, request.ip);
+      if (result.reason !== 'invalid_credentials') await attempt.giveBack();
       audit('sign_in', { result: 'failure', step: 'password', reason: result.reason });
       // Which of the two was wrong is not said; both fields point at the message.
       const invalid = result.reason === 'invalid_credentials' ? ['username', 'password'] : [];
       return signInAgain(reply, context, { username, error: SIGN_IN_MESSAGES[result.reason], invalid });
     }
-    const pending = { userId: result.user.id, username, amr: result.amr, enrolSecretSealed: null };
+    await attempt.giveBack();
+    const pending = { userId: result.user.id, username: account, amr: result.amr, enrolSecretSealed: null };
     return proceed(reply, { ...context.interaction, pending }, context.loaded);
   });
 
@@ -117,16 +135,20 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     const current = await flow.state(context.interaction, context.loaded);
     const { pending } = context.interaction;
     if (current.step !== 'otp' || !pending || !current.pendingUser?.totpSecretSealed) return flow.advance(reply, context.interaction, context.loaded);
-    if (await throttle.isThrottled(pending.username, request.ip)) {
+    const { id: userId, totpSecretSealed } = current.pendingUser;
+    const secret = mfa.openUserSecret(userId, totpSecretSealed);
+    // As for passwords: the attempt is taken before the code is judged (a wrong code keeps it).
+    const attempt = await throttle.attempt(pending.username, request.ip);
+    if (!attempt) {
       audit('sign_in', { result: 'throttled', step: 'otp', user_id: pending.userId });
       return pages.show(reply, current, { error: THROTTLED });
     }
-    const secret = mfa.openUserSecret(current.pendingUser.id, current.pendingUser.totpSecretSealed);
-    if (!(await acceptTotp(mfa.ephemeral, current.pendingUser.id, secret, form.otp ?? '', epochSeconds(flow.clock)))) {
-      await throttle.recordFailure(pending.username, request.ip);
+    const accepted = await judgeAttempt(attempt, () => acceptTotp(mfa.ephemeral, userId, secret, form.otp ?? '', epochSeconds(flow.clock)));
+    if (!accepted) {
       audit('sign_in', { result: 'failure', step: 'otp', reason: 'wrong_code', user_id: pending.userId });
       return pages.show(reply, current, { error: 'That code is not right, or was used already. Enter the current code from your app.', invalid: ['otp'] });
     }
+    await attempt.giveBack();
     return proceed(reply, { ...context.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'] } }, context.loaded);
   });
 
@@ -136,13 +158,14 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     const current = await flow.state(context.interaction, context.loaded);
     const { pending } = context.interaction;
     if (current.step !== 'enrol' || !pending?.enrolSecretSealed || !current.pendingUser) return flow.advance(reply, context.interaction, context.loaded);
-    if (await throttle.isThrottled(pending.username, request.ip)) return pages.show(reply, current, { error: THROTTLED });
+    const userId = current.pendingUser.id;
     const secret = mfa.openEnrolSecret(context.interaction.id, pending.enrolSecretSealed);
-    if (!(await acceptTotp(mfa.ephemeral, current.pendingUser.id, secret, form.otp ?? '', epochSeconds(flow.clock)))) {
-      await throttle.recordFailure(pending.username, request.ip);
-      return pages.show(reply, current, { error: 'That code is not right. Enter the code your app shows now.', invalid: ['otp'] });
-    }
-    await mfa.enrol(current.pendingUser.id, secret);
+    const attempt = await throttle.attempt(pending.username, request.ip);
+    if (!attempt) return pages.show(reply, current, { error: THROTTLED });
+    const accepted = await judgeAttempt(attempt, () => acceptTotp(mfa.ephemeral, userId, secret, form.otp ?? '', epochSeconds(flow.clock)));
+    if (!accepted) return pages.show(reply, current, { error: 'That code is not right. Enter the code your app shows now.', invalid: ['otp'] });
+    await attempt.giveBack();
+    await mfa.enrol(userId, secret);
     return proceed(reply, { ...context.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } }, context.loaded);
   });
 

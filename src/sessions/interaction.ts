@@ -12,7 +12,10 @@ import type { AuthorizationRequest } from './authorization-request.ts';
 /** A user who gave the right password but has steps left before the browser session is theirs. */
 export interface PendingSignIn {
   userId: string;
-  /** As typed at the sign-in page: what throttling counts failures against. */
+  /**
+   * The account name the throttle counts failures against: the source's one name for what was
+   * typed at the sign-in page (`accountOf`), or the upstream username.
+   */
   username: string;
   amr: string[];
   /** The secret shown during MFA enrolment, sealed, until the first code confirms it. */

@@ -1,50 +1,68 @@
 /**
  * Throttled sign-in, shared by every instance through the ephemeral store. After
- * IDP_LOGIN_MAX_FAILURES failures a name typed at the sign-in page is locked for a while (one
- * minute, doubling with each further failure, at most 15 minutes), whether or not an account
- * has that name, so the lock tells nothing about who exists. An address that fails
- * IDP_LOGIN_MAX_FAILURES_PER_ADDRESS times within 15 minutes over any names is locked too.
- * Wrong second-factor codes count as failures of the account.
+ * IDP_LOGIN_MAX_FAILURES failures an account is locked for a while (one minute, doubling with
+ * each further failure, at most 15 minutes), whether or not it exists, so the lock tells nothing
+ * about who exists. An address that fails IDP_LOGIN_MAX_FAILURES_PER_ADDRESS times within 15
+ * minutes over any names is locked for 15 minutes. Wrong second-factor and enrolment codes count
+ * as failures of the account.
+ *
+ * A guess takes its attempt before it is judged, atomically (EphemeralStore.takeAttempt): the
+ * attempt that reaches the limit locks at once, so a burst of concurrent guesses gets at most
+ * the limit judged, however the requests interleave and on however many instances. A guess
+ * judged wrong keeps its attempt; one that was right, or judged nothing (a locked account, a
+ * directory that did not answer), gives it back.
  */
-import type { EphemeralStore, EphemeralWrite } from '../store/types.ts';
+import type { AttemptRule, EphemeralStore, EphemeralWrite } from '../store/types.ts';
 
 const WINDOW_SECONDS = 15 * 60;
 const FIRST_LOCK_SECONDS = 60;
+const NS = 'signin-attempts';
 
 export interface ThrottleLimits {
   maxFailures: number;
   maxFailuresPerAddress: number;
 }
 
-export interface SignInThrottle {
-  isThrottled(username: string, address: string): Promise<boolean>;
-  recordFailure(username: string, address: string): Promise<void>;
-  /** Forgets the failures of a name that signed in (a write for the caller to send, batched). */
-  successWrite(username: string): EphemeralWrite;
+/** An attempt taken: kept when the guess was wrong, given back otherwise. */
+export interface SignInAttempt {
+  /** The guess was right, or nothing was judged: it does not count against the account or the address. */
+  giveBack(): Promise<void>;
 }
 
-const nameKey = (username: string) => `name:${username.trim().toLowerCase()}`;
+export interface SignInThrottle {
+  /**
+   * Takes an attempt for `account` (one name per account: the source's `accountOf` of what was
+   * typed) from `address`; undefined, with nothing taken, when either is locked.
+   */
+  attempt(account: string, address: string): Promise<SignInAttempt | undefined>;
+  /** Forgets the failures of an account that signed in (a write for the caller to send, batched). */
+  successWrite(account: string): EphemeralWrite;
+}
+
+// Case and surrounding spaces never make another account (sources compare names that way too).
+const accountKey = (account: string) => `name:${account.trim().toLowerCase()}`;
 const addressKey = (address: string) => `addr:${address}`;
 
 export function createSignInThrottle(ephemeral: EphemeralStore, limits: ThrottleLimits): SignInThrottle {
+  const accountRule: AttemptRule = {
+    limit: limits.maxFailures, windowSeconds: WINDOW_SECONDS, lockSeconds: FIRST_LOCK_SECONDS, maxLockSeconds: WINDOW_SECONDS,
+  };
+  const addressRule: AttemptRule = {
+    limit: limits.maxFailuresPerAddress, windowSeconds: WINDOW_SECONDS, lockSeconds: WINDOW_SECONDS, maxLockSeconds: WINDOW_SECONDS,
+  };
   return {
-    async isThrottled(username, address) {
-      const locks = await ephemeral.getMany([{ ns: 'signin-lock', key: nameKey(username) }, { ns: 'signin-lock', key: addressKey(address) }]);
-      return locks.some((lock) => lock !== undefined);
+    async attempt(account, address) {
+      const counted = [[accountKey(account), accountRule], [addressKey(address), addressRule]] as const;
+      // Both asked in one round trip; a key that let the attempt in while the other refused it
+      // gets it back, so a locked address does not use up the account's attempts, nor the reverse.
+      const taken = await Promise.all(counted.map(([key, rule]) => ephemeral.takeAttempt(NS, key, rule)));
+      const giveBack = async (which: boolean[]) => {
+        await Promise.all(counted.filter((_, i) => which[i]).map(([key]) => ephemeral.giveBackAttempt(NS, key)));
+      };
+      if (taken.every(Boolean)) return { giveBack: () => giveBack(taken) };
+      await giveBack(taken);
+      return undefined;
     },
-    async recordFailure(username, address) {
-      const [nameFailures, addressFailures] = await Promise.all([
-        ephemeral.increment('signin-failures', nameKey(username), WINDOW_SECONDS),
-        ephemeral.increment('signin-failures', addressKey(address), WINDOW_SECONDS),
-      ]);
-      if (nameFailures >= limits.maxFailures) {
-        const lock = Math.min(FIRST_LOCK_SECONDS * 2 ** (nameFailures - limits.maxFailures), WINDOW_SECONDS);
-        await ephemeral.set('signin-lock', nameKey(username), 1, lock);
-      }
-      if (addressFailures >= limits.maxFailuresPerAddress) {
-        await ephemeral.set('signin-lock', addressKey(address), 1, WINDOW_SECONDS);
-      }
-    },
-    successWrite: (username) => ({ op: 'delete', ns: 'signin-failures', key: nameKey(username) }),
+    successWrite: (account) => ({ op: 'delete', ns: NS, key: accountKey(account) }),
   };
 }

@@ -31,6 +31,27 @@ export function accountNameOf(typed: string): string | undefined {
   return name === '' || name.length > 256 ? undefined : name;
 }
 
+/**
+ * The one name of the account `typed` signs in to, known before the directory is asked: the
+ * account name (no domain), prepared the way a directory compares names (RFC 4518 §2: characters
+ * mapped to nothing or to a space, case folded, NFKC, insignificant spaces), so that `alice`,
+ * `ALICE`, `EXAMPLE\alice` and `alice@any`, which all find one entry, are one name. `sub` is made
+ * of the same account name; the sign-in throttle counts against this one.
+ */
+export function accountKeyOf(typed: string): string {
+  return (accountNameOf(typed) ?? typed)
+    // RFC 4518 §2.2: mapped to nothing, or (tabs, line ends, separators) to a space.
+    .replace(/\u00AD|\u1806|\u034F|\p{Variation_Selector}|\uFFFC|\u200B/gu, '')
+    .replace(/[\t\n\v\f\r\u0085]/gu, ' ')
+    .replace(/[\p{Cc}\p{Cf}]/gu, '')
+    .replace(/\p{Z}/gu, ' ')
+    // Case folding (upper then lower folds ß to ss, as RFC 3454 table B.2 does), then NFKC (§2.3).
+    .normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC')
+    // §2.6.1: leading and trailing spaces do not matter, and a run of spaces is one.
+    .replace(/ +/g, ' ')
+    .trim();
+}
+
 /** The value of the first RDN of a DN (`cn=Sales\2C EMEA,ou=groups,...` -> `Sales, EMEA`); a non-DN value is returned as is. */
 export function groupNameOf(value: string): string {
   const rdn = /^\s*[A-Za-z][\w-]*\s*=\s*((?:\\.|[^,+\\])*)/.exec(value);

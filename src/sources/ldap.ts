@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { LdapConfig } from '../config.ts';
 import { OAuthError } from '../errors.ts';
 import type { UserInput, UserRecord, UserRepository } from '../store/types.ts';
-import { ACCOUNT_ATTRIBUTES, accountNameOf, readAccount, userFilter, type DirectoryAccount } from './ldap-entry.ts';
+import { ACCOUNT_ATTRIBUTES, accountKeyOf, accountNameOf, readAccount, userFilter, type DirectoryAccount } from './ldap-entry.ts';
 import type { PasswordSignInSource, SignInResult } from './types.ts';
 
 export interface LdapSourceOptions {
@@ -140,6 +140,7 @@ export function createLdapSource(config: LdapConfig, users: DirectoryUsers, opti
       if (user.locked) return { ok: false, reason: 'locked' };
       return { ok: true, user, amr: ['pwd'] };
     },
+    accountOf: accountKeyOf,
     async currentUser(user) {
       if (user.source !== 'ldap') return undefined;
       let account: DirectoryAccount | undefined;

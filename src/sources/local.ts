@@ -22,6 +22,8 @@ export function createLocalSource(users: Pick<UserRepository, 'getByUsername' | 
       if (needsRehash(user.passwordHash)) await users.update(user.id, { passwordHash: await hashPassword(password) });
       return { ok: true, user, amr: ['pwd'] };
     },
+    // Names are looked up trimmed and without regard to case (lower(username)).
+    accountOf: (typed) => typed.trim().toLowerCase(),
     // The users table is where local accounts live: the stored record is the current one.
     currentUser: async (user: UserRecord) => user,
   };

@@ -12,6 +12,12 @@ export type SignInResult =
 export interface PasswordSignInSource {
   readonly kind: 'local' | 'ldap';
   signIn(username: string, password: string): Promise<SignInResult>;
+  /**
+   * The account a typed name signs in to, as one name however it was typed (case, a domain):
+   * what the sign-in throttle counts guesses against. Known without asking anyone, so unknown
+   * names get it the same way.
+   */
+  accountOf(typed: string): string;
   /** The user as the source knows them now (for refresh and userinfo); undefined when gone. */
   currentUser(user: UserRecord): Promise<UserRecord | undefined>;
   /** Whether an outside source (the directory) answers; throws when it does not. */

@@ -314,6 +314,18 @@ export interface Consumed<T> {
   firstUse: boolean;
 }
 
+/** What `EphemeralStore.takeAttempt` allows. */
+export interface AttemptRule {
+  /** Attempts counted before the key locks (the one reaching it locks, judged or not). */
+  limit: number;
+  /** The count lives this long from its first attempt, or until its lock ends if that is later. */
+  windowSeconds: number;
+  /** The attempt that brings the count to `limit` + k locks for lockSeconds * 2^k ... */
+  lockSeconds: number;
+  /** ... at most this long. */
+  maxLockSeconds: number;
+}
+
 /**
  * Short-lived values with a time to live. Values are JSON. Every operation is atomic across
  * instances sharing one store. Namespaces keep kinds of values apart (`code`, `session`, ...).
@@ -345,6 +357,19 @@ export interface EphemeralStore {
   consume<T>(ns: string, key: string): Promise<Consumed<T> | undefined>;
   /** Adds `by` (default 1) and returns the new count; the TTL starts with the first increment. */
   increment(ns: string, key: string, ttlSeconds: number, by?: number): Promise<number>;
+  /**
+   * Takes one attempt at something limited, before it is judged, in one atomic step across
+   * instances: false (and nothing counted) while the key is locked; otherwise the attempt is
+   * counted, and the one that brings the count to the limit or past it locks the key at once, so
+   * that concurrent attempts are refused instead of judged. An attempt judged a failure is simply
+   * kept; one that does not count is given back (`giveBackAttempt`).
+   */
+  takeAttempt(ns: string, key: string, rule: AttemptRule): Promise<boolean>;
+  /**
+   * Uncounts an attempt taken with `takeAttempt`, and lifts the lock when it was set by a count
+   * that included it. Nothing happens when the count has expired meanwhile.
+   */
+  giveBackAttempt(ns: string, key: string): Promise<void>;
   delete(ns: string, key: string): Promise<void>;
   /** Every live value of a namespace, by key: a full scan, for rebuilding a local copy. */
   entries<T>(ns: string): Promise<Array<[string, T]>>;

@@ -3,15 +3,17 @@
  * IDP_LOGIN_MAX_FAILURES_PER_ADDRESS=8 and IDP_TRUST_PROXY=true (each browser presents its own
  * address in X-Forwarded-For): the forced password change and its policy, the argon2 rehash at
  * sign-in, throttling by name and by address (the same answer for names with and without an
- * account), the `idp users` commands taking effect at the next sign-in and the next refresh,
- * and sign-in timing that does not tell known from unknown names.
+ * account; no more guesses judged than the limit under a concurrent burst), the `idp users`
+ * commands taking effect at the next sign-in and the next refresh, and sign-in timing that does
+ * not tell known from unknown names.
  */
 import { hash, verify } from '@node-rs/argon2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresAvailable } from '../helpers/services.ts';
 import {
-  AddressedBrowser, THROTTLED_TEXT, alertText, codeOf, decodeJwt, describePage, expectInvalidGrant, expectKind, kindOf,
-  passwordTokens, redeem, refresh, signIn, startAuthorization, startStack, submit, type Page, type SeedUser, type Stack,
+  AddressedBrowser, THROTTLED_TEXT, alertText, burst, codeOf, decodeJwt, describePage, expectInvalidGrant, expectKind, kindOf,
+  inBatches, passwordTokens, redeem, refresh, signIn, startAuthorization, startStack, submit, type OpenForm, type Page, type SeedUser,
+  type Stack,
 } from './account-support.ts';
 
 const PAULA: SeedUser = { username: 'paula', password: 'tangerine submarine 77', must_change_password: true };
@@ -22,6 +24,7 @@ const UMA: SeedUser = { username: 'uma', password: 'uma signs in just fine 4' };
 const ALICE: SeedUser = { username: 'alice', password: 'correct horse battery staple' };
 const SAM: SeedUser = { username: 'sam', password: 'sam will be removed soon 5' };
 const VIC: SeedUser = { username: 'vic', password: 'vic shares an address 6' };
+const WES: SeedUser = { username: 'wes', password: 'wes is guessed at in a burst 7' };
 const TIMING: SeedUser[] = Array.from({ length: 8 }, (_, i) => ({ username: `timing-${i}`, password: `timing password number ${i}` }));
 
 const NEW_PASSWORD = 'violet orchestra lantern 2031';
@@ -31,7 +34,7 @@ describe.runIf(postgresAvailable)('account protection', () => {
   let base: string;
 
   beforeAll(async () => {
-    stack = await startStack([PAULA, RITA, RON, TOM, UMA, ALICE, SAM, VIC, ...TIMING], {
+    stack = await startStack([PAULA, RITA, RON, TOM, UMA, ALICE, SAM, VIC, WES, ...TIMING], {
       IDP_LOGIN_MAX_FAILURES: '3', IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: '8', IDP_TRUST_PROXY: 'true',
     });
     base = stack.servers[0]?.url ?? '';
@@ -186,6 +189,39 @@ describe.runIf(postgresAvailable)('account protection', () => {
 
       const elsewhere = await tryPassword(new AddressedBrowser(), VIC.username, VIC.password);
       codeOf(elsewhere.page, elsewhere.started.state);
+    });
+  });
+
+  describe('throttling under a concurrent burst (IDP_LOGIN_MAX_FAILURES=3, per address 8)', () => {
+    const BURST = 120;
+    const WRONG = 'The username or password is incorrect.';
+
+    /** `count` fresh interactions at the sign-in page, each in its own browser from `address(i)`. */
+    const signInForms = (count: number, address: (i: number) => string | undefined) =>
+      inBatches(count, 12, async (i): Promise<OpenForm> => {
+        const browser = new AddressedBrowser(address(i));
+        const { page } = await startAuthorization(browser, base);
+        expectKind(page, 'sign-in');
+        return { browser, page, base };
+      });
+
+    it(`judges 3 of ${BURST} concurrent passwords for one name (each from its own address); the right one at position 90 is refused`, async () => {
+      const forms = await signInForms(BURST, () => undefined);
+      const sent = await burst(forms, (i) => ({ username: WES.username, password: i === 90 ? WES.password : `guess ${i}` }), WRONG);
+      expect(sent.other.map((i) => describePage(sent.answers[i]!)), 'every answer is a wrong password or the lock').toEqual([]);
+      expect(sent.judged).toBe(3);
+      expect(sent.throttled).toBe(BURST - 3);
+      expect(kindOf(sent.answers[90]!), describePage(sent.answers[90]!)).toBe('sign-in');
+      expect(alertText(sent.answers[90]!)).toContain(THROTTLED_TEXT);
+    });
+
+    it(`judges 8 of ${BURST} concurrent guesses over ${BURST} names from one address`, async () => {
+      const address = new AddressedBrowser().address;
+      const forms = await signInForms(BURST, () => address);
+      const sent = await burst(forms, (i) => ({ username: `sprayed-${i}`, password: 'Summer2026!' }), WRONG);
+      expect(sent.other.map((i) => describePage(sent.answers[i]!))).toEqual([]);
+      expect(sent.judged).toBe(8);
+      expect(sent.throttled).toBe(BURST - 8);
     });
   });
 

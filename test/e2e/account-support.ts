@@ -251,4 +251,33 @@ export async function awayFromStepEnd(margin = 6): Promise<void> {
   if (intoStep > 30 - margin) await new Promise((r) => setTimeout(r, (30 - intoStep) * 1000 + 300));
 }
 
+/** Runs `make(i)` for i from 0 to count - 1, at most `width` at a time; the results in order. */
+export async function inBatches<T>(count: number, width: number, make: (i: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  for (let start = 0; start < count; start += width) {
+    results.push(...(await Promise.all(Array.from({ length: Math.min(width, count - start) }, (_, j) => make(start + j)))));
+  }
+  return results;
+}
+
+/** A page and the browser (with its cookies) it was shown in, ready for its form to be posted. */
+export interface OpenForm {
+  browser: Browser;
+  page: Page;
+  base: string;
+}
+
+/**
+ * Posts every form at once with `fields(i)` (a concurrent burst, as an attacker with many
+ * interactions would send it) and sorts the answers: `judged` carry `wrong` in their alert (the
+ * guess was checked and refused), `throttled` the lock's message; the rest are `other`, by index.
+ */
+export async function burst(forms: OpenForm[], fields: (i: number) => Record<string, string>, wrong: string) {
+  const answers = await Promise.all(forms.map(({ browser, page, base }, i) => submit(browser, page, base, fields(i))));
+  const judged = answers.filter((a) => alertText(a).includes(wrong)).length;
+  const throttled = answers.filter((a) => alertText(a).includes(THROTTLED_TEXT)).length;
+  const other = answers.flatMap((a, i) => (alertText(a).includes(wrong) || alertText(a).includes(THROTTLED_TEXT) ? [] : [i]));
+  return { answers, judged, throttled, other };
+}
+
 export { Browser, readForm, type Page };

@@ -3,12 +3,15 @@
  * slapd: a directory user signs in through the pages over HTTP, the code is redeemed, and the ID
  * token names the user by the lower-case account name with idp "ldap", amr ["pwd"] and the
  * directory's groups as roles. /readyz and the sign-in page tell when the directory is down.
+ * Guesses are throttled per directory account, however its name is spelled, before any reaches
+ * slapd: IDP_LOGIN_MAX_FAILURES (5, the default) wrong passwords at most, even in a burst.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedWith, startServer, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
 import { DIRECTORY_USERS, PEOPLE_DN, READER, slapdAvailable, startSlapd, type Slapd } from '../helpers/slapd.ts';
+import { THROTTLED_TEXT, burst, inBatches, type OpenForm } from './account-support.ts';
 import { Browser, authorizeThroughPages, codeFrom, codeRequest, decodeJwt, expectSignInPage, pkce, redeem, submitSignIn } from './code-flow-support.ts';
 
 const CLIENT = { clientId: 'directory-app', secret: 'directory-app-secret-0123456789abcdef' };
@@ -99,5 +102,45 @@ describe.runIf(slapdAvailable && postgresAvailable)('signing in through a direct
       await slapd.start();
     }
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+  });
+
+  describe('throttling per directory account (IDP_LOGIN_MAX_FAILURES=5, the default)', () => {
+    const WRONG = 'The username or password is incorrect.';
+    const openSignIn = async (): Promise<OpenForm> => {
+      const browser = new Browser();
+      const page = await browser.follow(await browser.get(codeRequest(server.url, CLIENT.clientId, REDIRECT, pkce().challenge)), server.url);
+      expectSignInPage(page);
+      return { browser, page, base: server.url };
+    };
+    const tryPassword = async (username: string, password: string) => {
+      const { browser, page } = await openSignIn();
+      return submitSignIn(browser, page, { username, password });
+    };
+
+    it('counts Bob.Smith, EXAMPLE\\Bob.Smith, x\\bob.smith and bob.smith@any as one account: after 5 guesses over them, the right password under yet another spelling is refused', async () => {
+      const spellings = ['Bob.Smith', 'EXAMPLE\\Bob.Smith', 'x\\bob.smith', 'bob.smith@any', 'CORP\\BOB.SMITH@example.test'];
+      for (const username of spellings) {
+        const page = await tryPassword(username, 'a wrong password');
+        expectSignInPage(page);
+        expect(page.body, username).toContain(WRONG);
+      }
+      const right = await tryPassword('OTHER\\bob.smith', DIRECTORY_USERS.bob.password);
+      expectSignInPage(right);
+      expect(right.body).toContain(THROTTLED_TEXT);
+      // Another account is not held up.
+      expect(await idTokenFor({ username: 'EXAMPLE\\alice', password: DIRECTORY_USERS.alice.password })).toMatchObject({ sub: 'alice' });
+    });
+
+    it('judges 5 of 100 concurrent guesses at one account under many spellings, and the right password at position 90 is refused', async () => {
+      const spellings = ['CWhite', 'cwhite', 'EXAMPLE\\CWhite', 'x\\cwhite', 'cwhite@any', 'CWHITE@example.test', ' cWhite '];
+      const forms = await inBatches(100, 10, () => openSignIn());
+      const sent = await burst(forms, (i) => ({
+        username: spellings[i % spellings.length] ?? '', password: i === 90 ? DIRECTORY_USERS.carol.password : `guess ${i}`,
+      }), WRONG);
+      expect(sent.other, 'every answer is a wrong password or the lock').toEqual([]);
+      expect(sent.judged).toBe(5);
+      expect(sent.throttled).toBe(95);
+      expect(sent.answers[90]?.body).toContain(THROTTLED_TEXT);
+    });
   });
 });

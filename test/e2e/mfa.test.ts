@@ -13,9 +13,9 @@ import QRCode from 'qrcode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, postgresAvailable, redisAvailable } from '../helpers/services.ts';
 import {
-  AddressedBrowser, THROTTLED_TEXT, WEB_REDIRECT, WEB_SECRET, alertText, awayFromStepEnd, codeOf, decodeJwt, describePage,
-  expectInvalidGrant, expectKind, kindOf, nowSeconds, redeem, refresh, signIn, startAuthorization, startStack, submit, totp,
-  type Page, type SeedUser, type Stack,
+  AddressedBrowser, THROTTLED_TEXT, WEB_REDIRECT, WEB_SECRET, alertText, awayFromStepEnd, burst, codeOf, decodeJwt, describePage,
+  expectInvalidGrant, expectKind, inBatches, kindOf, nowSeconds, redeem, refresh, signIn, startAuthorization, startStack, submit, totp,
+  type OpenForm, type Page, type SeedUser, type Stack,
 } from './account-support.ts';
 
 const SECRET = 'JBSWY3DPEHPK3PXP';
@@ -36,6 +36,8 @@ const IVY = user('ivy', { must_enrol_mfa: true });
 const JAY = user('jay', { totp_secret: SECRET });
 const KIM = user('kim', { totp_secret: SECRET, must_change_password: true });
 const LEO = user('leo', { totp_secret: SECRET });
+const MIA = user('mia', { totp_secret: SECRET });
+const NED = user('ned', { must_enrol_mfa: true });
 
 describe.runIf(postgresAvailable && redisAvailable)('second factor (two instances, one database, one Redis)', () => {
   let stack: Stack;
@@ -43,7 +45,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
   let b: string;
 
   beforeAll(async () => {
-    stack = await startStack([ANN, BEN, CAT, DAN, EVE, FAY, GUS, HAL, IVY, JAY, KIM, LEO], {
+    stack = await startStack([ANN, BEN, CAT, DAN, EVE, FAY, GUS, HAL, IVY, JAY, KIM, LEO, MIA, NED], {
       REDIS_URL, IDP_TRUST_PROXY: 'true', IDP_LOGIN_MAX_FAILURES: '3',
     }, 2);
     a = stack.servers[0]?.url ?? '';
@@ -211,6 +213,60 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     const atB = await signIn(other, started.page, b, HAL.username, HAL.password);
     expectKind(atB, 'sign-in');
     expect(alertText(atB)).toContain(THROTTLED_TEXT);
+  });
+
+  describe('a concurrent burst of codes on 100 fresh interactions, split over A and B (IDP_LOGIN_MAX_FAILURES=3)', () => {
+    const BURST = 100;
+
+    /**
+     * `BURST` interactions of `u`, each past the right password in its own browser and address,
+     * alternately on A and B. Two at a time: a password being checked holds one of the account's
+     * three attempts until it is found right.
+     */
+    const formsAfterPassword = (u: SeedUser, kind: 'otp' | 'enrol') =>
+      inBatches(BURST, 2, async (i): Promise<OpenForm> => {
+        const base = i % 2 === 0 ? a : b;
+        const browser = new AddressedBrowser();
+        const started = await startAuthorization(browser, base);
+        const page = await signIn(browser, started.page, base, u.username, u.password);
+        expectKind(page, kind);
+        return { browser, page, base };
+      });
+
+    /** A code that is wrong for `secret` in the whole window the server accepts (now and one step either side). */
+    async function wrongCode(secret: string): Promise<string> {
+      const now = nowSeconds();
+      const near = await Promise.all([-60, -30, 0, 30, 60].map((d) => totp(secret, now + d)));
+      return ['000000', '111111', '222222', '333333', '444444', '555555'].find((c) => !near.includes(c)) ?? '';
+    }
+
+    it('judges 3 second-factor codes, and the right code at position 90 is refused', async () => {
+      const forms = await formsAfterPassword(MIA, 'otp');
+      await awayFromStepEnd(10);
+      const right = await totp(SECRET, nowSeconds());
+      const wrong = await wrongCode(SECRET);
+      const sent = await burst(forms, (i) => ({ otp: i === 90 ? right : wrong }), 'That code is not right');
+      expect(sent.other.map((i) => describePage(sent.answers[i]!)), 'every answer is a wrong code or the lock').toEqual([]);
+      expect(sent.judged).toBe(3);
+      expect(sent.throttled).toBe(BURST - 3);
+      expect(kindOf(sent.answers[90]!), describePage(sent.answers[90]!)).toBe('otp');
+      expect(alertText(sent.answers[90]!)).toContain(THROTTLED_TEXT);
+    });
+
+    it('judges 3 enrolment codes, and the right code at position 90 is refused', async () => {
+      const forms = await formsAfterPassword(NED, 'enrol');
+      // Each interaction shows a secret of its own; each form gets a code wrong for its secret.
+      const secrets = forms.map(({ page }) => (/<code>([^<]*)<\/code>/.exec(page.body)?.[1] ?? '').replace(/\s+/g, ''));
+      expect(secrets.filter((secret) => secret.length < 26)).toEqual([]);
+      await awayFromStepEnd(10);
+      const codes = await Promise.all(secrets.map((secret, i) => (i === 90 ? totp(secret, nowSeconds()) : wrongCode(secret))));
+      const sent = await burst(forms, (i) => ({ otp: codes[i] ?? '' }), 'That code is not right');
+      expect(sent.other.map((i) => describePage(sent.answers[i]!)), 'every answer is a wrong code or the lock').toEqual([]);
+      expect(sent.judged).toBe(3);
+      expect(sent.throttled).toBe(BURST - 3);
+      expect(kindOf(sent.answers[90]!), describePage(sent.answers[90]!)).toBe('enrol');
+      expect(alertText(sent.answers[90]!)).toContain(THROTTLED_TEXT);
+    });
   });
 
   /** Keys of the service's interactions in Redis (default prefix) whose value holds `text` in clear. */

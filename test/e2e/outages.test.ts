@@ -22,6 +22,13 @@ const SERVICE: ClientCredentials = { clientId: 'service', secret: SERVICE_SECRET
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 
+/**
+ * Alice signs in many times at once here (20 posts at SIGTERM, 6 sign-ins under terminated
+ * connections): above the default IDP_LOGIN_MAX_FAILURES, of which each password being checked
+ * holds one until it is found right.
+ */
+const SIGN_INS_AT_ONCE = { IDP_LOGIN_MAX_FAILURES: '50' };
+
 /** POST /connect/token on a connection of its own, with a deadline well above FAIL_FAST_MS. */
 function tokenAt(server: RunningServer, who: ClientCredentials, fields: Record<string, string>, timeoutMs = 10_000): Promise<RawResponse> {
   return rawRequest(server.port, {
@@ -142,7 +149,7 @@ describe.runIf(postgresAvailable)('outages of Redis and PostgreSQL, and SIGTERM'
     redis = await startOwnRedis();
     deployment = await startDeployment({
       seed: seedOf([webClient('web'), serviceClient('service')], [ALICE]),
-      env: { REDIS_URL: redis.url },
+      env: { REDIS_URL: redis.url, ...SIGN_INS_AT_ONCE },
     });
     server = deployment.servers[0] as RunningServer;
     browser = new Browser();
@@ -269,7 +276,7 @@ describe.runIf(postgresAvailable)('outages of Redis and PostgreSQL, and SIGTERM'
     describe('connections terminated by the database (pg_terminate_backend)', () => {
       let target: RunningServer;
       beforeEach(async () => {
-        target = await startServer({ ...deployment.env, REDIS_URL: redis.url, LOG_LEVEL: 'info' });
+        target = await startServer({ ...deployment.env, REDIS_URL: redis.url, LOG_LEVEL: 'info', ...SIGN_INS_AT_ONCE });
       });
       afterEach(async () => {
         await target?.stop();
@@ -357,7 +364,7 @@ describe.runIf(postgresAvailable)('outages of Redis and PostgreSQL, and SIGTERM'
         proxy = await TcpProxy.start({ host: direct.hostname, port: Number(direct.port || 5432) });
         const url = new URL(deployment.db.url);
         url.host = `127.0.0.1:${proxy.port}`;
-        proxied = await startServer({ ...deployment.env, DATABASE_URL: url.href, REDIS_URL: redis.url, LOG_LEVEL: 'info' });
+        proxied = await startServer({ ...deployment.env, DATABASE_URL: url.href, REDIS_URL: redis.url, LOG_LEVEL: 'info', ...SIGN_INS_AT_ONCE });
       });
       afterEach(async () => {
         // The network heals first: a request hung on it would hold up the shutdown.
@@ -385,6 +392,28 @@ describe.runIf(postgresAvailable)('outages of Redis and PostgreSQL, and SIGTERM'
         await readyAgain(proxied, 10_000);
         const again = await refreshAt(proxied, fresh.refresh_token);
         expect(again.status, `the refresh token refused during the outage works now: ${again.text}`).toBe(200);
+      });
+
+      it('a password post that meets the cut database is no guess: after more of them than IDP_LOGIN_MAX_FAILURES, the password signs in once it is back', async () => {
+        const signInBrowser = new Browser();
+        const query = new URLSearchParams({
+          client_id: 'web', response_type: 'code', redirect_uri: WEB_REDIRECT, scope: 'openid', code_challenge: pkce().challenge, code_challenge_method: 'S256',
+        });
+        const page = await signInBrowser.follow(await signInBrowser.get(`${proxied.url}/connect/authorize?${query}`), proxied.url);
+        expect(isSignInPage(page), page.body.slice(0, 200)).toBe(true);
+        const f = readForm(page.body, page.url);
+        const post = () => signInBrowser.post(f.action, { ...f.fields, username: ALICE.username, password: ALICE.password });
+        await proxy.cut();
+        try {
+          // The throttle's attempts live in Redis, which is up: each is taken, then the account lookup fails.
+          for (let i = 0; i < Number(SIGN_INS_AT_ONCE.IDP_LOGIN_MAX_FAILURES) + 2; i++) expect((await post()).status, `post ${i + 1}`).toBe(503);
+        } finally {
+          await proxy.restore();
+        }
+        await readyAgain(proxied, 10_000);
+        const after = await post();
+        expect(after.status, `signed in, not throttled: ${after.body.slice(0, 300)}`).toBe(302);
+        expect(after.location).toMatch(/^http:\/\/rp\.test\/cb\?code=/);
       });
 
       it('frozen: a request that needs the database answers 503 within the deadline instead of hanging, and /readyz says 503', async () => {
@@ -440,7 +469,7 @@ describe.runIf(postgresAvailable)('outages of Redis and PostgreSQL, and SIGTERM'
 
   describe('SIGTERM', () => {
     it('drains every request in flight (complete responses), then exits 0 within a few seconds', async () => {
-      const doomed = await startServer({ ...deployment.env, REDIS_URL: redis.url, LOG_LEVEL: 'info' });
+      const doomed = await startServer({ ...deployment.env, REDIS_URL: redis.url, LOG_LEVEL: 'info', ...SIGN_INS_AT_ONCE });
       try {
         // 20 browsers at the sign-in page; their password posts (argon2) are the slow requests.
         const forms = await Promise.all(Array.from({ length: 20 }, async () => {

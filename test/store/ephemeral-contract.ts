@@ -3,8 +3,8 @@
  * backend; `ephemeral.test.ts` runs it on Redis and on the in-process map.
  *
  * Time: the backend supplies `advance(ms)`, which moves an injected clock (memory) or really
- * sleeps (Redis). Every TTL case lives in one test that lets about 1.1 s pass in total, so the
- * Redis run sleeps only that long.
+ * sleeps (Redis). Every TTL case lives in one test that lets about 1.1 s pass in total, and the
+ * attempt locks in one of 1.3 s, so the Redis run sleeps only that long.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
@@ -223,6 +223,66 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       });
     });
 
+    describe('takeAttempt and giveBackAttempt', () => {
+      // Locks far longer than any test: only the counting is seen here.
+      const rule = { limit: 5, windowSeconds: 60, lockSeconds: 60, maxLockSeconds: 600 };
+      const takeMany = (s: EphemeralStore, k: string, n: number) => Promise.all(Array.from({ length: n }, () => s.takeAttempt('attempts', k, rule)));
+      const taken = (results: boolean[]) => results.filter(Boolean).length;
+
+      it(`let exactly the limit of ${CONCURRENCY} concurrent attempts in; one given back lifts the lock for exactly one more`, async () => {
+        const k = key();
+        expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
+        expect(await store.takeAttempt('attempts', k, rule)).toBe(false);
+        await store.giveBackAttempt('attempts', k);
+        expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(1);
+        expect(await store.takeAttempt('attempts', `${k}-other`, rule), 'another key counts on its own').toBe(true);
+      });
+
+      it('count attempts under the limit that are given back for nothing', async () => {
+        const k = key();
+        for (let i = 0; i < 3 * rule.limit; i++) {
+          expect(await store.takeAttempt('attempts', k, rule)).toBe(true);
+          await store.giveBackAttempt('attempts', k);
+        }
+        expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
+      });
+
+      it('a give back of a missing key is quiet and leaves nothing behind; delete forgets the count and the lock', async () => {
+        const k = key();
+        await store.giveBackAttempt('attempts', k);
+        await store.giveBackAttempt('attempts', k);
+        expect(taken(await takeMany(store, k, CONCURRENCY)), 'no credit from giving back what was not taken').toBe(rule.limit);
+        await store.delete('attempts', k);
+        expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
+      });
+
+      it('let exactly the limit in across instances', (ctx) =>
+        withAnotherInstance(ctx, async (other) => {
+          const k = key();
+          const [here, there] = await Promise.all([takeMany(store, k, CONCURRENCY), takeMany(other, k, CONCURRENCY)]);
+          expect(taken([...here, ...there])).toBe(rule.limit);
+          await other.giveBackAttempt('attempts', k);
+          expect(await store.takeAttempt('attempts', k, rule)).toBe(true);
+        }));
+
+      it('lock for lockSeconds from the limit on, twice as long with each attempt after, at most maxLockSeconds', async () => {
+        // About 1.3 s of waiting on Redis; the margins (100 ms and more) are for a busy machine.
+        const timed = { limit: 1, windowSeconds: 60, lockSeconds: 0.2, maxLockSeconds: 0.4 };
+        const k = key();
+        const attempt = () => store.takeAttempt('attempts', k, timed);
+        expect(await attempt(), 'first').toBe(true); // locked 200 ms
+        expect(await attempt(), 'locked').toBe(false);
+        await opened!.advance(300);
+        expect(await attempt(), 'after 200 ms').toBe(true); // locked 400 ms
+        await opened!.advance(300);
+        expect(await attempt(), 'the second lock is twice as long').toBe(false);
+        await opened!.advance(200);
+        expect(await attempt(), 'after 400 ms').toBe(true); // 800 ms, capped at 400
+        await opened!.advance(500);
+        expect(await attempt(), 'the cap holds').toBe(true);
+      });
+    });
+
     describe('delete', () => {
       it('removes a value, and is quiet about a missing one', async () => {
         const k = key();
@@ -358,8 +418,18 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         await store.set(ns, taken, 'taken', 1);
         expect(await store.increment(ns, counter, 1)).toBe(1);
         await store.set(ns, long, 'long', 60);
+        // Attempts count for their window (1 s) from the first: two now, two after it (a third locks).
+        const attemptRule = { limit: 3, windowSeconds: 1, lockSeconds: 60, maxLockSeconds: 60 };
+        const attempts = key('attempts');
+        expect(await store.takeAttempt(ns, attempts, attemptRule)).toBe(true);
+        expect(await store.takeAttempt(ns, attempts, attemptRule)).toBe(true);
+        // A lock that outlasts the window (1 s against 0.5 s) keeps the count until it ends.
+        const outlasting = { limit: 1, windowSeconds: 0.5, lockSeconds: 1, maxLockSeconds: 1 };
+        const locked = key('locked');
+        expect(await store.takeAttempt(ns, locked, outlasting)).toBe(true);
 
         await opened!.advance(600);
+        expect(await store.takeAttempt(ns, locked, outlasting), 'still locked after its window').toBe(false);
         // Not yet expired; a later increment does not restart the counter's TTL.
         expect(await store.get(ns, plain)).toBe('plain');
         expect(await store.setIfAbsent(ns, nx, 'again', 1)).toBe(false);
@@ -375,6 +445,9 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect(await store.get(ns, nx)).toBe('after expiry');
         expect(await store.increment(ns, counter, 1)).toBe(1);
         expect(await store.get(ns, long)).toBe('long');
+        expect(await store.takeAttempt(ns, attempts, attemptRule), 'a new window').toBe(true);
+        expect(await store.takeAttempt(ns, attempts, attemptRule), 'a new window').toBe(true);
+        expect(await store.takeAttempt(ns, locked, outlasting), 'free once the lock ends').toBe(true);
 
         // A value set again after it expired is new: its first use is first again.
         await store.set(ns, consumed, 'again', 60);

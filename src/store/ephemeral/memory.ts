@@ -12,13 +12,22 @@ interface Entry {
   used: boolean;
 }
 
+/** The attempts at one thing (`takeAttempt`): as on Redis, the lock set by the count `lockedBy`. */
+interface Attempts {
+  count: number;
+  expiresAt: number;
+  lockedUntil: number;
+  lockedBy: number;
+}
+
 const SWEEP_INTERVAL_MS = 30_000;
 
 export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralStore {
   const entries = new Map<string, Entry>();
   const counters = new Map<string, { count: number; expiresAt: number }>();
+  const attempts = new Map<string, Attempts>();
   const channels = new Map<string, Set<ChannelListener>>();
-  const sweeper = setInterval(() => sweepExpired(entries, counters, clock()), SWEEP_INTERVAL_MS);
+  const sweeper = setInterval(() => sweepExpired(entries, counters, attempts, clock()), SWEEP_INTERVAL_MS);
   sweeper.unref();
 
   const live = (k: string): Entry | undefined => {
@@ -40,6 +49,15 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
   const remove = (k: string) => {
     entries.delete(k);
     counters.delete(k);
+    attempts.delete(k);
+  };
+  const liveAttempts = (k: string): Attempts | undefined => {
+    const found = attempts.get(k);
+    if (found && found.expiresAt <= clock()) {
+      attempts.delete(k);
+      return undefined;
+    }
+    return found;
   };
 
   return {
@@ -88,6 +106,31 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       counter.count += by;
       return counter.count;
     },
+    async takeAttempt(ns, key, rule) {
+      const k = `${ns}:${key}`;
+      const now = clock();
+      const found = liveAttempts(k);
+      if (found && found.lockedUntil > now) return false;
+      const current = found ?? { count: 0, expiresAt: now + rule.windowSeconds * 1000, lockedUntil: 0, lockedBy: 0 };
+      current.count += 1;
+      if (current.count >= rule.limit) {
+        const lockMs = Math.min(rule.lockSeconds * 2 ** (current.count - rule.limit), rule.maxLockSeconds) * 1000;
+        current.lockedUntil = now + lockMs;
+        current.lockedBy = current.count;
+        current.expiresAt = Math.max(current.expiresAt, current.lockedUntil);
+      }
+      attempts.set(k, current);
+      return true;
+    },
+    async giveBackAttempt(ns, key) {
+      const found = liveAttempts(`${ns}:${key}`);
+      if (!found) return;
+      found.count = Math.max(0, found.count - 1);
+      if (found.lockedBy > found.count) {
+        found.lockedUntil = 0;
+        found.lockedBy = 0;
+      }
+    },
     async delete(ns, key) {
       remove(`${ns}:${key}`);
     },
@@ -117,6 +160,7 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       clearInterval(sweeper);
       entries.clear();
       counters.clear();
+      attempts.clear();
       channels.clear();
     },
   };
@@ -125,8 +169,10 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
 function sweepExpired(
   entries: Map<string, Entry>,
   counters: Map<string, { expiresAt: number }>,
+  attempts: Map<string, { expiresAt: number }>,
   now: number,
 ): void {
   for (const [k, e] of entries) if (e.expiresAt <= now) entries.delete(k);
   for (const [k, c] of counters) if (c.expiresAt <= now) counters.delete(k);
+  for (const [k, a] of attempts) if (a.expiresAt <= now) attempts.delete(k);
 }

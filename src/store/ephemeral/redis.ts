@@ -21,6 +21,39 @@ if n == tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return n
 `;
 
+// The attempts at one thing, one hash: n = attempts counted, until = locked until (ms of Redis's
+// own clock, so that instances with skewed clocks agree), by = the count that set the lock.
+// ARGV: limit, window, first lock and longest lock (ms). Returns 1 when the attempt is taken.
+// (replicate_commands: before Redis 5, a script that reads TIME may write only when replicated by
+// its effects; from 7.0 on it is always so, and the call does nothing.)
+const TAKE_ATTEMPT = `
+redis.replicate_commands()
+local limit, window, lock, maxLock = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if tonumber(redis.call('HGET', KEYS[1], 'until') or '0') > now then return 0 end
+local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if n >= limit then
+  local ms = math.floor(math.min(lock * 2 ^ (n - limit), maxLock))
+  redis.call('HSET', KEYS[1], 'until', string.format('%.0f', now + ms), 'by', n)
+  if redis.call('PTTL', KEYS[1]) < ms then redis.call('PEXPIRE', KEYS[1], string.format('%.0f', ms)) end
+end
+return 1
+`;
+
+// Uncounts one attempt; a lock set by a count that included it goes with it.
+const GIVE_BACK_ATTEMPT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local n = redis.call('HINCRBY', KEYS[1], 'n', -1)
+if n < 0 then
+  redis.call('HSET', KEYS[1], 'n', 0)
+  n = 0
+end
+if tonumber(redis.call('HGET', KEYS[1], 'by') or '0') > n then redis.call('HDEL', KEYS[1], 'until', 'by') end
+return 1
+`;
+
 export interface RedisEphemeralOptions {
   url: string;
   /** Prefix for every key, so that tests and deployments can share one Redis. */
@@ -124,6 +157,14 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     },
     async increment(ns, key, ttlSeconds, by = 1) {
       return Number(await inOneWrite().eval(INCREMENT, 1, k(ns, key), String(Math.max(1, Math.ceil(ttlSeconds))), String(by)));
+    },
+    async takeAttempt(ns, key, rule) {
+      const ms = (seconds: number) => String(px(seconds));
+      const args = [String(rule.limit), ms(rule.windowSeconds), ms(rule.lockSeconds), ms(rule.maxLockSeconds)];
+      return Number(await inOneWrite().eval(TAKE_ATTEMPT, 1, k(ns, key), ...args)) === 1;
+    },
+    async giveBackAttempt(ns, key) {
+      await inOneWrite().eval(GIVE_BACK_ATTEMPT, 1, k(ns, key));
     },
     async delete(ns, key) {
       await inOneWrite().del(k(ns, key), `${k(ns, key)}:used`);

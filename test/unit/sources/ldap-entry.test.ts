@@ -1,7 +1,7 @@
 /** The pure half of the directory source: names, filters, group DNs, entries; and its configuration. */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config.ts';
-import { accountNameOf, escapeFilterValue, groupNameOf, readAccount, userFilter } from '../../../src/sources/ldap-entry.ts';
+import { accountKeyOf, accountNameOf, escapeFilterValue, groupNameOf, readAccount, userFilter } from '../../../src/sources/ldap-entry.ts';
 
 describe('escapeFilterValue (RFC 4515 §3)', () => {
   it.each([
@@ -37,6 +37,31 @@ describe('accountNameOf', () => {
 
   it.each(['', '   ', 'EXAMPLE\\', '@example.test', 'x'.repeat(257)])('refuses %j', (typed) => {
     expect(accountNameOf(typed)).toBeUndefined();
+  });
+});
+
+describe('accountKeyOf (one name per directory account, RFC 4518 preparation)', () => {
+  it.each([
+    'alice', 'ALICE', ' Alice ', 'EXAMPLE\\alice', 'x\\alice', 'alice@any', 'EXAMPLE\\ALICE@example.test',
+    'al\u00ADice', 'ali\u200Bce', 'ａｌｉｃｅ',
+  ])('%j -> alice', (typed) => {
+    expect(accountKeyOf(typed)).toBe('alice');
+  });
+
+  it.each([
+    ['Bob  Smith', 'bob smith'],
+    ['Bob\tSmith', 'bob smith'],
+    ['Bob\u00A0Smith', 'bob smith'],
+    ['Straße', 'strasse'],
+    ['Jürgen', 'jürgen'],
+    ['Ju\u0308rgen', 'jürgen'],
+  ])('%j -> %j', (typed, key) => {
+    expect(accountKeyOf(typed)).toBe(key);
+  });
+
+  it('keeps different accounts apart, and names with nothing usable as they are', () => {
+    expect(accountKeyOf('alice')).not.toBe(accountKeyOf('alice2'));
+    expect(accountKeyOf('EXAMPLE\\')).toBe('example\\');
   });
 });
 
