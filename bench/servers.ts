@@ -55,6 +55,7 @@ export function productionEnv(port: number, extra: Record<string, string>): Reco
     PORT: String(port),
     LOG_LEVEL: 'info',
     IDP_TOKEN_RATE_LIMIT: '10000000',
+    IDP_AUTHORIZE_RATE_LIMIT: '10000000',
     // For experiments only: IDP_BENCH_SERVER_ENV="MALLOC_ARENA_MAX=2 UV_THREADPOOL_SIZE=8".
     ...Object.fromEntries((process.env.IDP_BENCH_SERVER_ENV ?? '').split(' ').filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
     ...extra,

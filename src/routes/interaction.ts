@@ -7,11 +7,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
 import type { LoadedSession, SessionStore } from '../sessions/browser-session.ts';
-import { isSameBrowser, type Interaction, type InteractionStore } from '../sessions/interaction.ts';
+import { isSameBrowser, withFullLifetime, type Interaction, type InteractionStore } from '../sessions/interaction.ts';
 import type { SignInThrottle } from '../sessions/throttle.ts';
 import { acceptTotp } from '../sessions/totp.ts';
 import type { SignInSource } from '../sources/types.ts';
 import type { ConsentRepository } from '../store/types.ts';
+import type { RequestAudit } from './shared/audit.ts';
 import { readSessionCookie } from './shared/cookies.ts';
 import { singleValued } from './shared/params.ts';
 import type { SignInFlow } from './shared/sign-in-flow.ts';
@@ -31,7 +32,9 @@ export interface InteractionRouteOptions {
   mfa: MfaSecrets;
   /** Changes a password after the policy allows it; returns the problem to show, if any. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
-  audit(event: string, fields: Record<string, unknown>): void;
+  audit: RequestAudit;
+  /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
+  accountName(typed: string): string;
   flow: SignInFlow;
 }
 
@@ -49,7 +52,7 @@ const expired = () => new OAuthError('invalid_request', 'This sign-in has expire
 const foreign = () => new OAuthError('invalid_request', 'This form was not sent from the browser that started the sign-in.', { redirectable: false });
 
 export async function interactionRoutes(app: FastifyInstance, options: InteractionRouteOptions): Promise<void> {
-  const { interactions, sessions, consents, source, throttle, mfa, flow, audit } = options;
+  const { interactions, sessions, consents, source, throttle, mfa, flow, accountName } = options;
   const pages: StepPages = createStepPages({ ...options.pages, flow, mfa });
   const config = { page: true };
 
@@ -58,7 +61,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     // Independent reads, asked together.
     const [interaction, loaded] = await Promise.all([
       interactions.load(request.params.id),
-      sessions.load(readSessionCookie(request, options.secureCookies)),
+      sessions.loadBrowser(readSessionCookie(request, options.secureCookies)),
     ]);
     if (!interaction) throw expired();
     const sameBrowser = csrfToken === null ? loaded?.key === interaction.sessionKey : isSameBrowser(interaction, loaded?.key, csrfToken);
@@ -70,6 +73,11 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
   /** Shows the sign-in page again, with what was typed and what went wrong. */
   async function signInAgain(reply: FastifyReply, { interaction, loaded }: Loaded, extra: Record<string, unknown>): Promise<unknown> {
     return pages.show(reply, { ...(await flow.state(interaction, loaded)), step: 'sign-in' }, extra);
+  }
+
+  /** A sign-in audit event, naming the account typed (never the password). */
+  function auditSignIn(request: FastifyRequest, typed: string, fields: Record<string, unknown>): void {
+    options.audit(request, 'sign_in', { ...fields, username: accountName(typed) });
   }
 
   /** Moves a changed interaction on to the next step (which saves it, or finishes it). */
@@ -92,17 +100,22 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     const username = (form.username ?? '').trim();
     // The throttle is read together with the interaction; it is checked before the password
     // reaches any source, so guesses never reach a directory.
-    const [context, throttled] = await Promise.all([load(request, form.csrf_token), throttle.isThrottled(username, request.ip)]);
+    const [loadedContext, throttled] = await Promise.all([load(request, form.csrf_token), throttle.isThrottled(username, request.ip)]);
     if (source.kind === 'oidc') throw new OAuthError('invalid_request', 'Sign-in happens at the sign-in provider.', { redirectable: false });
+    // Someone is signing in: the interaction now lives its full time (it was short-lived while
+    // only an anonymous request stood behind it). Saved here unless the next step saves it.
+    const context = { ...loadedContext, interaction: withFullLifetime(loadedContext.interaction) };
+    const keep = () => (context.interaction === loadedContext.interaction ? undefined : interactions.save(context.interaction));
     if (throttled) {
-      audit('sign_in', { result: 'throttled', step: 'password' });
+      await keep();
+      auditSignIn(request, username, { result: 'throttled', step: 'password' });
       return signInAgain(reply, context, { username, error: THROTTLED });
     }
     const result = await source.signIn(username, form.password ?? '');
     if (!result.ok) {
       // Only guesses count: a locked account or a directory outage is not a wrong password.
-      if (result.reason === 'invalid_credentials') await throttle.recordFailure(username, request.ip);
-      audit('sign_in', { result: 'failure', step: 'password', reason: result.reason });
+      await Promise.all([result.reason === 'invalid_credentials' ? throttle.recordFailure(username, request.ip) : undefined, keep()]);
+      auditSignIn(request, username, { result: 'failure', step: 'password', reason: result.reason });
       return signInAgain(reply, context, { username, error: SIGN_IN_MESSAGES[result.reason] });
     }
     const pending = { userId: result.user.id, username, amr: result.amr, enrolSecretSealed: null };
@@ -116,13 +129,13 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     const { pending } = context.interaction;
     if (current.step !== 'otp' || !pending || !current.pendingUser?.totpSecretSealed) return flow.advance(reply, context.interaction, context.loaded);
     if (await throttle.isThrottled(pending.username, request.ip)) {
-      audit('sign_in', { result: 'throttled', step: 'otp', user_id: pending.userId });
+      auditSignIn(request, pending.username, { result: 'throttled', step: 'otp', user_id: pending.userId });
       return pages.show(reply, current, { error: THROTTLED });
     }
     const secret = mfa.openUserSecret(current.pendingUser.id, current.pendingUser.totpSecretSealed);
     if (!(await acceptTotp(mfa.ephemeral, current.pendingUser.id, secret, form.otp ?? '', epochSeconds(flow.clock)))) {
       await throttle.recordFailure(pending.username, request.ip);
-      audit('sign_in', { result: 'failure', step: 'otp', reason: 'wrong_code', user_id: pending.userId });
+      auditSignIn(request, pending.username, { result: 'failure', step: 'otp', reason: 'wrong_code', user_id: pending.userId });
       return pages.show(reply, current, { error: 'That code is not right, or was used already. Enter the current code from your app.' });
     }
     return proceed(reply, { ...context.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'] } }, context.loaded);
