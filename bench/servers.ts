@@ -58,6 +58,7 @@ export function productionEnv(port: number, extra: Record<string, string>): Reco
     // The password sign-in scenario signs one user in from every connection at once; each
     // password being checked holds one of the account's attempts until it is found right.
     IDP_LOGIN_MAX_FAILURES: '1000',
+    IDP_AUTHORIZE_RATE_LIMIT: '10000000',
     // For experiments only: IDP_BENCH_SERVER_ENV="MALLOC_ARENA_MAX=2 UV_THREADPOOL_SIZE=8".
     ...Object.fromEntries((process.env.IDP_BENCH_SERVER_ENV ?? '').split(' ').filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
     ...extra,

@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { OAuthError } from './errors.ts';
 import type { GrantDeps } from './grants/common.ts';
+import { createRequestAudit, type RequestAudit } from './routes/shared/audit.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { assetRoutes } from './routes/assets.ts';
@@ -36,6 +37,7 @@ import type { Interaction } from './sessions/interaction.ts';
 import type { Services } from './services.ts';
 import { createMfaSecrets } from './sessions/mfa.ts';
 import { createSignInThrottle } from './sessions/throttle.ts';
+import { canonicalAccountName } from './sources/account-name.ts';
 import { changeLocalPassword } from './sources/local.ts';
 import { createRefreshTokenCodec } from './tokens/refresh-tokens.ts';
 import { deriveKey } from './tokens/secret-box.ts';
@@ -45,6 +47,8 @@ const TEMPLATES_DIR = join(import.meta.dirname, '..', 'templates');
 /** OAuth and OIDC requests are small forms; anything larger is refused with 413. */
 const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+/** What the grants need but the audit, which each request binds to itself. */
+type GrantBase = Omit<GrantDeps, 'audit'>;
 
 export async function buildApp(config: Config, services: Services, logger: Logger): Promise<FastifyInstance> {
   const app = Fastify({
@@ -92,16 +96,14 @@ export async function buildApp(config: Config, services: Services, logger: Logge
 
 async function registerRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, metrics: Metrics): Promise<void> {
   const { clock, keys, ephemeral, durable, users } = services;
-  const auditLog = app.log.child({ audit: true });
-  /** One audit line per event, counted in the metrics too. */
-  const audit = (event: string, fields: Record<string, unknown>) => {
-    auditLog.info({ event, ...fields }, event);
+  /** One audit line per event, on the request's logger, counted in the metrics too. */
+  const audit = createRequestAudit((event, fields) => {
     metrics.audit.inc({ event });
     if (event === 'token_issued') metrics.tokens.inc({ grant: String(fields.grant) });
     if (event === 'sign_in') metrics.signIns.inc({ result: String(fields.result) });
     if (event === 'sign_in' && fields.result === 'throttled') metrics.rateLimited.inc({ kind: 'sign_in' });
-  };
-  const grantDeps: GrantDeps = {
+  });
+  const grantDeps: GrantBase = {
     issuer: config.issuer,
     clock,
     keys,
@@ -114,29 +116,30 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
     accessTokens: durable.accessTokens,
     refreshLifetime: { idleSeconds: config.refreshTokenIdleLifetime, absoluteSeconds: config.refreshTokenAbsoluteLifetime },
     refreshReuseGraceSeconds: config.refreshTokenReuseGrace,
-    audit,
   };
   await app.register(discoveryRoutes, { config });
   await app.register(jwksRoutes, { keys });
-  await registerBrowserRoutes(app, config, services, basePath, grantDeps);
-  await registerApiRoutes(app, config, services, basePath, grantDeps);
+  await registerBrowserRoutes(app, config, services, basePath, audit);
+  await registerApiRoutes(app, config, services, basePath, grantDeps, audit);
   await app.register(assetRoutes, { templatesDir: TEMPLATES_DIR, brand: config.brand });
   await app.register(healthRoutes, { durable, ephemeral, source: services.source });
   await app.register(metricsRoutes, { metrics });
 }
 
 /** Authorize, the sign-in pages, end session and the upstream round trips. */
-async function registerBrowserRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: GrantDeps): Promise<void> {
+async function registerBrowserRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, audit: RequestAudit): Promise<void> {
   const { clock, keys, ephemeral, durable, users, clients, interactions, sessions } = services;
   const secureCookies = config.baseUrl.startsWith('https:');
   const page = pageContext(config, basePath);
   const throttle = createSignInThrottle(ephemeral, { maxFailures: config.loginMaxFailures, maxFailuresPerAddress: config.loginMaxFailuresPerAddress });
+  const accountName = (typed: string) => canonicalAccountName(services.source.kind, typed);
   const flow = createSignInFlow({
     issuer: config.issuer, basePath, secureCookies, clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle,
-    audit: grantDeps.audit,
+    audit, accountName,
   });
   const upstream = services.source.kind === 'oidc' ? { upstream: services.source, ephemeral, baseUrl: config.baseUrl } : undefined;
-  await app.register(authorizeRoutes, { clients, flow, requestDeps: { issuer: config.issuer, keys, clock } });
+  const rateLimiter = createRateLimiter(ephemeral, clock, config.authorizeRateLimit);
+  await app.register(authorizeRoutes, { clients, flow, rateLimiter, requestDeps: { issuer: config.issuer, keys, clock } });
   await app.register(interactionRoutes, {
     pages: { page, interactions },
     secureCookies,
@@ -153,7 +156,8 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
       if (problem === undefined) await services.revocations.revokeUser(userId, 'password changed');
       return problem;
     },
-    audit: grantDeps.audit,
+    audit,
+    accountName,
     flow,
   });
   await app.register(logoutRoutes, {
@@ -169,7 +173,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     refreshTokens: durable.refreshTokens,
     accessTokens: durable.accessTokens,
     revocations: services.revocations,
-    audit: grantDeps.audit,
+    audit,
     ...(upstream ? { continueUpstream: (idToken: string, trip: SignOutTrip) => upstreamSignOutUrl(upstream, idToken, trip) } : {}),
   });
   if (upstream) {
@@ -178,7 +182,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
 }
 
 /** Token, userinfo, revocation (with per-client CORS) and introspection (without). */
-async function registerApiRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: GrantDeps): Promise<void> {
+async function registerApiRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: GrantBase, audit: RequestAudit): Promise<void> {
   const { clock, keys, ephemeral, users, clients } = services;
   await app.register(async (corsScope) => {
     // The plugin's OPTIONS route is global: the path decides, so introspection never says yes.
@@ -191,12 +195,12 @@ async function registerApiRoutes(app: FastifyInstance, config: Config, services:
       },
     });
     const rateLimiter = createRateLimiter(ephemeral, clock, config.tokenRateLimit);
-    await corsScope.register(tokenRoutes, { clients, grantDeps, rateLimiter });
+    await corsScope.register(tokenRoutes, { clients, grantDeps, audit, rateLimiter });
     await corsScope.register(userinfoRoutes, { issuer: config.issuer, clock, keys, revocations: services.revocations, users, clients });
-    await corsScope.register(revokeRoutes, { clients, grantDeps });
+    await corsScope.register(revokeRoutes, { clients, grantDeps, audit });
   });
   // RFC 7662 §4 and interface.md: introspection never answers browsers of another origin.
-  await app.register(introspectRoutes, { clients, grantDeps });
+  await app.register(introspectRoutes, { clients, grantDeps, audit });
 }
 
 /** What the pages need to know: where they live, and the brand they show. */
@@ -245,14 +249,17 @@ function countRequestsInFlight(app: FastifyInstance, metrics: Metrics): void {
   });
 }
 
-/** One log line per request: route and status, never the query string or the body. */
+/**
+ * One log line per request: route, status and the source address (as IDP_TRUST_PROXY resolves
+ * it), never the query string or the body.
+ */
 function addRequestLog(app: FastifyInstance, metrics: Metrics): void {
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unknown';
     const status = reply.statusCode;
-    request.log.info({ method: request.method, route, status, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+    request.log.info({ method: request.method, route, status, ms: Math.round(reply.elapsedTime * 10) / 10, source_address: request.ip }, 'request');
     metrics.requests.inc({ route, method: request.method, status: String(status) });
     metrics.latency.observe({ route }, reply.elapsedTime / 1000);
-    if (status === 429) metrics.rateLimited.inc({ kind: 'token' });
+    if (status === 429) metrics.rateLimited.inc({ kind: route.endsWith('/connect/authorize') ? 'authorize' : 'token' });
   });
 }

@@ -45,6 +45,8 @@ export interface Config {
   readonly ldap: LdapConfig | undefined;
   readonly upstream: UpstreamConfig | undefined;
   readonly tokenRateLimit: number;
+  /** Authorization requests per minute from one source address. */
+  readonly authorizeRateLimit: number;
   /** Refresh tokens: idle (sliding) and absolute lifetimes, and the reuse grace window, in seconds. */
   readonly refreshTokenIdleLifetime: number;
   readonly refreshTokenAbsoluteLifetime: number;
@@ -90,6 +92,7 @@ const EXAMPLES: Record<string, string> = {
   IDP_UPSTREAM_ISSUER: 'https://accounts.example.com/',
   IDP_UPSTREAM_CLIENT_ID: 'idp',
   IDP_TOKEN_RATE_LIMIT: '600',
+  IDP_AUTHORIZE_RATE_LIMIT: '300',
   IDP_DATABASE_POOL_SIZE: '20',
   IDP_REFRESH_TOKEN_IDLE_LIFETIME: '1209600',
   IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME: '7776000',
@@ -263,6 +266,7 @@ const envSchema = z.object({
   IDP_UPSTREAM_CLIENT_ID: optionalText,
   IDP_UPSTREAM_CLIENT_SECRET: z.string().optional(),
   IDP_TOKEN_RATE_LIMIT: integerIn(1, 10_000_000, 600),
+  IDP_AUTHORIZE_RATE_LIMIT: integerIn(1, 10_000_000, 300),
   IDP_DATABASE_POOL_SIZE: integerIn(1, 1000, 20),
   IDP_REFRESH_TOKEN_IDLE_LIFETIME: integerIn(60, 10 * 365 * 86400, 14 * 86400),
   IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME: integerIn(60, 10 * 365 * 86400, 90 * 86400),
@@ -362,6 +366,7 @@ function toConfig(env: Env): Config {
       ? { issuer: env.IDP_UPSTREAM_ISSUER, clientId: env.IDP_UPSTREAM_CLIENT_ID, clientSecret: env.IDP_UPSTREAM_CLIENT_SECRET }
       : undefined,
     tokenRateLimit: env.IDP_TOKEN_RATE_LIMIT,
+    authorizeRateLimit: env.IDP_AUTHORIZE_RATE_LIMIT,
     refreshTokenIdleLifetime: env.IDP_REFRESH_TOKEN_IDLE_LIFETIME,
     refreshTokenAbsoluteLifetime: env.IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME,
     refreshTokenReuseGrace: env.IDP_REFRESH_TOKEN_REUSE_GRACE,

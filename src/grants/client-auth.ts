@@ -20,10 +20,16 @@ export interface AuthenticatedClient {
   method: AuthMethod;
 }
 
+/** Why client authentication failed, for the audit log (the client is only told invalid_client). */
+export type ClientAuthFailure =
+  | 'no_credentials' | 'malformed_credentials' | 'unknown_client' | 'disabled' | 'bad_secret' | 'expired_secret';
+
 export interface ClientAuthDeps {
   findClient(clientId: string): Promise<ClientRecord | undefined>;
   /** Milliseconds since the epoch. */
   now: number;
+  /** Told why authentication failed, and which client id was presented, before the error is thrown. */
+  failed?(reason: ClientAuthFailure, clientId: string | undefined): void;
 }
 
 const invalidClient = (detail: string) => new OAuthError('invalid_client', 'Client authentication failed.', { detail });
@@ -64,19 +70,33 @@ function presentedCredentials(input: ClientCredentialsInput): { method: AuthMeth
 }
 
 export async function authenticateClient(input: ClientCredentialsInput, deps: ClientAuthDeps): Promise<AuthenticatedClient> {
-  const presented = presentedCredentials(input);
-  const client = await deps.findClient(presented.clientId);
-  if (!client) throw invalidClient(`unknown client ${presented.clientId}`);
-  if (!client.enabled) throw invalidClient(`client ${client.clientId} is disabled`);
+  const refuse = (reason: ClientAuthFailure, clientId: string | undefined, detail: string) => {
+    deps.failed?.(reason, clientId);
+    return invalidClient(detail);
+  };
+  let presented: ReturnType<typeof presentedCredentials>;
+  try {
+    presented = presentedCredentials(input);
+  } catch (error) {
+    if (error instanceof OAuthError && error.code === 'invalid_client') {
+      const none = input.authorization === undefined && input.clientId === undefined;
+      deps.failed?.(none ? 'no_credentials' : 'malformed_credentials', input.clientId);
+    }
+    throw error;
+  }
+  const { clientId } = presented;
+  const client = await deps.findClient(clientId);
+  if (!client) throw refuse('unknown_client', clientId, `unknown client ${clientId}`);
+  if (!client.enabled) throw refuse('disabled', clientId, `client ${clientId} is disabled`);
   if (client.secretHash === null) {
     // A public client holds no secret; one that sends a secret is not who it claims to be.
-    if (presented.method !== 'none') throw invalidClient(`public client ${client.clientId} sent a secret`);
+    if (presented.method !== 'none') throw refuse('bad_secret', clientId, `public client ${clientId} sent a secret`);
     return { client, method: 'none' };
   }
-  if (presented.secret === undefined) throw invalidClient(`confidential client ${client.clientId} sent no secret`);
-  if (!verifyClientSecret(presented.secret, client.secretHash)) throw invalidClient(`wrong secret for ${client.clientId}`);
+  if (presented.secret === undefined) throw refuse('bad_secret', clientId, `confidential client ${clientId} sent no secret`);
+  if (!verifyClientSecret(presented.secret, client.secretHash)) throw refuse('bad_secret', clientId, `wrong secret for ${clientId}`);
   if (client.secretExpiresAt && client.secretExpiresAt.getTime() <= deps.now) {
-    throw invalidClient(`secret of ${client.clientId} expired at ${client.secretExpiresAt.toISOString()}`);
+    throw refuse('expired_secret', clientId, `secret of ${clientId} expired at ${client.secretExpiresAt.toISOString()}`);
   }
   return { client, method: presented.method };
 }

@@ -1,23 +1,30 @@
 /**
- * GET and POST /connect/authorize. The client and the redirect URI are trusted first; from then
- * on errors go back to the client (the error handler reads `request.authorizationTarget`).
+ * GET and POST /connect/authorize. The source address's budget first, then the client and the
+ * redirect URI are trusted; from then on errors go back to the client (the error handler reads
+ * `request.authorizationTarget`).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { trustTarget, validateAuthorizationRequest, type RequestDeps } from '../sessions/authorization-request.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
 import { singleValued } from './shared/params.ts';
+import type { RateLimiter } from './shared/rate-limit.ts';
 import type { SignInFlow } from './shared/sign-in-flow.ts';
 
 export interface AuthorizeRouteOptions {
   clients: ClientsCache;
   flow: SignInFlow;
   requestDeps: RequestDeps;
+  /** IDP_AUTHORIZE_RATE_LIMIT per source address. */
+  rateLimiter: RateLimiter;
 }
 
 export async function authorizeRoutes(app: FastifyInstance, options: AuthorizeRouteOptions): Promise<void> {
-  const { clients, flow, requestDeps } = options;
+  const { clients, flow, requestDeps, rateLimiter } = options;
 
   async function authorize(request: FastifyRequest, reply: FastifyReply, input: unknown): Promise<unknown> {
+    // Before anything is read or stored. Over the budget nothing is trusted yet, so the answer
+    // is our own page (429), never a redirect a flood could make us send.
+    await rateLimiter.consume(`authorize:${request.ip}`);
     const params = singleValued(input);
     const { client, target } = await trustTarget(params, (id) => clients.get(id));
     request.authorizationTarget = target;

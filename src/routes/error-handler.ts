@@ -75,7 +75,9 @@ function sendPageError(request: FastifyRequest, reply: FastifyReply, error: OAut
   if (target && error.redirectable) {
     return respondToClient(reply, target, issuer, { error: error.code, error_description: error.description });
   }
-  const status = httpStatus === 413 || error.status >= 500 ? httpStatus : 400;
+  // 413 (body too large), 429 (over a rate limit) and 5xx keep their status; the rest are 400.
+  const status = httpStatus === 413 || httpStatus === 429 || error.status >= 500 ? httpStatus : 400;
+  if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
   // The request id is in the log line of this request: a user can quote it to support.
   return renderPage(reply, page, 'error', { error: error.code, description: error.description, status, requestId: request.id }, { status });
 }

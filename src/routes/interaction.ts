@@ -7,11 +7,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
 import type { LoadedSession, SessionStore } from '../sessions/browser-session.ts';
-import { isSameBrowser, type Interaction, type InteractionStore } from '../sessions/interaction.ts';
+import { isSameBrowser, withFullLifetime, type Interaction, type InteractionStore } from '../sessions/interaction.ts';
 import type { SignInAttempt, SignInThrottle } from '../sessions/throttle.ts';
 import { acceptTotp } from '../sessions/totp.ts';
 import type { SignInSource } from '../sources/types.ts';
 import type { ConsentRepository } from '../store/types.ts';
+import type { RequestAudit } from './shared/audit.ts';
 import { readSessionCookie } from './shared/cookies.ts';
 import { singleValued } from './shared/params.ts';
 import type { SignInFlow } from './shared/sign-in-flow.ts';
@@ -31,7 +32,9 @@ export interface InteractionRouteOptions {
   mfa: MfaSecrets;
   /** Changes a password after the policy allows it; returns the problem to show, if any. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
-  audit(event: string, fields: Record<string, unknown>): void;
+  audit: RequestAudit;
+  /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
+  accountName(typed: string): string;
   flow: SignInFlow;
 }
 
@@ -62,7 +65,7 @@ async function judgeAttempt<T>(attempt: SignInAttempt, judge: () => Promise<T>):
 }
 
 export async function interactionRoutes(app: FastifyInstance, options: InteractionRouteOptions): Promise<void> {
-  const { interactions, sessions, consents, source, throttle, mfa, flow, audit } = options;
+  const { interactions, sessions, consents, source, throttle, mfa, flow, accountName } = options;
   const pages: StepPages = createStepPages({ ...options.pages, flow, mfa });
   const config = { page: true };
 
@@ -71,7 +74,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     // Independent reads, asked together.
     const [interaction, loaded] = await Promise.all([
       interactions.load(request.params.id),
-      sessions.load(readSessionCookie(request, options.secureCookies)),
+      sessions.loadBrowser(readSessionCookie(request, options.secureCookies)),
     ]);
     if (!interaction) throw expired();
     const sameBrowser = csrfToken === null ? loaded?.key === interaction.sessionKey : isSameBrowser(interaction, loaded?.key, csrfToken);
@@ -83,6 +86,11 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
   /** Shows the sign-in page again, with what was typed and what went wrong. */
   async function signInAgain(reply: FastifyReply, { interaction, loaded }: Loaded, extra: Record<string, unknown>): Promise<unknown> {
     return pages.show(reply, { ...(await flow.state(interaction, loaded)), step: 'sign-in' }, extra);
+  }
+
+  /** A sign-in audit event, naming the account typed (never the password). */
+  function auditSignIn(request: FastifyRequest, typed: string, fields: Record<string, unknown>): void {
+    options.audit(request, 'sign_in', { ...fields, username: accountName(typed) });
   }
 
   /** Moves a changed interaction on to the next step (which saves it, or finishes it). */
@@ -103,8 +111,12 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
   app.post<IdParams>('/interaction/:id/sign-in', { config }, async (request, reply) => {
     const form = singleValued(request.body);
     const username = (form.username ?? '').trim();
-    const context = await load(request, form.csrf_token);
+    const loadedContext = await load(request, form.csrf_token);
     if (source.kind === 'oidc') throw new OAuthError('invalid_request', 'Sign-in happens at the sign-in provider.', { redirectable: false });
+    // Someone is signing in: the interaction now lives its full time (it was short-lived while
+    // only an anonymous request stood behind it). Saved here unless the next step saves it.
+    const context = { ...loadedContext, interaction: withFullLifetime(loadedContext.interaction) };
+    const keep = () => (context.interaction === loadedContext.interaction ? undefined : interactions.save(context.interaction));
     // Counted against the account, not the spelling: `alice`, `ALICE` and `EXAMPLE\alice` are one.
     const account = source.accountOf(username);
     // The attempt is taken before the password reaches any source, so that no more guesses than
@@ -112,14 +124,15 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     // forms that lead nowhere do not use up anyone's attempts.
     const attempt = await throttle.attempt(account, request.ip);
     if (!attempt) {
-      audit('sign_in', { result: 'throttled', step: 'password' });
+      await keep();
+      auditSignIn(request, username, { result: 'throttled', step: 'password' });
       return signInAgain(reply, context, { username, error: THROTTLED });
     }
     const result = await judgeAttempt(attempt, () => source.signIn(username, form.password ?? ''));
     if (!result.ok) {
       // Only guesses count: a locked account or a directory outage is not a wrong password.
-      if (result.reason !== 'invalid_credentials') await attempt.giveBack();
-      audit('sign_in', { result: 'failure', step: 'password', reason: result.reason });
+      await Promise.all([result.reason === 'invalid_credentials' ? undefined : attempt.giveBack(), keep()]);
+      auditSignIn(request, username, { result: 'failure', step: 'password', reason: result.reason });
       // Which of the two was wrong is not said; both fields point at the message.
       const invalid = result.reason === 'invalid_credentials' ? ['username', 'password'] : [];
       return signInAgain(reply, context, { username, error: SIGN_IN_MESSAGES[result.reason], invalid });
@@ -140,12 +153,12 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     // As for passwords: the attempt is taken before the code is judged (a wrong code keeps it).
     const attempt = await throttle.attempt(pending.username, request.ip);
     if (!attempt) {
-      audit('sign_in', { result: 'throttled', step: 'otp', user_id: pending.userId });
+      auditSignIn(request, pending.username, { result: 'throttled', step: 'otp', user_id: pending.userId });
       return pages.show(reply, current, { error: THROTTLED });
     }
     const accepted = await judgeAttempt(attempt, () => acceptTotp(mfa.ephemeral, userId, secret, form.otp ?? '', epochSeconds(flow.clock)));
     if (!accepted) {
-      audit('sign_in', { result: 'failure', step: 'otp', reason: 'wrong_code', user_id: pending.userId });
+      auditSignIn(request, pending.username, { result: 'failure', step: 'otp', reason: 'wrong_code', user_id: pending.userId });
       return pages.show(reply, current, { error: 'That code is not right, or was used already. Enter the current code from your app.', invalid: ['otp'] });
     }
     await attempt.giveBack();

@@ -13,6 +13,7 @@ import type { AccessTokenRepository, ClientRecord, RefreshTokenRepository, UserR
 import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { revokedFamilyTokens, revokedTokens, type RevocationList } from '../tokens/revocation.ts';
+import type { RequestAudit } from './shared/audit.ts';
 import { withQuery } from './shared/authorization-response.ts';
 import { clearSessionCookie, readSessionCookie } from './shared/cookies.ts';
 import { formActionSource, renderPage, type PageContext } from './shared/pages.ts';
@@ -31,7 +32,7 @@ export interface LogoutRouteOptions {
   refreshTokens: RefreshTokenRepository;
   accessTokens: AccessTokenRepository;
   revocations: RevocationList;
-  audit(event: string, fields: Record<string, unknown>): void;
+  audit: RequestAudit;
   /** With an upstream provider: its end-session URL for this user, carrying where to return. */
   continueUpstream?: (idToken: string, trip: { redirectUri: string | undefined; state: string | undefined }) => Promise<string | undefined>;
 }
@@ -129,7 +130,7 @@ export async function logoutRoutes(app: FastifyInstance, options: LogoutRouteOpt
     await revokeClientTokens(user, client);
     if (loaded) await sessions.destroy(loaded.key);
     clearSessionCookie(reply, options.secureCookies);
-    options.audit('logout', { user_id: user?.id ?? null, client_id: client?.clientId ?? null });
+    options.audit(request, 'logout', { user_id: user?.id ?? null, client_id: client?.clientId ?? null });
     // The user came from an upstream provider: sign-out continues there, then comes back.
     const upstreamUrl = loaded?.session.upstreamIdToken !== undefined && options.continueUpstream
       ? await options.continueUpstream(loaded.session.upstreamIdToken, { redirectUri, state: params.state })

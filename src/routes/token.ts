@@ -9,24 +9,27 @@ import { OAuthError } from '../errors.ts';
 import type { GrantDeps } from '../grants/common.ts';
 import { grants } from '../grants/index.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
+import { auditOf, type RequestAudit } from './shared/audit.ts';
 import { assertOriginAllowed, authenticateRequest } from './shared/client-auth.ts';
 import { parseParams, singleValued } from './shared/params.ts';
 import type { RateLimiter } from './shared/rate-limit.ts';
 
 export interface TokenRouteOptions {
   clients: ClientsCache;
-  grantDeps: GrantDeps;
+  /** Everything the grants need but the audit, which each request binds to itself. */
+  grantDeps: Omit<GrantDeps, 'audit'>;
+  audit: RequestAudit;
   rateLimiter: RateLimiter;
 }
 
 export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptions): Promise<void> {
-  const { clients, grantDeps, rateLimiter } = options;
+  const { clients, grantDeps, audit, rateLimiter } = options;
   app.post('/connect/token', { config: { challenge: 'Basic' } }, async (request, reply) => {
     // RFC 6749 §5.1: responses with tokens must not be stored.
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     await rateLimiter.consume(`addr:${request.ip}`);
     const params = singleValued(request.body);
-    const authenticated = await authenticateRequest(request, params, clients, grantDeps.clock);
+    const authenticated = await authenticateRequest(request, params, clients, grantDeps.clock, audit);
     await rateLimiter.consume(`client:${authenticated.client.clientId}`);
     assertOriginAllowed(request, reply, authenticated.client);
     if (params.grant_type === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is required.');
@@ -35,6 +38,7 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
     if (!authenticated.client.grantTypes.includes(grant.grantType)) {
       throw new OAuthError('unauthorized_client', 'The client may not use this grant type.');
     }
-    return reply.send(await grant.handle(parseParams(grant.paramsSchema, params), authenticated, grantDeps));
+    const deps = { ...grantDeps, audit: auditOf(audit, request, { client_id: authenticated.client.clientId }) };
+    return reply.send(await grant.handle(parseParams(grant.paramsSchema, params), authenticated, deps));
   });
 }

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { OAuthError } from '../errors.ts';
 import type { SessionStore } from '../sessions/browser-session.ts';
-import type { Interaction, InteractionStore } from '../sessions/interaction.ts';
+import { withFullLifetime, type Interaction, type InteractionStore } from '../sessions/interaction.ts';
 import type { UpstreamChecks, UpstreamSource } from '../sources/oidc.ts';
 import type { EphemeralStore } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
@@ -70,7 +70,7 @@ export async function upstreamRoutes(app: FastifyInstance, options: UpstreamRout
     const trip = state ? await ephemeral.take<SignInTrip>(NS.signIn, state) : undefined;
     if (!trip) throw failure('invalid_request', 'This sign-in cannot be completed: its state is unknown or was used. Start again from the application.', 'unknown upstream state');
     const interaction = await interactions.load(trip.interactionId);
-    const loaded = await sessions.load(readSessionCookie(request, options.secureCookies));
+    const loaded = await sessions.loadBrowser(readSessionCookie(request, options.secureCookies));
     if (!interaction || !loaded || loaded.key !== interaction.sessionKey) {
       throw failure('invalid_request', 'This sign-in was not started in this browser, or has expired.', 'upstream callback from another browser session');
     }
@@ -81,7 +81,7 @@ export async function upstreamRoutes(app: FastifyInstance, options: UpstreamRout
       throw failure('invalid_request', 'The sign-in provider sent an answer that could not be verified.', result.detail);
     }
     const pending = { userId: result.user.id, username: result.user.username, amr: result.amr, enrolSecretSealed: null, upstreamIdToken: result.idToken };
-    const updated = { ...interaction, pending };
+    const updated = withFullLifetime({ ...interaction, pending });
     await interactions.save(updated);
     request.authorizationTarget = interaction.request;
     return flow.advance(reply, updated, loaded);

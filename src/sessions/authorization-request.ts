@@ -18,6 +18,8 @@ export type Prompt = 'none' | 'login' | 'select_account' | 'consent';
 
 /** Where and how authorization responses (and errors, once trusted) are delivered. */
 export interface AuthorizationTarget {
+  /** The client the request is from (trusted: it is registered, and so is the redirect URI). */
+  clientId: string;
   redirectUri: string;
   responseMode: ResponseMode;
   state: string | undefined;
@@ -62,7 +64,7 @@ export async function trustTarget(
   const state = params.state !== undefined && params.state.length <= MAX_VALUE_LENGTH ? params.state : undefined;
   return {
     client,
-    target: { redirectUri: params.redirect_uri, responseMode: mode && RESPONSE_MODES.includes(mode) ? mode : 'query', state },
+    target: { clientId: client.clientId, redirectUri: params.redirect_uri, responseMode: mode && RESPONSE_MODES.includes(mode) ? mode : 'query', state },
   };
 }
 

@@ -1,6 +1,8 @@
 /**
  * Browser sessions in the ephemeral store (shared by every instance). The cookie holds only a
  * random 256-bit id; the store keys the session by the id's SHA-256. The id changes at sign-in.
+ * A visitor who has not signed in gets the cookie but nothing in the store: the id's hash is
+ * still what their interactions are bound to, so an anonymous request costs no lasting state.
  */
 import type { Clock } from '../clock.ts';
 import { epochSeconds } from '../clock.ts';
@@ -34,9 +36,15 @@ const NS = 'session';
 export type NewSession = LoadedSession & { sid: string; writes: EphemeralWrite[] };
 
 export interface SessionStore {
+  /** The stored session of the cookie's id; undefined for none (or an anonymous visitor). */
   load(sid: string | undefined): Promise<LoadedSession | undefined>;
-  /** An anonymous session, not yet written. */
-  create(): NewSession;
+  /**
+   * The browser's session: the stored one, else an anonymous one under the cookie's id (never
+   * stored); undefined only when the browser sent no usable id.
+   */
+  loadBrowser(sid: string | undefined): Promise<LoadedSession | undefined>;
+  /** An anonymous session under a new id; nothing to store (a session is written at sign-in). */
+  create(): LoadedSession & { sid: string };
   /** The session under a new id (sign-in), replacing the old one (no fixation); not yet written. */
   rotation(oldKey: string | undefined, session: BrowserSession): NewSession;
   saveWrite(key: string, session: BrowserSession): EphemeralWrite;
@@ -51,14 +59,24 @@ export function createSessionStore(ephemeral: EphemeralStore, clock: Clock): Ses
     const key = hashToken(sid);
     return { sid, key, session, writes: [...before, saveWrite(key, session)] };
   };
+  const anonymous = (): BrowserSession => ({ userId: null, authTime: null, amr: [], clients: [], createdAt: epochSeconds(clock) });
+  const usable = (sid: string | undefined): sid is string => sid !== undefined && sid !== '' && sid.length <= 100;
+  async function load(sid: string | undefined): Promise<LoadedSession | undefined> {
+    if (!usable(sid)) return undefined;
+    const key = hashToken(sid);
+    const session = await ephemeral.get<BrowserSession>(NS, key);
+    return session ? { key, session } : undefined;
+  }
   return {
-    async load(sid) {
-      if (!sid || sid.length > 100) return undefined;
-      const key = hashToken(sid);
-      const session = await ephemeral.get<BrowserSession>(NS, key);
-      return session ? { key, session } : undefined;
+    load,
+    async loadBrowser(sid) {
+      if (!usable(sid)) return undefined;
+      return (await load(sid)) ?? { key: hashToken(sid), session: anonymous() };
     },
-    create: () => underNewId({ userId: null, authTime: null, amr: [], clients: [], createdAt: epochSeconds(clock) }, []),
+    create() {
+      const sid = randomToken();
+      return { sid, key: hashToken(sid), session: anonymous() };
+    },
     rotation: (oldKey, session) => underNewId(session, oldKey ? [{ op: 'delete', ns: NS, key: oldKey }] : []),
     saveWrite,
     save: (key, session) => ephemeral.write([saveWrite(key, session)]),

@@ -34,15 +34,30 @@ export interface Interaction {
   pending: PendingSignIn | null;
   consentGiven: boolean;
   createdAt: number;
+  /**
+   * Seconds from `createdAt` the interaction lives: UNSTARTED_INTERACTION_TTL_SECONDS for an
+   * anonymous visitor until the sign-in page is posted, then INTERACTION_TTL_SECONDS (also when
+   * absent: interactions stored before this field existed).
+   */
+  lifetime?: number;
 }
 
 /** How long a user has to get through the sign-in pages. */
 export const INTERACTION_TTL_SECONDS = 30 * 60;
+/**
+ * How long an anonymous visitor's interaction lives until its sign-in page is posted: long
+ * enough to type a password, short enough that unauthenticated authorization requests cannot
+ * pile up state in the store (each one would otherwise be kept for the full half hour).
+ */
+export const UNSTARTED_INTERACTION_TTL_SECONDS = 10 * 60;
 const NS = 'interaction';
 
 export interface InteractionStore {
-  /** A new interaction with the write that stores it (for the caller to send, batched). */
-  create(request: AuthorizationRequest, sessionKey: string): { interaction: Interaction; write: EphemeralWrite };
+  /**
+   * A new interaction with the write that stores it (for the caller to send, batched); short-lived
+   * when `anonymous` (the browser has no signed-in session).
+   */
+  create(request: AuthorizationRequest, sessionKey: string, anonymous: boolean): { interaction: Interaction; write: EphemeralWrite };
   load(id: string): Promise<Interaction | undefined>;
   saveWrite(interaction: Interaction): EphemeralWrite;
   save(interaction: Interaction): Promise<void>;
@@ -52,11 +67,11 @@ export interface InteractionStore {
 
 export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock): InteractionStore {
   const remaining = (interaction: Interaction) =>
-    Math.max(1, interaction.createdAt + INTERACTION_TTL_SECONDS - epochSeconds(clock));
+    Math.max(1, interaction.createdAt + (interaction.lifetime ?? INTERACTION_TTL_SECONDS) - epochSeconds(clock));
   const saveWrite = (interaction: Interaction): EphemeralWrite =>
     ({ op: 'set', ns: NS, key: hashToken(interaction.id), value: interaction, ttlSeconds: remaining(interaction) });
   return {
-    create(request, sessionKey) {
+    create(request, sessionKey, anonymous) {
       const interaction: Interaction = {
         id: randomToken(),
         request,
@@ -66,6 +81,7 @@ export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock):
         pending: null,
         consentGiven: false,
         createdAt: epochSeconds(clock),
+        lifetime: anonymous ? UNSTARTED_INTERACTION_TTL_SECONDS : INTERACTION_TTL_SECONDS,
       };
       return { interaction, write: saveWrite(interaction) };
     },
@@ -74,6 +90,11 @@ export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock):
     save: (interaction) => ephemeral.write([saveWrite(interaction)]),
     finish: (id) => ephemeral.take<Interaction>(NS, hashToken(id)),
   };
+}
+
+/** The interaction with its full lifetime: someone is working through its pages (a posted form). */
+export function withFullLifetime(interaction: Interaction): Interaction {
+  return interaction.lifetime === INTERACTION_TTL_SECONDS ? interaction : { ...interaction, lifetime: INTERACTION_TTL_SECONDS };
 }
 
 /** A form post belongs to the interaction when it comes from its browser session with its token. */

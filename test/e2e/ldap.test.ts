@@ -30,6 +30,7 @@ describe.runIf(slapdAvailable && postgresAvailable)('signing in through a direct
     const env = {
       DATABASE_URL: db.url, IDP_SECRET: 'e'.repeat(64), IDP_SIGN_IN_SOURCE: 'ldap',
       IDP_LDAP_URL: slapd.url, IDP_LDAP_BIND_DN: READER.dn, IDP_LDAP_BIND_PASSWORD: READER.password, IDP_LDAP_BASE_DN: PEOPLE_DN,
+      LOG_LEVEL: 'info',
     };
     server = await startServer(env);
     await seedWith({
@@ -79,6 +80,22 @@ describe.runIf(slapdAvailable && postgresAvailable)('signing in through a direct
       expectSignInPage(answer);
       expect(answer.body).toContain('The username or password is incorrect.');
     }
+  });
+
+  it('names the account in sign-in audit lines as the directory reads it, whatever form was typed; never the password', async () => {
+    const signInLines = () => server.output().split('\n').filter((l) => l.includes('"event":"sign_in"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const before = signInLines().length;
+    await idTokenFor({ username: 'EXAMPLE\\Bob.Smith', password: DIRECTORY_USERS.bob.password });
+    const browser = new Browser();
+    const page = await browser.follow(await browser.get(codeRequest(server.url, CLIENT.clientId, REDIRECT, pkce().challenge)), server.url);
+    const wrongPassword = 'not the password of alice 5';
+    expectSignInPage(await submitSignIn(browser, page, { username: ' Alice@Example.Test ', password: wrongPassword }));
+    for (let i = 0; i < 20 && signInLines().length < before + 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(signInLines().slice(before)).toMatchObject([
+      { result: 'success', username: 'bob.smith', client_id: CLIENT.clientId },
+      { result: 'failure', reason: 'invalid_credentials', username: 'alice', client_id: CLIENT.clientId },
+    ]);
+    expect(server.output()).not.toContain(wrongPassword);
   });
 
   it('reports the directory in /readyz, and answers 503 and an "unavailable" sign-in page while it is down', async () => {

@@ -15,7 +15,7 @@ describe('parseConfig', () => {
     expect(c).toMatchObject({
       baseUrl: 'http://localhost:3000', issuer: 'http://localhost:3000/', port: 3000, host: '0.0.0.0',
       databaseUrl: undefined, redisUrl: undefined, dataDir: './.idp-data', secret: undefined, production: false,
-      signInSource: 'local', tokenRateLimit: 600, databasePoolSize: 20, loginMaxFailures: 5, loginMaxFailuresPerAddress: 100, logLevel: 'info', trustProxy: false,
+      signInSource: 'local', tokenRateLimit: 600, authorizeRateLimit: 300, databasePoolSize: 20, loginMaxFailures: 5, loginMaxFailuresPerAddress: 100, logLevel: 'info', trustProxy: false,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -44,6 +44,7 @@ describe('parseConfig', () => {
     [{ PORT: '70000' }, /^configuration error: PORT must be a whole number from 0 to 65535 \(example: PORT=3000\)$/],
     [{ LOG_LEVEL: 'loud' }, /^configuration error: LOG_LEVEL must be one of/],
     [{ IDP_DATABASE_POOL_SIZE: '0' }, /^configuration error: IDP_DATABASE_POOL_SIZE must be a whole number from 1 to 1000 \(example: IDP_DATABASE_POOL_SIZE=20\)$/],
+    [{ IDP_AUTHORIZE_RATE_LIMIT: '0' }, /^configuration error: IDP_AUTHORIZE_RATE_LIMIT must be a whole number from 1 to 10000000 \(example: IDP_AUTHORIZE_RATE_LIMIT=300\)$/],
     [{ REDIS_URL: 'http://cache' }, /^configuration error: REDIS_URL must be a URL starting with redis:\/\//],
     [{ IDP_SIGN_IN_SOURCE: 'oidc' }, /IDP_UPSTREAM_ISSUER is required when IDP_SIGN_IN_SOURCE=oidc/],
     [{ IDP_LDAP_USER_FILTER: '(uid=x)' }, /IDP_LDAP_USER_FILTER must contain \{username\}/],

@@ -8,12 +8,21 @@ import { OAuthError } from '../../errors.ts';
 import { authenticateClient, type AuthenticatedClient } from '../../grants/client-auth.ts';
 import type { ClientsCache } from '../../store/clients-cache.ts';
 import type { ClientRecord } from '../../store/types.ts';
+import type { RequestAudit } from './audit.ts';
 import type { Params } from './params.ts';
 
-export function authenticateRequest(request: FastifyRequest, params: Params, clients: ClientsCache, clock: Clock): Promise<AuthenticatedClient> {
+/** A presented client id as audited: whatever was sent, cut to a length a log line can carry. */
+const MAX_AUDITED_CLIENT_ID = 200;
+
+/** Authenticates the request's client; a failure is an audit event with its reason. */
+export function authenticateRequest(request: FastifyRequest, params: Params, clients: ClientsCache, clock: Clock, audit: RequestAudit): Promise<AuthenticatedClient> {
   return authenticateClient(
     { authorization: request.headers.authorization, clientId: params.client_id, clientSecret: params.client_secret },
-    { findClient: (id) => clients.get(id), now: clock() },
+    {
+      findClient: (id) => clients.get(id),
+      now: clock(),
+      failed: (reason, clientId) => audit(request, 'client_authentication_failed', { reason, client_id: clientId?.slice(0, MAX_AUDITED_CLIENT_ID) }),
+    },
   );
 }
 

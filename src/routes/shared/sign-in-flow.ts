@@ -15,6 +15,7 @@ import { nextStep, type Step } from '../../sessions/steps.ts';
 import type { SignInThrottle } from '../../sessions/throttle.ts';
 import type { ClientsCache } from '../../store/clients-cache.ts';
 import type { ClientRecord, ConsentRepository, EphemeralStore, EphemeralWrite, UserRecord, UserRepository } from '../../store/types.ts';
+import type { RequestAudit } from './audit.ts';
 import { respondToClient } from './authorization-response.ts';
 import { readSessionCookie, setSessionCookie } from './cookies.ts';
 
@@ -30,7 +31,9 @@ export interface FlowDeps {
   interactions: InteractionStore;
   ephemeral: EphemeralStore;
   throttle: SignInThrottle;
-  audit(event: string, fields: Record<string, unknown>): void;
+  audit: RequestAudit;
+  /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
+  accountName(typed: string): string;
 }
 
 export interface FlowState {
@@ -47,20 +50,19 @@ export function createSignInFlow(deps: FlowDeps) {
   const cookieSettings = { secure: deps.secureCookies, maxAgeSeconds: SESSION_TTL_SECONDS };
 
   /**
-   * Starts an interaction for an authorization request in the browser's session (a new
-   * anonymous one when it has none): both are stored in one round trip, then it moves on.
+   * Starts an interaction for an authorization request in the browser's session. A browser
+   * without one gets a cookie with a new id, but nothing is stored for it: a session is written
+   * only at sign-in, and an anonymous visitor's interaction is short-lived (sessions/interaction.ts).
    */
   async function begin(request: FastifyRequest, reply: FastifyReply, authorizationRequest: AuthorizationRequest): Promise<unknown> {
-    let loaded = await deps.sessions.load(readSessionCookie(request, deps.secureCookies));
-    const writes: EphemeralWrite[] = [];
+    let loaded = await deps.sessions.loadBrowser(readSessionCookie(request, deps.secureCookies));
     if (!loaded) {
-      const { sid, key, session, writes: sessionWrites } = deps.sessions.create();
+      const { sid, key, session } = deps.sessions.create();
       setSessionCookie(reply, sid, cookieSettings);
       loaded = { key, session };
-      writes.push(...sessionWrites);
     }
-    const { interaction, write } = deps.interactions.create(authorizationRequest, loaded.key);
-    await deps.ephemeral.write([...writes, write]);
+    const { interaction, write } = deps.interactions.create(authorizationRequest, loaded.key, loaded.session.userId === null);
+    await deps.ephemeral.write([write]);
     return advance(reply, interaction, loaded);
   }
 
@@ -118,7 +120,9 @@ export function createSignInFlow(deps: FlowDeps) {
       writes = signedIn.writes;
       current = await state(signedIn.interaction, signedIn.loaded);
     }
-    const signedInAudit = () => pending && deps.audit('sign_in', { result: 'success', user_id: pending.userId, amr: pending.amr });
+    const signedInAudit = () => pending && deps.audit(reply.request, 'sign_in', {
+      result: 'success', username: deps.accountName(pending.username), user_id: pending.userId, amr: pending.amr,
+    });
     if (current.step === 'done') {
       const completed = await complete(reply, current, writes);
       signedInAudit();
