@@ -12,7 +12,7 @@ import { DIRECTORY_USERS, PEOPLE_DN, READER, slapdAvailable, startSlapd, type Sl
 import { Browser, authorizeThroughPages, codeFrom, codeRequest, decodeJwt, expectSignInPage, pkce, redeem, submitSignIn } from './code-flow-support.ts';
 
 const CLIENT = { clientId: 'directory-app', secret: 'directory-app-secret-0123456789abcdef' };
-const REDIRECT = 'http://directory-app.test/cb';
+const REDIRECT = 'https://directory-app.test/cb';
 // The page's words for a source that does not answer ("The directory is unavailable right now.").
 const UNAVAILABLE = /is unavailable right now/;
 
