@@ -37,7 +37,7 @@ interface BasicCredentials {
   clientId: string;
   /** The secret form-decoded (RFC 6749 §2.3.1), or undefined when it is not form-encoded. */
   clientSecret: string | undefined;
-  /** The secret exactly as sent, when that differs from the decoded one. */
+  /** The secret exactly as sent, when that differs from the decoded one (always, when that failed). */
   rawSecret: string | undefined;
 }
 
@@ -76,7 +76,6 @@ function presentedCredentials(input: ClientCredentialsInput): { method: AuthMeth
     if (input.clientId !== undefined && input.clientId !== basic.clientId) {
       throw new OAuthError('invalid_request', 'The client_id parameter does not match the authenticated client.');
     }
-    if (basic.clientSecret === undefined && basic.rawSecret === undefined) throw invalidClient('Basic credentials without a secret');
     return { method: 'client_secret_basic', clientId: basic.clientId, secret: basic.clientSecret ?? basic.rawSecret, rawSecret: basic.rawSecret };
   }
   if (input.clientId === undefined) throw invalidClient('no client authentication');
