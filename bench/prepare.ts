@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Browser, readForm } from '../test/helpers/browser-http.ts';
 import { ROOT } from './servers.ts';
 
-export const WEB = { clientId: 'bench-web', secret: 'bench-web-secret-0123456789abcdefghijklmnop', redirectUri: 'http://rp.bench/cb' };
+export const WEB = { clientId: 'bench-web', secret: 'bench-web-secret-0123456789abcdefghijklmnop', redirectUri: 'https://rp.bench/cb' };
 export const SERVICE = { clientId: 'bench-service', secret: 'bench-service-secret-0123456789abcdefghijk', scope: 'bench.read' };
 /** The user whose browser session mints codes. */
 export const USER = { username: 'bench-user', password: 'bench user password 0123456789' };

@@ -80,6 +80,7 @@ const EXAMPLES: Record<string, string> = {
   IDP_SECRET: 'a 43-character base64url value from 32 random bytes, or 64 hex digits',
   NODE_ENV: 'production',
   IDP_ALLOW_HTTP: '1',
+  IDP_ALLOW_INSECURE_SOURCE: '1',
   IDP_TRUST_PROXY: '1, true, or 10.0.0.0/8,127.0.0.1',
   IDP_SIGN_IN_SOURCE: 'local',
   IDP_LDAP_URL: 'ldaps://dc1.corp.example:636',
@@ -242,6 +243,7 @@ const envSchema = z.object({
   IDP_SECRET: masterSecret,
   NODE_ENV: optionalText,
   IDP_ALLOW_HTTP: flag,
+  IDP_ALLOW_INSECURE_SOURCE: flag,
   IDP_TRUST_PROXY: optionalText.transform((v): boolean | number | string => {
     if (v === undefined || v === 'false') return false;
     if (v === 'true') return true;
@@ -333,7 +335,33 @@ function crossCheck(env: Env): { variable: string; message: string } | undefined
     if (!env.IDP_UPSTREAM_ISSUER) return { variable: 'IDP_UPSTREAM_ISSUER', message: 'is required when IDP_SIGN_IN_SOURCE=oidc' };
     if (!env.IDP_UPSTREAM_CLIENT_ID) return { variable: 'IDP_UPSTREAM_CLIENT_ID', message: 'is required when IDP_SIGN_IN_SOURCE=oidc' };
   }
+  if (env.NODE_ENV === 'production' && !env.IDP_ALLOW_INSECURE_SOURCE) return cleartextSource(env);
   return undefined;
+}
+
+const INSECURE_SOURCE_HINT = 'when NODE_ENV=production (set IDP_ALLOW_INSECURE_SOURCE=1 to allow it)';
+
+/**
+ * In production the passwords typed in (LDAP bind) and the upstream's tokens must not cross the
+ * network in cleartext: an http upstream is allowed on loopback only, ldap:// only with StartTLS.
+ */
+function cleartextSource(env: Env): { variable: string; message: string } | undefined {
+  if (env.IDP_SIGN_IN_SOURCE === 'oidc' && env.IDP_UPSTREAM_ISSUER) {
+    const upstream = new URL(env.IDP_UPSTREAM_ISSUER);
+    if (upstream.protocol === 'http:' && !isLoopbackHost(upstream.hostname)) {
+      return { variable: 'IDP_UPSTREAM_ISSUER', message: `must use https (or http on a loopback address) ${INSECURE_SOURCE_HINT}` };
+    }
+  }
+  if (env.IDP_SIGN_IN_SOURCE === 'ldap' && env.IDP_LDAP_URL?.toLowerCase().startsWith('ldap:') && !env.IDP_LDAP_STARTTLS) {
+    return { variable: 'IDP_LDAP_URL', message: `must use ldaps:// or IDP_LDAP_STARTTLS=1 ${INSECURE_SOURCE_HINT}` };
+  }
+  return undefined;
+}
+
+/** localhost, 127.0.0.0/8 or ::1, as URL.hostname writes them. */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 function toConfig(env: Env): Config {

@@ -4,14 +4,14 @@
  * clear line instead of the database refusing it later. `idp clients add` and `idp seed` share them.
  */
 import { OIDC_SCOPES, SCOPE_TOKEN, SERVICE_SCOPES } from '../scopes.ts';
-import { GRANT_TYPES, type GrantType } from '../store/types.ts';
+import { GRANT_TYPES, isClientId, type GrantType } from '../store/types.ts';
 
 /** Each rule's explanation, as it follows a flag or a field path in an error line. */
 export const RULE_MESSAGES = {
   clientId: 'must be 1 to 200 visible ASCII characters without spaces',
   grantType: `must be one of ${GRANT_TYPES.join(', ')}`,
   scopeToken: 'must be an RFC 6749 scope token (visible ASCII without spaces, quotes or backslashes)',
-  redirectUri: 'must be an absolute URI without a fragment',
+  redirectUri: 'must be an https URI, an http URI on a loopback address, or a private-use scheme with a period (com.example.app:/callback), without a fragment',
   origin: 'must be an origin scheme://host[:port] without a path',
   lifetime: 'must be a whole number of seconds from 1 to 2147483647',
   instant: 'must be an ISO 8601 date or a date-time with a time zone, such as 2027-01-31T00:00:00Z',
@@ -26,9 +26,7 @@ export const RULE_MESSAGES = {
  */
 export const RESERVED_SCOPES: readonly string[] = [...OIDC_SCOPES, ...SERVICE_SCOPES];
 
-export function isClientId(value: string): boolean {
-  return /^[!-~]{1,200}$/.test(value);
-}
+export { isClientId };
 
 export function isGrantType(value: string): value is GrantType {
   return (GRANT_TYPES as readonly string[]).includes(value);
@@ -39,13 +37,19 @@ export function isScopeToken(value: string): boolean {
 }
 
 /**
- * RFC 6749 §3.1.2: an absolute URI that must not include a fragment. For http(s), an authority
- * without userinfo as well (the same rule as the database function idp_is_redirect_uri).
+ * A redirect URI a client may register, the same rule as the database function
+ * idp_is_redirect_uri (migration 2026-11-24-0001). RFC 6749 §3.1.2: an absolute URI without a
+ * fragment. RFC 9700 §2.1 and RFC 8252 §7: `https`; `http` only on a loopback address (§7.3);
+ * otherwise a private-use scheme, which is reverse-DNS and so contains a period (§7.1,
+ * `com.example.app:/cb`). So `javascript:`, `data:`, `vbscript:`, `file:` and plain `http` to
+ * another host are refused. For http(s), an authority without userinfo as well.
  */
 export function isRedirectUri(value: string): boolean {
-  if (!/^[A-Za-z][A-Za-z0-9+.-]*:[^#\s\p{Cc}]+$/u.test(value)) return false;
-  if (/^https?:/i.test(value) && !/^https?:\/\/[^/?#@\s]+(\/[^#]*)?$/i.test(value)) return false;
-  return URL.canParse(value);
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:[^#\s\p{Cc}]+$/u.test(value) || !URL.canParse(value)) return false;
+  const scheme = value.slice(0, value.indexOf(':')).toLowerCase();
+  if (scheme === 'https') return /^https:\/\/[^/?#@\s]+(\/[^#]*)?$/i.test(value);
+  if (scheme === 'http') return /^http:\/\/(localhost|127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|\[::1\])(:[0-9]{1,5})?(\/[^#]*)?$/i.test(value);
+  return scheme.includes('.');
 }
 
 /** An origin (RFC 6454) as browsers send it: scheme://host[:port], nothing after. */

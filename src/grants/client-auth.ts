@@ -3,7 +3,7 @@
  * `client_secret_basic`, `client_secret_post`, or a public client naming itself by `client_id`.
  */
 import { OAuthError } from '../errors.ts';
-import type { ClientRecord } from '../store/types.ts';
+import { isClientId, type ClientRecord } from '../store/types.ts';
 import { verifyClientSecret } from '../tokens/opaque.ts';
 
 export type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
@@ -39,21 +39,41 @@ function formDecode(value: string): string {
   return decodeURIComponent(value.replace(/\+/g, ' '));
 }
 
-function parseBasic(header: string): { clientId: string; clientSecret: string } {
+interface BasicCredentials {
+  clientId: string;
+  /** The secret form-decoded (RFC 6749 §2.3.1), or undefined when it is not form-encoded. */
+  clientSecret: string | undefined;
+  /** The secret exactly as sent, when that differs from the decoded one (always, when that failed). */
+  rawSecret: string | undefined;
+}
+
+function parseBasic(header: string): BasicCredentials {
   const match = /^Basic ([A-Za-z0-9+/]+={0,2})$/i.exec(header.trim());
   if (!match?.[1]) throw invalidClient('malformed Basic authorization header');
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) throw invalidClient('Basic credentials without a colon');
+  let clientId: string;
   try {
-    return { clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) };
+    clientId = formDecode(decoded.slice(0, colon));
   } catch {
     throw invalidClient('Basic credentials are not form-urlencoded');
   }
+  // Client ids are visible ASCII (the clients table's rule): anything else, a NUL above all,
+  // names no client and must not reach the database.
+  if (!isClientId(clientId)) throw invalidClient('Basic credentials name no possible client id');
+  const raw = decoded.slice(colon + 1);
+  let clientSecret: string | undefined;
+  try {
+    clientSecret = formDecode(raw);
+  } catch {
+    clientSecret = undefined;
+  }
+  return { clientId, clientSecret, rawSecret: raw !== clientSecret ? raw : undefined };
 }
 
 /** Which method the request uses, refusing requests that use two at once (RFC 6749 §2.3). */
-function presentedCredentials(input: ClientCredentialsInput): { method: AuthMethod; clientId: string; secret?: string } {
+function presentedCredentials(input: ClientCredentialsInput): { method: AuthMethod; clientId: string; secret?: string; rawSecret?: string } {
   const basic = input.authorization && /^basic /i.test(input.authorization) ? parseBasic(input.authorization) : undefined;
   if (basic) {
     if (input.clientSecret !== undefined) {
@@ -62,11 +82,21 @@ function presentedCredentials(input: ClientCredentialsInput): { method: AuthMeth
     if (input.clientId !== undefined && input.clientId !== basic.clientId) {
       throw new OAuthError('invalid_request', 'The client_id parameter does not match the authenticated client.');
     }
-    return { method: 'client_secret_basic', clientId: basic.clientId, secret: basic.clientSecret };
+    return { method: 'client_secret_basic', clientId: basic.clientId, secret: basic.clientSecret ?? basic.rawSecret, rawSecret: basic.rawSecret };
   }
   if (input.clientId === undefined) throw invalidClient('no client authentication');
   if (input.clientSecret !== undefined) return { method: 'client_secret_post', clientId: input.clientId, secret: input.clientSecret };
   return { method: 'none', clientId: input.clientId };
+}
+
+/**
+ * RFC 6749 §2.3.1 form-decodes a Basic secret, but several widespread client libraries send it
+ * raw, so a base64 secret's `+` would arrive as a space. When the decoded secret does not match
+ * and the raw one differs, the raw one is tried too; each comparison is constant-time.
+ */
+function secretMatches(presented: { secret?: string; rawSecret?: string }, secretHash: string): boolean {
+  if (presented.secret !== undefined && verifyClientSecret(presented.secret, secretHash)) return true;
+  return presented.rawSecret !== undefined && presented.rawSecret !== presented.secret && verifyClientSecret(presented.rawSecret, secretHash);
 }
 
 export async function authenticateClient(input: ClientCredentialsInput, deps: ClientAuthDeps): Promise<AuthenticatedClient> {
@@ -94,7 +124,7 @@ export async function authenticateClient(input: ClientCredentialsInput, deps: Cl
     return { client, method: 'none' };
   }
   if (presented.secret === undefined) throw refuse('bad_secret', clientId, `confidential client ${clientId} sent no secret`);
-  if (!verifyClientSecret(presented.secret, client.secretHash)) throw refuse('bad_secret', clientId, `wrong secret for ${clientId}`);
+  if (!secretMatches(presented, client.secretHash)) throw refuse('bad_secret', clientId, `wrong secret for ${clientId}`);
   if (client.secretExpiresAt && client.secretExpiresAt.getTime() <= deps.now) {
     throw refuse('expired_secret', clientId, `secret of ${clientId} expired at ${client.secretExpiresAt.toISOString()}`);
   }

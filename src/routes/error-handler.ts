@@ -84,6 +84,11 @@ function sendPageError(request: FastifyRequest, reply: FastifyReply, error: OAut
 
 export function registerErrorHandler(app: FastifyInstance, options: { issuer: string; page: PageContext }): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    if (abortedByClient(request)) {
+      // Nobody is left to answer: the client closed the connection while sending (its doing, not a dependency's).
+      request.log.info({ detail: error instanceof Error ? error.message : String(error) }, 'request aborted by the client');
+      return reply.code(400).send();
+    }
     const oauthError = toOAuthError(error);
     if (oauthError.code === 'server_error') request.log.error({ err: oauthError.detail }, 'unexpected error');
     else if (oauthError.code === 'temporarily_unavailable') request.log.warn({ detail: oauthError.detail }, 'dependency unavailable');
@@ -97,9 +102,21 @@ export function registerErrorHandler(app: FastifyInstance, options: { issuer: st
   );
 }
 
-/** What Node's HTTP parser refuses before Fastify sees a request, answered in the OAuth shape. */
-export function clientErrorResponse(error: { code?: string }): string {
+/**
+ * The client closed the connection before its request was read whole (Node reports ECONNRESET
+ * "aborted" on the request stream, which would otherwise read as a database or store outage).
+ */
+function abortedByClient(request: FastifyRequest): boolean {
+  return request.raw.readableAborted;
+}
+
+/**
+ * What Node's HTTP parser refuses before Fastify sees a request, answered in the OAuth shape.
+ * `rawPacket` holds the bytes read so far: a HEAD request gets the head only (RFC 9110 §9.3.2).
+ */
+export function clientErrorResponse(error: { code?: string; rawPacket?: unknown }): string {
   const [status, reason] = error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
   const body = JSON.stringify({ error: 'invalid_request', error_description: 'The request is malformed.' });
-  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+  const head = Buffer.isBuffer(error.rawPacket) && /^HEAD /i.test(error.rawPacket.subarray(0, 5).toString('latin1'));
+  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${head ? '' : body}`;
 }

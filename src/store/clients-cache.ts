@@ -4,7 +4,7 @@
  * a restart. Unknown ids are cached too (an INSERT notifies as well), in a bounded map.
  */
 import { createLoadingCache } from './loading-cache.ts';
-import type { ClientRecord, ClientRepository, DurableStore } from './types.ts';
+import { isClientId, type ClientRecord, type ClientRepository, type DurableStore } from './types.ts';
 
 export interface ClientsCache {
   get(clientId: string): Promise<ClientRecord | undefined>;
@@ -28,7 +28,9 @@ export function createClientsCache(store: Pick<DurableStore, 'onChange'> & { cli
   });
 
   return {
-    get: (clientId) => entries.get(clientId, () => store.clients.get(clientId)),
+    // An id the clients table cannot hold (a NUL, which PostgreSQL refuses, or 10 kB of noise)
+    // is unknown without asking the database, and takes no room in the cache.
+    get: async (clientId) => (isClientId(clientId) ? entries.get(clientId, () => store.clients.get(clientId)) : undefined),
     allowedOrigins: () =>
       origins.get(ALL, async () => new Set((await store.clients.list()).flatMap((c) => (c.enabled ? c.corsOrigins : [])))),
     close: unsubscribe,

@@ -7,6 +7,11 @@
 export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
 export const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token', 'client_credentials'];
 
+/** The clients table's rule for a client id (CHECK clients_client_id_format): 1 to 200 visible ASCII characters. */
+export function isClientId(value: string): boolean {
+  return /^[!-~]{1,200}$/.test(value);
+}
+
 /** A client as an administrator configures it (one row of the `clients` table). */
 export interface ClientRecord {
   clientId: string;

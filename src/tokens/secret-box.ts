@@ -8,6 +8,11 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
 export type KeyPurpose = 'signing-keys' | 'totp-secrets' | 'cookies' | 'refresh-tokens';
 
 const VERSION = 'v1';
+/**
+ * GCM's full 128-bit tag. Node otherwise accepts any tag from 4 bytes up (NIST SP 800-38D §5.2.1.2),
+ * so whoever may edit a sealed value could cut the tag short and forge with far fewer guesses.
+ */
+const TAG_LENGTH = 16;
 
 /** Derives a 32-byte key for one purpose from the master secret. */
 export function deriveKey(masterSecret: Buffer, purpose: KeyPurpose): Buffer {
@@ -17,7 +22,7 @@ export function deriveKey(masterSecret: Buffer, purpose: KeyPurpose): Buffer {
 /** Seals a text: `v1.<iv>.<ciphertext>.<tag>`, base64url. `context` is bound as associated data. */
 export function seal(key: Buffer, plaintext: string, context: string): string {
   const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_LENGTH });
   cipher.setAAD(Buffer.from(context));
   const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   return [VERSION, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
@@ -27,8 +32,10 @@ export function seal(key: Buffer, plaintext: string, context: string): string {
 export function open(key: Buffer, sealed: string, context: string): string {
   const [version, iv, body, tag] = sealed.split('.');
   if (version !== VERSION || !iv || body === undefined || !tag) throw new Error('sealed value is malformed');
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  const tagBytes = Buffer.from(tag, 'base64url');
+  if (tagBytes.length !== TAG_LENGTH) throw new Error('sealed value is malformed');
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: TAG_LENGTH });
   decipher.setAAD(Buffer.from(context));
-  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  decipher.setAuthTag(tagBytes);
   return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
 }

@@ -18,7 +18,7 @@ export { basic, pkce, type Pkce };
 
 export const IDP_SECRET = 'a1'.repeat(32);
 export const WEB_SECRET = 'mfa-web-secret-0123456789abcdefghijklmn';
-export const WEB_REDIRECT = 'http://rp.test/cb';
+export const WEB_REDIRECT = 'https://rp.test/cb';
 export const THROTTLED_TEXT = 'Too many failed attempts';
 
 export interface SeedUser {

@@ -143,7 +143,7 @@ describe.runIf(postgresAvailable)('the authorize endpoint', () => {
       const nonce = /'nonce-([^']+)'/.exec(csp)?.[1];
       expect(nonce).toBeTruthy();
       expect(page.body).toContain(`<script nonce="${nonce}">`);
-      expect(csp).toMatch(/form-action [^;]*http:\/\/rp\.test/);
+      expect(csp).toMatch(/form-action [^;]*https:\/\/rp\.test/);
       const redeemed = await redeem(setup.base, form.fields.code ?? '', WEB_REDIRECT, verifier, { clientId: 'web', secret: WEB_SECRET });
       expect(redeemed.status).toBe(200);
     });

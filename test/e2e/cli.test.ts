@@ -45,7 +45,8 @@ describe('idp without a database', () => {
     const cases: Array<[string[], RegExp]> = [
       [['doctor', '--colour', 'red'], /^unknown option --colour /],
       [['clients', 'add', '--id', 'web', '--colour', 'red'], /^unknown option --colour /],
-      [['clients', 'add', '--id', 'web', '--redirect-uri', 'https://app.example/cb#x'], /^--redirect-uri "https:\/\/app.example\/cb#x": must be an absolute URI without a fragment$/],
+      [['clients', 'add', '--id', 'web', '--redirect-uri', 'https://app.example/cb#x'], /^--redirect-uri "https:\/\/app.example\/cb#x": must be an https URI, an http URI on a loopback address, or a private-use scheme with a period \(com\.example\.app:\/callback\), without a fragment$/],
+      [['clients', 'add', '--id', 'web', '--redirect-uri', 'javascript:alert(1)'], /^--redirect-uri "javascript:alert\(1\)": must be an https URI, /],
       [['clients', 'show'], /^missing argument ID /],
       [['users', 'add', '--username', 'alice', '--password'], /^option --password needs a value /],
       [['users', 'frob'], /^unknown subcommand "frob"/],
@@ -234,7 +235,7 @@ describe.runIf(postgresAvailable)('idp seed on PostgreSQL', () => {
   it('refuses a file with wrong fields whole, naming every path, and writes nothing', async () => {
     const bad = {
       api_scopes: ['orders.read', 'profile'],
-      clients: [{ ...SEED.clients[0], redirect_uris: ['https://ok.example/cb', 'https://bad.example/cb#frag'], grant_types: ['password'], colour: 'red' }],
+      clients: [{ ...SEED.clients[0], redirect_uris: ['https://ok.example/cb', 'https://bad.example/cb#frag'], post_logout_redirect_uris: ['data:text/html,bye'], grant_types: ['password'], colour: 'red' }],
       users: [{ password: 'x', totp_secret: 'not base32!' }],
     };
     const result = await idp(['seed', seedFile('bad.json', bad)]);
@@ -243,11 +244,12 @@ describe.runIf(postgresAvailable)('idp seed on PostgreSQL', () => {
     expect(result.stderr.trimEnd().split('\n')).toStrictEqual([
       'api_scopes[1]: profile is reserved by the service',
       'clients[0].grant_types[0]: must be one of authorization_code, refresh_token, client_credentials',
-      'clients[0].redirect_uris[1]: must be an absolute URI without a fragment',
+      'clients[0].redirect_uris[1]: must be an https URI, an http URI on a loopback address, or a private-use scheme with a period (com.example.app:/callback), without a fragment',
+      'clients[0].post_logout_redirect_uris[0]: must be an https URI, an http URI on a loopback address, or a private-use scheme with a period (com.example.app:/callback), without a fragment',
       'clients[0].colour: unknown field',
       'users[0].username: required',
       'users[0].totp_secret: must be base32 (RFC 4648 alphabet A-Z and 2-7, at least 16 characters)',
-      expect.stringMatching(/bad\.json refused: 6 wrong field\(s\); nothing was written$/),
+      expect.stringMatching(/bad\.json refused: 7 wrong field\(s\); nothing was written$/),
     ]);
     expect(await snapshot()).toStrictEqual({ clients: [], users: [], api_scopes: [] });
   });

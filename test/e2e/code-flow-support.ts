@@ -23,11 +23,11 @@ export const DISABLE_SECRET = 'disable-secret-0123456789abcdefghijklmn';
 export const ENC_CLIENT_ID = 'enc:client';
 export const ENC_SECRET = 'p+s%25:w rd/0123456789abcdefghijklmnopq';
 
-export const WEB_REDIRECT = 'http://rp.test/cb';
-export const SPA_REDIRECT = 'http://spa.test/cb';
-export const NO_REFRESH_REDIRECT = 'http://norefresh.test/cb';
-export const CONSENT_REDIRECT = 'http://consent.test/cb';
-export const DISABLE_REDIRECT = 'http://disabled.test/cb';
+export const WEB_REDIRECT = 'https://rp.test/cb';
+export const SPA_REDIRECT = 'https://spa.test/cb';
+export const NO_REFRESH_REDIRECT = 'https://norefresh.test/cb';
+export const CONSENT_REDIRECT = 'https://consent.test/cb';
+export const DISABLE_REDIRECT = 'https://disabled.test/cb';
 
 export const ALICE = { username: 'alice', password: 'correct horse battery staple' };
 export const BOB = { username: 'bob', password: 'bobs own long password 42' };

@@ -15,7 +15,7 @@ import { THROTTLED_TEXT, burst, inBatches, type OpenForm } from './account-suppo
 import { Browser, authorizeThroughPages, codeFrom, codeRequest, decodeJwt, expectSignInPage, pkce, redeem, submitSignIn } from './code-flow-support.ts';
 
 const CLIENT = { clientId: 'directory-app', secret: 'directory-app-secret-0123456789abcdef' };
-const REDIRECT = 'http://directory-app.test/cb';
+const REDIRECT = 'https://directory-app.test/cb';
 // The page's words for a source that does not answer ("The directory is unavailable right now.").
 const UNAVAILABLE = /is unavailable right now/;
 

@@ -503,7 +503,7 @@ describe.runIf(postgresAvailable)('outages of Redis and PostgreSQL, and SIGTERM'
         const answers = await Promise.all(requests);
         for (const answer of answers) {
           expect(answer.status, `a request in flight at SIGTERM: ${answer.text.slice(0, 200)}`).toBe(302);
-          expect(String(answer.headers.location), 'signed in: back to the client with a code').toMatch(/^http:\/\/rp\.test\/cb\?code=/);
+          expect(String(answer.headers.location), 'signed in: back to the client with a code').toMatch(/^https:\/\/rp\.test\/cb\?code=/);
         }
         expect(answers.filter((a) => a.at > signalledAt).length, 'some requests were still in flight at the signal').toBeGreaterThan(0);
         const { code, at } = await Promise.race([exited, sleep(8000).then(() => ({ code: -1, at: Date.now() }))]);

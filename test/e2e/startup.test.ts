@@ -18,6 +18,9 @@ function expectOneLineError(result: { code: number | null; stdout: string; stder
   expect(result.stderr).not.toMatch(/\n\s+at /);
 }
 
+/** Production with every other demand met; nothing is contacted before the configuration passes. */
+const PRODUCTION = { NODE_ENV: 'production', IDP_SECRET: SECRET, DATABASE_URL: 'postgres://db/idp', REDIS_URL: 'redis://cache:6379', IDP_BASE_URL: 'https://id.example.com' };
+
 describe('configuration errors', () => {
   const cases: Array<[string, Record<string, string>, string]> = [
     ['a base URL that is not http(s)', { IDP_BASE_URL: 'ftp://id.example.com' }, 'IDP_BASE_URL'],
@@ -34,6 +37,8 @@ describe('configuration errors', () => {
     ['a brand colour that is not #rgb or #rrggbb', { IDP_BRAND_COLOR: 'blue' }, 'IDP_BRAND_COLOR'],
     ['a brand logo file that is not there', { IDP_BRAND_LOGO: '/nonexistent/logo.png' }, 'IDP_BRAND_LOGO'],
     ['production over http', { NODE_ENV: 'production', IDP_SECRET: SECRET, DATABASE_URL: 'postgres://db/idp', REDIS_URL: 'redis://cache:6379', IDP_BASE_URL: 'http://id.example.com' }, 'IDP_BASE_URL'],
+    ['production with an http upstream', { ...PRODUCTION, IDP_SIGN_IN_SOURCE: 'oidc', IDP_UPSTREAM_ISSUER: 'http://accounts.example.com/', IDP_UPSTREAM_CLIENT_ID: 'idp' }, 'IDP_UPSTREAM_ISSUER'],
+    ['production with ldap:// and no StartTLS', { ...PRODUCTION, IDP_SIGN_IN_SOURCE: 'ldap', IDP_LDAP_URL: 'ldap://dc1.corp.example', IDP_LDAP_BASE_DN: 'dc=corp' }, 'IDP_LDAP_URL'],
   ];
   it.each(cases)('%s stops the start with one line', async (_name, env, variable) => {
     expectOneLineError(await runIdp(['serve'], env), variable);

@@ -66,7 +66,7 @@ describe.runIf(postgresAvailable)('the token endpoint (authorization code grant)
 
     it('refuses a redirect_uri other than the one of the authorization request', async () => {
       const { code, verifier } = await freshCode();
-      expectTokenError(await redeem(setup.base, code, 'http://rp.test/other', verifier, webAuth), 400, 'invalid_grant');
+      expectTokenError(await redeem(setup.base, code, 'https://rp.test/other', verifier, webAuth), 400, 'invalid_grant');
     });
 
     it('refuses a code issued to another client', async () => {

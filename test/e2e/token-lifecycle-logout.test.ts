@@ -19,8 +19,8 @@ import {
 } from './token-lifecycle-support.ts';
 
 const SHORT: ClientCredentials = { clientId: 'short', secret: 'short-lifecycle-secret-0123456789abcdefgh' };
-const SHORT_REDIRECT = 'http://short.test/cb';
-const SHORT_LOGOUT = 'http://short.test/bye';
+const SHORT_REDIRECT = 'https://short.test/cb';
+const SHORT_LOGOUT = 'https://short.test/bye';
 REDIRECTS.short = SHORT_REDIRECT;
 
 function logoutUrl(base: string, params: Record<string, string>): string {

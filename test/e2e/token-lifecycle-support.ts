@@ -22,15 +22,15 @@ export const OTHER_SECRET = 'other-lifecycle-secret-0123456789abcdefgh';
 export const SERVICE_SECRET = 'service-lifecycle-secret-0123456789abcdef';
 export const DISABLE_SECRET = 'disable-lifecycle-secret-0123456789abcdef';
 
-export const WEB_REDIRECT = 'http://rp.test/cb';
-export const WEB_LOGOUT = 'http://rp.test/bye';
+export const WEB_REDIRECT = 'https://rp.test/cb';
+export const WEB_LOGOUT = 'https://rp.test/bye';
 export const WEB_ORIGIN = 'https://web.example';
-export const SPA_REDIRECT = 'http://spa.test/cb';
+export const SPA_REDIRECT = 'https://spa.test/cb';
 export const SPA_ORIGIN = 'https://spa.example';
-export const OTHER_REDIRECT = 'http://other.test/cb';
+export const OTHER_REDIRECT = 'https://other.test/cb';
 export const OTHER_ORIGIN = 'https://other.example';
-export const DISABLE_REDIRECT = 'http://disabled.test/cb';
-export const DISABLE_LOGOUT = 'http://disabled.test/bye';
+export const DISABLE_REDIRECT = 'https://disabled.test/cb';
+export const DISABLE_LOGOUT = 'https://disabled.test/bye';
 /** Registered on no client. */
 export const STRANGER_ORIGIN = 'https://evil.example';
 

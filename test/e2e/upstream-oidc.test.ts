@@ -25,8 +25,8 @@ const AT_UPSTREAM = { clientId: 'our-idp', clientSecret: 'upstream-registration-
 
 /** The relying party registered with us. */
 const RP = { clientId: 'rp', secret: 'rp-secret-0123456789abcdefghijklmnopqr' };
-const RP_REDIRECT = 'http://rp.test/cb';
-const RP_LOGOUT = 'http://rp.test/signed-out';
+const RP_REDIRECT = 'https://rp.test/cb';
+const RP_LOGOUT = 'https://rp.test/signed-out';
 const SEED = {
   clients: [{
     client_id: RP.clientId, client_secret: RP.secret, display_name: 'Relying party',

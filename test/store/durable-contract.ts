@@ -124,6 +124,15 @@ const BAD_CLIENTS: BadClientCase[] = [
   { what: 'a redirect URI without a host', change: { redirectUris: ['https:///callback'] }, constraint: 'clients_redirect_uris_format' },
   { what: 'whitespace in a redirect URI', change: { redirectUris: ['https://app.example/call back'] }, constraint: 'clients_redirect_uris_format' },
   { what: 'a trailing newline in a redirect URI', change: { redirectUris: ['https://app.example/callback\n'] }, constraint: 'clients_redirect_uris_format' },
+  // RFC 9700 §2.1, RFC 8252 §7: https, loopback http, or a private-use scheme with a period.
+  { what: 'a javascript: redirect URI', change: { redirectUris: ['javascript:alert(1)'] }, constraint: 'clients_redirect_uris_format' },
+  { what: 'a data: redirect URI', change: { redirectUris: ['data:text/html,<script>alert(1)</script>'] }, constraint: 'clients_redirect_uris_format' },
+  { what: 'a vbscript: redirect URI', change: { redirectUris: ['VBScript:msgbox(1)'] }, constraint: 'clients_redirect_uris_format' },
+  { what: 'a file: redirect URI', change: { redirectUris: ['file:///etc/passwd'] }, constraint: 'clients_redirect_uris_format' },
+  { what: 'an http redirect URI to another host', change: { redirectUris: ['http://app.example/callback'] }, constraint: 'clients_redirect_uris_format' },
+  { what: 'an http redirect URI to a host that only starts like loopback', change: { redirectUris: ['http://127.0.0.1.evil.example/cb'] }, constraint: 'clients_redirect_uris_format' },
+  { what: 'a scheme without a period', change: { redirectUris: ['myapp://callback'] }, constraint: 'clients_redirect_uris_format' },
+  { what: 'a javascript: post-logout redirect URI', change: { postLogoutRedirectUris: ['javascript:alert(1)'] }, constraint: 'clients_post_logout_redirect_uris_format' },
   { what: 'a post-logout redirect URI with a fragment', change: { postLogoutRedirectUris: ['https://app.example/bye#x'] }, constraint: 'clients_post_logout_redirect_uris_format' },
   { what: 'whitespace in a post-logout redirect URI', change: { postLogoutRedirectUris: ['https://app.example/ bye'] }, constraint: 'clients_post_logout_redirect_uris_format' },
   { what: 'a cors origin with a path', change: { corsOrigins: ['https://app.example/app'] }, constraint: 'clients_cors_origins_format' },
@@ -243,6 +252,13 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
       });
 
       describe('the constraints of the clients table', () => {
+        it('accept https, loopback http and private-use redirect URIs (RFC 8252 §7)', async () => {
+          const uris = ['https://app.example/cb', 'http://localhost:8080/cb', 'http://127.0.0.1:51004/cb', 'http://[::1]/cb', 'com.example.app:/oauth2redirect', 'HTTPS://APP.EXAMPLE/CB'];
+          const client = sampleClient({ redirectUris: uris, postLogoutRedirectUris: uris });
+          expect(await store.clients.upsert(client)).toBe('created');
+          expect(await store.clients.get(client.clientId)).toEqual(client);
+        });
+
         it.each(BAD_CLIENTS)('refuse $what, on insert and on change, keeping the previous row', async ({ change, constraint }) => {
           const fresh = sampleClient({ ...change });
           await expect(store.clients.upsert(fresh)).rejects.toThrow(violates(constraint));

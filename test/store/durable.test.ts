@@ -141,6 +141,12 @@ describe.runIf(postgresAvailable)('PostgreSQL', () => {
         runSql(database.url, `UPDATE clients SET redirect_uris='{https://app.example/cb#x}' WHERE client_id=$1`, [client.clientId]),
       ).rejects.toThrow(/clients_redirect_uris_format/);
       await expect(
+        runSql(database.url, `UPDATE clients SET redirect_uris='{javascript:alert(1)}' WHERE client_id=$1`, [client.clientId]),
+      ).rejects.toThrow(/clients_redirect_uris_format/);
+      await expect(
+        runSql(database.url, `INSERT INTO clients (client_id, redirect_uris) VALUES ('sql-js', '{"data:text/html,<script>alert(1)</script>"}')`),
+      ).rejects.toThrow(/clients_redirect_uris_format/);
+      await expect(
         runSql(database.url, `UPDATE clients SET grant_types='{password}' WHERE client_id=$1`, [client.clientId]),
       ).rejects.toThrow(/clients_grant_types_known/);
       expect(await store.clients.get(client.clientId)).toEqual(client);

@@ -64,6 +64,44 @@ describe('parseConfig', () => {
     expect(config({ ...env, IDP_BASE_URL: 'http://id.example.com', IDP_ALLOW_HTTP: '1' }).production).toBe(true);
   });
 
+  describe('production refuses a sign-in source reached in cleartext', () => {
+    const production = { NODE_ENV: 'production', IDP_SECRET: SECRET_HEX, DATABASE_URL: 'postgres://db/idp', REDIS_URL: 'redis://cache:6379', IDP_BASE_URL: 'https://id.example.com' };
+    const oidc = { ...production, IDP_SIGN_IN_SOURCE: 'oidc', IDP_UPSTREAM_CLIENT_ID: 'idp' };
+    const ldap = { ...production, IDP_SIGN_IN_SOURCE: 'ldap', IDP_LDAP_BASE_DN: 'dc=corp' };
+
+    it.each([
+      ['an http upstream on another host', { ...oidc, IDP_UPSTREAM_ISSUER: 'http://accounts.example.com/' }, 'IDP_UPSTREAM_ISSUER'],
+      ['an http upstream on an address that only starts like loopback', { ...oidc, IDP_UPSTREAM_ISSUER: 'http://127.0.0.1.evil.example/' }, 'IDP_UPSTREAM_ISSUER'],
+      ['ldap:// without StartTLS', { ...ldap, IDP_LDAP_URL: 'ldap://dc1.corp.example' }, 'IDP_LDAP_URL'],
+    ])('refuses %s, naming the variable and the way out', (_name, env, variable) => {
+      const result = parseConfig(env);
+      expect(result.ok).toBe(false);
+      if (!result.ok) {
+        expect(result.message).toMatch(new RegExp(`^configuration error: ${variable} `));
+        expect(result.message).toContain('IDP_ALLOW_INSECURE_SOURCE=1');
+        expect(result.message).not.toContain('\n');
+      }
+    });
+
+    it.each([
+      ['an https upstream', { ...oidc, IDP_UPSTREAM_ISSUER: 'https://accounts.example.com/' }],
+      ['an http upstream on localhost', { ...oidc, IDP_UPSTREAM_ISSUER: 'http://localhost:8080/' }],
+      ['an http upstream on 127.0.0.0/8', { ...oidc, IDP_UPSTREAM_ISSUER: 'http://127.1.2.3:8080/' }],
+      ['an http upstream on ::1', { ...oidc, IDP_UPSTREAM_ISSUER: 'http://[::1]:8080/' }],
+      ['ldaps://', { ...ldap, IDP_LDAP_URL: 'ldaps://dc1.corp.example' }],
+      ['ldap:// with StartTLS', { ...ldap, IDP_LDAP_URL: 'ldap://dc1.corp.example', IDP_LDAP_STARTTLS: '1' }],
+      ['an http upstream the operator allowed', { ...oidc, IDP_UPSTREAM_ISSUER: 'http://accounts.example.com/', IDP_ALLOW_INSECURE_SOURCE: '1' }],
+      ['ldap:// the operator allowed', { ...ldap, IDP_LDAP_URL: 'ldap://dc1.corp.example', IDP_ALLOW_INSECURE_SOURCE: '1' }],
+      ['an unused ldap:// URL with the local source', { ...production, IDP_LDAP_URL: 'ldap://dc1.corp.example' }],
+    ])('accepts %s', (_name, env) => {
+      expect(config(env).production).toBe(true);
+    });
+
+    it('leaves development alone', () => {
+      expect(config({ IDP_SIGN_IN_SOURCE: 'ldap', IDP_LDAP_BASE_DN: 'dc=corp', IDP_LDAP_URL: 'ldap://dc1.corp.example' }).production).toBe(false);
+    });
+  });
+
   it('never echoes the secret it refuses', () => {
     const result = parseConfig({ IDP_SECRET: 'hunter2-not-long-enough' });
     expect(result.ok).toBe(false);

@@ -18,7 +18,7 @@ function client(overrides: Partial<ClientRecord>): ClientRecord {
 
 const clients = new Map<string, ClientRecord>([
   ['web', client({})],
-  ['id:with colon', client({ clientId: 'id:with colon' })],
+  ['id:with%colon', client({ clientId: 'id:with%colon' })],
   ['spa', client({ clientId: 'spa', secretHash: null })],
   ['off', client({ clientId: 'off', enabled: false })],
   ['old', client({ clientId: 'old', secretExpiresAt: new Date(NOW - 1000) })],
@@ -41,13 +41,27 @@ async function failure(partial: Partial<ClientCredentialsInput>): Promise<string
 
 describe('authenticateClient', () => {
   it('accepts client_secret_basic with the form-decoding of RFC 6749 §2.3.1', async () => {
-    const result = await authenticateClient(input({ authorization: basic('id:with colon', SECRET) }), deps);
-    expect(result).toMatchObject({ method: 'client_secret_basic', client: { clientId: 'id:with colon' } });
+    const result = await authenticateClient(input({ authorization: basic('id:with%colon', SECRET) }), deps);
+    expect(result).toMatchObject({ method: 'client_secret_basic', client: { clientId: 'id:with%colon' } });
   });
 
   it('accepts client_secret_post and a public client by client_id', async () => {
     expect((await authenticateClient(input({ clientId: 'web', clientSecret: SECRET }), deps)).method).toBe('client_secret_post');
     expect((await authenticateClient(input({ clientId: 'spa' }), deps)).method).toBe('none');
+  });
+
+  it('accepts a Basic secret sent raw, without the form-encoding, as several client libraries do', async () => {
+    const raw = `Basic ${Buffer.from(`web:${SECRET}`).toString('base64')}`;
+    expect((await authenticateClient(input({ authorization: raw }), deps)).method).toBe('client_secret_basic');
+  });
+
+  it('never asks for a client id the clients table cannot hold', async () => {
+    const asked: string[] = [];
+    const spying = { ...deps, findClient: async (id: string) => (asked.push(id), clients.get(id)) };
+    for (const header of ['Basic ADoA', `Basic ${Buffer.from('a%00b:x').toString('base64')}`, `Basic ${Buffer.from(`${'x'.repeat(201)}:y`).toString('base64')}`]) {
+      await expect(authenticateClient(input({ authorization: header }), spying)).rejects.toThrow(OAuthError);
+    }
+    expect(asked).toStrictEqual([]);
   });
 
   it('accepts a secret that expires later', async () => {
@@ -56,7 +70,8 @@ describe('authenticateClient', () => {
 
   it.each([
     ['a wrong secret', { authorization: basic('web', `${SECRET}x`) }, 'invalid_client'],
-    ['an unencoded secret containing + and %', { authorization: `Basic ${Buffer.from(`web:${SECRET}`).toString('base64')}` }, 'invalid_client'],
+    ['a NUL for a client id in Basic', { authorization: 'Basic ADoA' }, 'invalid_client'],
+    ['a form-encoded NUL in the Basic client id', { authorization: `Basic ${Buffer.from('a%00b:x').toString('base64')}` }, 'invalid_client'],
     ['an unknown client', { authorization: basic('nobody', SECRET) }, 'invalid_client'],
     ['a disabled client', { authorization: basic('off', SECRET) }, 'invalid_client'],
     ['an expired secret', { authorization: basic('old', SECRET) }, 'invalid_client'],

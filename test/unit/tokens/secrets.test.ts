@@ -36,6 +36,17 @@ describe('sealing', () => {
     expect(() => open(deriveKey(Buffer.alloc(32, 8), 'signing-keys'), sealed, 'signing-key:k1')).toThrow();
   });
 
+  it('refuses a tag cut short, even to a prefix of the right one (full 16-byte GCM tag only)', () => {
+    const key = deriveKey(master, 'totp-secrets');
+    const [version, iv, body, tag] = seal(key, 'JBSWY3DPEHPK3PXP', 'totp:u1').split('.');
+    const full = Buffer.from(tag ?? '', 'base64url');
+    expect(full).toHaveLength(16);
+    for (const length of [4, 8, 12, 15]) {
+      const cut = [version, iv, body, full.subarray(0, length).toString('base64url')].join('.');
+      expect(() => open(key, cut, 'totp:u1'), `a ${length}-byte tag`).toThrow();
+    }
+  });
+
   it('derives a different key per purpose', () => {
     expect(deriveKey(master, 'cookies').equals(deriveKey(master, 'totp-secrets'))).toBe(false);
   });
