@@ -6,11 +6,13 @@
 // the command line never loads the HTTP server.
 import { RefusedError, UsageError, type CliContext } from './cli/context.ts';
 import { systemClock } from './clock.ts';
-import { parseConfig, type Config } from './config.ts';
+import { describeStartup, parseConfig, type Config } from './config.ts';
 import { lockEmbeddedDatabase, loadOrCreateSecret } from './data-dir.ts';
 import type { Logger } from 'pino';
 import type { Services } from './services.ts';
 import type { DurableStore } from './store/types.ts';
+import type { MasterSecrets } from './tokens/secret-box.ts';
+import { ensureSecretCheck, WRONG_SECRET_MESSAGE } from './tokens/secret-check.ts';
 
 const [command = 'serve', ...args] = process.argv.slice(2);
 
@@ -20,6 +22,7 @@ if (!parsed.ok) {
   process.exit(2);
 }
 const config = parsed.config;
+const { warnings } = parsed;
 
 function fail(code: 1 | 2, message: string): never {
   process.stderr.write(`${message}\n`);
@@ -40,13 +43,29 @@ function masterSecret(config: Config): Buffer {
   return config.secret ?? loadOrCreateSecret(config.dataDir).secret;
 }
 
+/**
+ * Opens the database's check value with the secrets in force (writing it on first use). A
+ * wrong IDP_SECRET stops here with one line, not later at every use of a sealed value.
+ */
+async function refuseWrongSecret(durable: DurableStore, secrets: MasterSecrets, closing: () => Promise<void>): Promise<'current' | 'previous'> {
+  const state = await ensureSecretCheck(durable, secrets);
+  if (state !== 'wrong') return state;
+  await closing().catch(() => {});
+  return fail(2, WRONG_SECRET_MESSAGE);
+}
+
 async function serve(): Promise<void> {
   const [{ buildApp }, { ensureDemoData, formatDemoBanner }, { createLogger }, { openServices }] = await Promise.all([
     import('./app.ts'), import('./cli/demo.ts'), import('./logging.ts'), import('./services.ts'),
   ]);
   const release = takeEmbeddedDatabase(config);
   const logger = createLogger(config.logLevel);
+  for (const warning of warnings) logger.warn(warning);
   const services = await openServices({ config, secret: masterSecret(config), logger });
+  const sealedUnder = await refuseWrongSecret(services.durable, services.secrets, () => services.close());
+  if (sealedUnder === 'previous') {
+    logger.warn('the database still holds values sealed under a previous secret (IDP_SECRET_PREVIOUS): run idp secrets reseal, then drop it');
+  }
   await services.keys.ensureSigningKey();
   if (!config.databaseUrl && !config.production) {
     const demo = await ensureDemoData(services.durable);
@@ -54,6 +73,8 @@ async function serve(): Promise<void> {
   }
   const app = await buildApp(config, services, logger);
   await app.listen({ port: config.port, host: config.host });
+  const startup = describeStartup(config);
+  logger.info(startup, `started: ${Object.entries(startup).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   const maintenance = scheduleMaintenance(services, logger);
   let stopping = false;
   const stop = async (signal: string) => {
@@ -121,6 +142,9 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The commands that seal or open with the master secret: they refuse a wrong one first. */
+const SEALING_COMMANDS = new Set(['seed', 'keys', 'secrets']);
+
 async function cli(): Promise<number> {
   const [{ runCli }, { openDurable }] = await Promise.all([import('./cli/index.ts'), import('./services.ts')]);
   const json = args.includes('--json');
@@ -135,7 +159,12 @@ async function cli(): Promise<number> {
     json,
     async openDurable() {
       release ??= takeEmbeddedDatabase(config);
-      durable ??= await openDurable(config);
+      if (durable) return durable;
+      durable = await openDurable(config);
+      if (SEALING_COMMANDS.has(command)) {
+        const opened = durable;
+        await refuseWrongSecret(opened, { current: masterSecret(config), previous: config.previousSecrets }, () => opened.close());
+      }
       return durable;
     },
     out: (line) => process.stdout.write(`${line}\n`),

@@ -13,6 +13,7 @@ import type { AccessTokenRepository, ClientRecord, RefreshTokenRepository, SignI
 import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { revokedFamilyTokens, revokedTokens, type RevocationList } from '../tokens/revocation.ts';
+import type { Keyring } from '../tokens/secret-box.ts';
 import { withQuery } from './shared/authorization-response.ts';
 import { clearSessionCookie, readSessionCookie } from './shared/cookies.ts';
 import { renderPage, type PageContext } from './shared/pages.ts';
@@ -22,7 +23,7 @@ export interface LogoutRouteOptions {
   issuer: string;
   page: PageContext;
   secureCookies: boolean;
-  csrfKey: Buffer;
+  csrfKey: Keyring;
   clock: Clock;
   keys: KeyManager;
   clients: ClientsCache;

@@ -110,6 +110,12 @@ export interface IssuedAccessTokensTable {
   expires_at: Timestamp;
 }
 
+export interface SecretCheckTable {
+  id: Generated<number>;
+  sealed: string;
+  updated_at: Generated<Date>;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -119,6 +125,7 @@ export interface Database {
   refresh_token_families: RefreshTokenFamiliesTable;
   refresh_tokens: RefreshTokensTable;
   issued_access_tokens: IssuedAccessTokensTable;
+  secret_check: SecretCheckTable;
 }
 
 export type Db = Kysely<Database>;

@@ -8,6 +8,7 @@ import { connectEmbedded, connectPostgres, type Connection, type Db } from './da
 import { sqlAccessTokens } from './access-tokens.ts';
 import { sqlRefreshTokens } from './refresh-tokens.ts';
 import { sqlApiScopes, sqlConsents } from './scopes-consents.ts';
+import { sqlSecretCheck } from './secret-check.ts';
 import { sqlSigningKeys } from './signing-keys.ts';
 import { sqlUsers } from './users.ts';
 
@@ -74,6 +75,7 @@ function repositories(kind: DurableStore['kind'], db: Db): Omit<DurableStore, 'm
     signingKeys: sqlSigningKeys(db),
     refreshTokens: sqlRefreshTokens(db),
     accessTokens: sqlAccessTokens(db),
+    secretCheck: sqlSecretCheck(db),
     transaction: (fn) =>
       db.transaction().execute((trx) =>
         fn({
