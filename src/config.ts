@@ -70,6 +70,7 @@ const EXAMPLES: Record<string, string> = {
   REDIS_URL: 'redis://cache.internal:6379',
   // A command that makes a good one, as a shell would run it.
   IDP_SECRET: '$(openssl rand -base64 32)',
+  IDP_SECRET_PREVIOUS: '$OLD_SECRET,$OLDER_SECRET',
   NODE_ENV: 'production',
   IDP_ALLOW_HTTP: '1',
   IDP_TRUST_PROXY: '1, true, or 10.0.0.0/8,127.0.0.1',
