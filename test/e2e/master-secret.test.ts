@@ -87,6 +87,11 @@ describe.runIf(postgresAvailable)('a wrong master secret', () => {
         answer = await readyz(server);
       }
       expect(answer).toMatchObject({ status: 503, body: { status: 'unavailable', database: 'ok', signing_key: 'unavailable' } });
+      // `idp doctor` points at the secret, not at the proxy.
+      const doctor = await runIdp(['doctor', '--json'], withSecret(OLD, { IDP_BASE_URL: server.url }));
+      const checks = (JSON.parse(doctor.stdout) as { checks: Array<{ name: string; status: string; detail: string; fix?: string }> }).checks;
+      expect(checks.find((c) => c.name === 'jwks')).toMatchObject({ status: 'FAIL', fix: expect.stringContaining('secret check') });
+      expect(checks.find((c) => c.name === 'secret')).toMatchObject({ status: 'FAIL', detail: expect.stringContaining(`signing key ${key?.kid} opens under none of the secrets`) });
     } finally {
       await deployment.sql('UPDATE signing_keys SET private_jwk_sealed = $2 WHERE kid = $1', [key?.kid, key?.private_jwk_sealed]);
     }
