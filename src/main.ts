@@ -72,7 +72,12 @@ async function serve(): Promise<void> {
     if (demo) process.stdout.write(formatDemoBanner(demo, config));
   }
   const app = await buildApp(config, services, logger);
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // EADDRINUSE, EADDRNOTAVAIL, ENOTFOUND: the variables that chose the address say what to change.
+    throw new Error(`PORT, HOST: cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
   const startup = describeStartup(config);
   logger.info(startup, `started: ${Object.entries(startup).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   const maintenance = scheduleMaintenance(services, logger);

@@ -3,6 +3,7 @@
  * variable named, exit code 2, no stack trace), production's demands, the maintenance it does on
  * its own, and the embedded default with its demo client and user.
  */
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, postgresAvailable, redisAvailable, REDIS_URL, runSql, type TestDatabase } from '../helpers/services.ts';
 import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
@@ -89,6 +90,26 @@ describe('start-up failures name their variable', () => {
     expect(lines, result.stderr).toHaveLength(1);
     expect(lines[0]).toMatch(/DATABASE_URL: cannot use the database \(postgres 127\.0\.0\.1:1\/idp\): connect ECONNREFUSED/);
     expect(result.stderr).not.toContain('hunter2');
+  });
+});
+
+describe('a port in use', () => {
+  it('stops the start with one line naming PORT', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as net.AddressInfo;
+    const dir = tempDir();
+    try {
+      const result = await runIdp(['serve'], { IDP_DATA_DIR: dir.path, HOST: '127.0.0.1', PORT: String(port) });
+      expect(result.code).toBe(1);
+      const lines = result.stderr.trim().split('\n');
+      expect(lines, result.stderr).toHaveLength(1);
+      expect(lines[0]).toContain(`PORT, HOST: cannot listen on 127.0.0.1:${port}`);
+      expect(lines[0]).toContain('EADDRINUSE');
+    } finally {
+      taken.close();
+      dir.remove();
+    }
   });
 });
 
