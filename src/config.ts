@@ -327,15 +327,30 @@ function baseUrlOf(env: Env): string {
 }
 
 /** What the start-up line says: where it runs and on what, never a password. */
-export function describeStartup(config: Config): Record<string, string> {
+export interface StartupSummary {
+  mode: 'production' | 'development';
+  issuer: string;
+  database: string;
+  store: string;
+  signInSource: SignInSourceName;
+  listening: string;
+}
+
+export function describeStartup(config: Config): StartupSummary {
   return {
     mode: config.production ? 'production' : 'development',
     issuer: config.issuer,
     database: describeDatabase(config),
     store: config.redisUrl ? `redis ${hostOf(config.redisUrl)}` : 'in-process (one instance only)',
-    'sign-in source': config.signInSource,
+    signInSource: config.signInSource,
     listening: `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`,
   };
+}
+
+/** The summary as one line of text: `started: mode development, issuer …`. */
+export function startupLine(summary: StartupSummary): string {
+  return `started: mode ${summary.mode}, issuer ${summary.issuer}, database ${summary.database}, store ${summary.store}, `
+    + `sign-in source ${summary.signInSource}, listening ${summary.listening}`;
 }
 
 /** The database as `host:port/name` or the embedded one's path; the URL's credentials are left out. */

@@ -6,7 +6,7 @@
 // the command line never loads the HTTP server.
 import { RefusedError, UsageError, type CliContext } from './cli/context.ts';
 import { systemClock } from './clock.ts';
-import { describeStartup, parseConfig, type Config } from './config.ts';
+import { describeStartup, parseConfig, startupLine, type Config } from './config.ts';
 import { lockEmbeddedDatabase, loadOrCreateSecret } from './data-dir.ts';
 import type { Logger } from 'pino';
 import type { Services } from './services.ts';
@@ -79,7 +79,7 @@ async function serve(): Promise<void> {
     throw new Error(`PORT, HOST: cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   const startup = describeStartup(config);
-  logger.info(startup, `started: ${Object.entries(startup).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  logger.info(startup, startupLine(startup));
   const maintenance = scheduleMaintenance(services, logger);
   let stopping = false;
   const stop = async (signal: string) => {
