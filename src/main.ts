@@ -51,7 +51,8 @@ async function refuseWrongSecret(durable: DurableStore, secrets: MasterSecrets, 
   const state = await ensureSecretCheck(durable, secrets);
   if (state !== 'wrong') return state;
   await closing().catch(() => {});
-  return fail(2, WRONG_SECRET_MESSAGE);
+  const generated = config.secret ? '' : ` (IDP_SECRET is unset: the secret generated into ${config.dataDir}/secret was tried)`;
+  return fail(2, `${WRONG_SECRET_MESSAGE}${generated}`);
 }
 
 async function serve(): Promise<void> {
