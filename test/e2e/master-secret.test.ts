@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runIdp, startServer, type RunningServer } from '../helpers/process.ts';
 import { postgresAvailable } from '../helpers/services.ts';
-import { awayFromStepEnd, describePage, isOtpPage, kindOf, nowSeconds, submit, totp } from './account-support.ts';
+import { awayFromStepEnd, describePage, isEnrolPage, isOtpPage, kindOf, nowSeconds, submit, totp, type Page } from './account-support.ts';
 import {
   ALICE, Balancer, IDP_SECRET, MIA, SERVICE_SECRET, WEB_REDIRECT, WEB_SECRET, seedOf, serviceClient, sleep, startDeployment, startOwnRedis, webClient,
   type Deployment, type OwnRedis,
@@ -19,6 +19,7 @@ const OLD = IDP_SECRET;
 const NEW = Buffer.alloc(32, 0x5b).toString('base64');
 const WEB: ClientCredentials = { clientId: 'web', secret: WEB_SECRET };
 const SERVICE: ClientCredentials = { clientId: 'service', secret: SERVICE_SECRET };
+const TOM = { username: 'tom', password: 'toms long and secret password 9' };
 
 function expectWrongSecretLine(result: { code: number | null; stderr: string }): void {
   expect(result.code, result.stderr).toBe(2);
@@ -115,11 +116,13 @@ describe.runIf(postgresAvailable)('changing the master secret across two instanc
     [redis, lb] = await Promise.all([startOwnRedis(), Balancer.start()]);
     base = lb.url;
     deployment = await startDeployment({
-      seed: seedOf([webClient('web'), serviceClient('service')], [ALICE, MIA]),
+      seed: seedOf([webClient('web'), serviceClient('service')], [ALICE, MIA, TOM]),
       env: { IDP_BASE_URL: base, REDIS_URL: redis.url, IDP_TRUST_PROXY: 'true', IDP_TOKEN_RATE_LIMIT: '100000' },
       instances: 2,
     });
     servers.push(...deployment.servers);
+    // Tom enrols in the second factor at his next sign-in, while the secret changes.
+    expect((await deployment.idp(['users', 'require-mfa', TOM.username])).code).toBe(0);
   }, 60_000);
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()));
@@ -179,8 +182,8 @@ describe.runIf(postgresAvailable)('changing the master secret across two instanc
     return answer.body;
   }
 
-  /** Signs Mia in with her TOTP code for `step` (0: now, 1: the next 30 s step) through the balancer. */
-  async function signInWithTotp(step: number): Promise<void> {
+  /** A new browser past the password step of `who`, through the balancer. */
+  async function pastPassword(who: { username: string; password: string }): Promise<{ browser: Browser; page: Page }> {
     const browser = new Browser();
     const { challenge } = pkce();
     const query = new URLSearchParams({
@@ -188,13 +191,18 @@ describe.runIf(postgresAvailable)('changing the master secret across two instanc
     });
     const start = await browser.follow(await browser.get(`${base}/connect/authorize?${query}`), base);
     expect(isSignInPage(start), start.body.slice(0, 300)).toBe(true);
-    const otp = await submit(browser, start, base, { username: MIA.username, password: MIA.password });
-    expect(isOtpPage(otp), describePage(otp)).toBe(true);
-    const done = await submit(browser, otp, base, { otp: await totp(MIA.totp_secret, nowSeconds() + 30 * step) });
+    return { browser, page: await submit(browser, start, base, { username: who.username, password: who.password }) };
+  }
+
+  /** Signs a user in with the TOTP code of `secret` for `step` (0: now, 1: the next 30 s step). */
+  async function signInWithTotp(who: { username: string; password: string }, secret: string, step: number): Promise<void> {
+    const { browser, page } = await pastPassword(who);
+    expect(isOtpPage(page), describePage(page)).toBe(true);
+    const done = await submit(browser, page, base, { otp: await totp(secret, nowSeconds() + 30 * step) });
     expect(kindOf(done), describePage(done)).toBe('redirect');
   }
 
-  it('keeps sessions, refresh tokens and TOTP working through IDP_SECRET_PREVIOUS, then `idp secrets reseal`', async () => {
+  it('keeps sessions, refresh tokens, TOTP secrets and an enrolment in progress working through IDP_SECRET_PREVIOUS, then `idp secrets reseal`', async () => {
     const [first, second] = servers as [RunningServer, RunningServer];
     // Made under the old secret: a browser session, a refresh token, and Mia's TOTP secret (seeded).
     lb.use(first);
@@ -212,6 +220,16 @@ describe.runIf(postgresAvailable)('changing the master secret across two instanc
     // Step 2: the new secret seals, the old one still opens. Mid-way the instances differ, and
     // each opens what the other sealed.
     await restart(0, { IDP_SECRET: NEW, IDP_SECRET_PREVIOUS: OLD });
+    // Tom's enrolment begins at the instance sealing under the new secret and is confirmed at
+    // the one still sealing under the old.
+    await awayFromStepEnd(8);
+    lb.use(servers[0] as RunningServer);
+    const enrolling = await pastPassword(TOM);
+    expect(isEnrolPage(enrolling.page), describePage(enrolling.page)).toBe(true);
+    const tomSecret = (/<code>([^<]*)<\/code>/.exec(enrolling.page.body)?.[1] ?? '').replace(/\s+/g, '');
+    lb.use(servers[1] as RunningServer);
+    const enrolled = await submit(enrolling.browser, enrolling.page, base, { otp: await totp(tomSecret, nowSeconds()) });
+    expect(kindOf(enrolled), describePage(enrolled)).toBe('redirect');
     for (const server of [servers[0], servers[1], servers[0], servers[1]]) {
       lb.use(server as RunningServer);
       await sleep(300);
@@ -227,16 +245,16 @@ describe.runIf(postgresAvailable)('changing the master secret across two instanc
       await tokensWithoutPage(browser);
     }
     await awayFromStepEnd(8);
-    await signInWithTotp(0);
+    await signInWithTotp(MIA, MIA.totp_secret, 0);
 
     const doctorEnv = { ...deployment.env, IDP_SECRET: NEW, IDP_SECRET_PREVIOUS: OLD, IDP_BASE_URL: base, REDIS_URL: redis.url };
     const before = await runIdp(['doctor', '--json'], doctorEnv);
     const secretCheck = (out: string) => (JSON.parse(out) as { checks: Array<{ name: string; status: string; detail: string }> }).checks.find((c) => c.name === 'secret');
-    expect(secretCheck(before.stdout)?.detail).toMatch(/^IDP_SECRET_PREVIOUS is still needed: 1 signing key\(s\), 1 TOTP secret\(s\) and the check value/);
+    expect(secretCheck(before.stdout)?.detail).toMatch(/^IDP_SECRET_PREVIOUS is still needed: 1 signing key\(s\), 2 TOTP secret\(s\) and the check value/);
 
     const resealed = await runIdp(['secrets', 'reseal', '--json'], doctorEnv);
     expect(resealed.code, resealed.stderr).toBe(0);
-    expect(JSON.parse(resealed.stdout)).toStrictEqual({ signing_keys: 1, totp_secrets: 1, check_value: true });
+    expect(JSON.parse(resealed.stdout)).toStrictEqual({ signing_keys: 1, totp_secrets: 2, check_value: true });
     expect(secretCheck((await runIdp(['doctor', '--json'], doctorEnv)).stdout)?.detail).toMatch(/^IDP_SECRET opens everything in the database: IDP_SECRET_PREVIOUS is no longer needed/);
 
     // Step 3: the old secret is gone.
@@ -251,7 +269,8 @@ describe.runIf(postgresAvailable)('changing the master secret across two instanc
       during.refreshToken = String(again.body.refresh_token);
     }
     await awayFromStepEnd(8);
-    await signInWithTotp(1);
+    await signInWithTotp(MIA, MIA.totp_secret, 1);
+    await signInWithTotp(TOM, tomSecret, 1);
     // A refresh token not used since the change was made under the old secret alone: without
     // IDP_SECRET_PREVIOUS it is no longer genuine (the README says to keep the old secret for
     // IDP_REFRESH_TOKEN_IDLE_LIFETIME to lose none).
