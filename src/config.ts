@@ -148,12 +148,12 @@ const masterSecret = z
   .optional()
   .transform((v, ctx) => {
     if (v === undefined || v.trim() === '') return undefined;
-    const problem = secretProblem(v.trim());
-    if (typeof problem === 'string') {
-      ctx.addIssue({ code: 'custom', message: problem });
+    const read = readSecret(v.trim());
+    if ('problem' in read) {
+      ctx.addIssue({ code: 'custom', message: read.problem });
       return z.NEVER;
     }
-    return problem;
+    return read.bytes;
   });
 
 /** IDP_SECRET_PREVIOUS: comma-separated secrets, each as IDP_SECRET. */
@@ -164,22 +164,22 @@ const previousSecrets = z
     const entries = (v ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
     const secrets: Buffer[] = [];
     for (const [i, entry] of entries.entries()) {
-      const problem = secretProblem(entry);
-      if (typeof problem === 'string') {
-        ctx.addIssue({ code: 'custom', message: `${entries.length > 1 ? `(entry ${i + 1}) ` : ''}${problem}` });
+      const read = readSecret(entry);
+      if ('problem' in read) {
+        ctx.addIssue({ code: 'custom', message: `${entries.length > 1 ? `(entry ${i + 1}) ` : ''}${read.problem}` });
         return z.NEVER;
       }
-      secrets.push(problem);
+      secrets.push(read.bytes);
     }
     return secrets;
   });
 
 /** The decoded secret, or what is wrong with it (never the value itself: it is a secret). */
-function secretProblem(text: string): Buffer | string {
+function readSecret(text: string): { bytes: Buffer } | { problem: string } {
   const bytes = decodeSecret(text);
-  if (bytes === undefined) return 'must be written as base64, base64url or hex';
-  if (bytes.length < MASTER_SECRET_BYTES) return `must be at least ${MASTER_SECRET_BYTES} random bytes, but decodes to ${bytes.length}`;
-  return bytes;
+  if (bytes === undefined) return { problem: 'must be written as base64, base64url or hex' };
+  if (bytes.length < MASTER_SECRET_BYTES) return { problem: `must be at least ${MASTER_SECRET_BYTES} random bytes, but decodes to ${bytes.length}` };
+  return { bytes };
 }
 
 function decodeSecret(s: string): Buffer | undefined {
