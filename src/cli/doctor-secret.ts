@@ -28,6 +28,9 @@ export async function checkSecret(context: DoctorContext): Promise<Outcome> {
   if (stale > 0) {
     return ok(`IDP_SECRET_PREVIOUS is still needed: ${keys} signing key(s), ${totp} TOTP secret(s)${state === 'previous' ? ' and the check value' : ''} are sealed under a previous secret; run idp secrets reseal to seal them under IDP_SECRET`);
   }
-  if (secrets.previous.length > 0) return ok('IDP_SECRET opens everything in the database: IDP_SECRET_PREVIOUS is no longer needed and can be removed');
+  if (secrets.previous.length > 0) {
+    return ok('IDP_SECRET opens everything in the database: IDP_SECRET_PREVIOUS is no longer needed there '
+      + '(refresh tokens not used since the change still need it until IDP_REFRESH_TOKEN_IDLE_LIFETIME has passed)');
+  }
   return ok(state === 'absent' ? 'nothing sealed yet (the first start seals the check value under IDP_SECRET)' : 'IDP_SECRET opens everything in the database');
 }

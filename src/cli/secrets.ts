@@ -26,7 +26,8 @@ async function reseal(args: string[], context: CliContext): Promise<ExitCode> {
   report(context, result, () => [
     `resealed under IDP_SECRET: ${signingKeys} signing key(s), ${stale.length} TOTP secret(s)${checkValue ? ', the check value' : ''}`,
     secrets.previous.length > 0
-      ? 'nothing in the database needs IDP_SECRET_PREVIOUS any more: remove it once every instance runs with this IDP_SECRET'
+      ? 'nothing in the database needs IDP_SECRET_PREVIOUS any more; refresh tokens not used since the change still do, '
+        + 'until IDP_REFRESH_TOKEN_IDLE_LIFETIME has passed: remove it then (or now, and those clients sign in again)'
       : 'nothing in the database needs a previous secret',
   ]);
   return 0;
