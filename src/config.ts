@@ -336,14 +336,15 @@ export interface StartupSummary {
   listening: string;
 }
 
-export function describeStartup(config: Config): StartupSummary {
+/** `port`: the one bound (PORT=0 lets the system choose). */
+export function describeStartup(config: Config, port = config.port): StartupSummary {
   return {
     mode: config.production ? 'production' : 'development',
     issuer: config.issuer,
     database: describeDatabase(config),
     store: config.redisUrl ? `redis ${hostOf(config.redisUrl)}` : 'in-process (one instance only)',
     signInSource: config.signInSource,
-    listening: `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`,
+    listening: `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
   };
 }
 

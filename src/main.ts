@@ -79,7 +79,8 @@ async function serve(): Promise<void> {
     // EADDRINUSE, EADDRNOTAVAIL, ENOTFOUND: the variables that chose the address say what to change.
     throw new Error(`PORT, HOST: cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  const startup = describeStartup(config);
+  const bound = app.server.address();
+  const startup = describeStartup(config, typeof bound === 'object' && bound ? bound.port : config.port);
   logger.info(startup, startupLine(startup));
   const maintenance = scheduleMaintenance(services, logger);
   let stopping = false;
