@@ -40,7 +40,7 @@ import { createSignInThrottle } from './sessions/throttle.ts';
 import { canonicalAccountName } from './sources/account-name.ts';
 import { changeLocalPassword } from './sources/local.ts';
 import { createRefreshTokenCodec } from './tokens/refresh-tokens.ts';
-import { deriveKey } from './tokens/secret-box.ts';
+import { deriveKeyring } from './tokens/secret-box.ts';
 
 const TEMPLATES_DIR = join(import.meta.dirname, '..', 'templates');
 
@@ -112,7 +112,7 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
     users,
     currentUser: (user) => services.source.currentUser(user),
     refreshTokens: durable.refreshTokens,
-    refreshTokenCodec: createRefreshTokenCodec(deriveKey(services.secret, 'refresh-tokens')),
+    refreshTokenCodec: createRefreshTokenCodec(deriveKeyring(services.secrets, 'refresh-tokens')),
     accessTokens: durable.accessTokens,
     refreshLifetime: { idleSeconds: config.refreshTokenIdleLifetime, absoluteSeconds: config.refreshTokenAbsoluteLifetime },
     refreshReuseGraceSeconds: config.refreshTokenReuseGrace,
@@ -122,7 +122,7 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
   await registerBrowserRoutes(app, config, services, basePath, audit);
   await registerApiRoutes(app, config, services, basePath, grantDeps, audit);
   await app.register(assetRoutes, { templatesDir: TEMPLATES_DIR, brand: config.brand });
-  await app.register(healthRoutes, { durable, ephemeral, source: services.source });
+  await app.register(healthRoutes, { durable, ephemeral, source: services.source, keys });
   await app.register(metricsRoutes, { metrics });
 }
 
@@ -149,7 +149,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     source: services.source,
     ...(upstream ? { startUpstream: (interaction: Interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
     throttle,
-    mfa: createMfaSecrets({ key: deriveKey(services.secret, 'totp-secrets'), ephemeral, users, issuerName: new URL(config.baseUrl).host }),
+    mfa: createMfaSecrets({ key: deriveKeyring(services.secrets, 'totp-secrets'), ephemeral, users, issuerName: new URL(config.baseUrl).host }),
     changePassword: async (userId, newPassword, confirm) => {
       const problem = await changeLocalPassword(users, userId, newPassword, confirm);
       // ASVS 3.3.3: a new password ends whatever the old one let anyone obtain.
@@ -164,7 +164,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     issuer: config.issuer,
     page,
     secureCookies,
-    csrfKey: deriveKey(services.secret, 'cookies'),
+    csrfKey: deriveKeyring(services.secrets, 'cookies'),
     clock,
     keys,
     clients,
@@ -217,9 +217,13 @@ function trustProxySetting(value: Config['trustProxy']): boolean | string | ((ad
 function refuseForeignHosts(app: FastifyInstance, config: Config, basePath: string): void {
   const isOwnHost = createHostCheck(config.baseUrl);
   const probes = new Set(['/healthz', '/readyz', '/metrics'].map((p) => `${basePath}${p}`));
+  // Says what was expected and which settings decide it: the usual cause is a proxy that
+  // rewrites Host, or a base URL left at its default.
+  const refusal = `This request names another host than this service's address: it answers for ${new URL(config.baseUrl).host} (IDP_BASE_URL). `
+    + 'Behind a proxy, pass the Host header on, or set IDP_TRUST_PROXY so that X-Forwarded-Host counts.';
   app.addHook('onRequest', async (request) => {
     if (probes.has(request.url.split('?')[0] ?? '') || isOwnHost(request.host)) return;
-    throw new OAuthError('invalid_request', "This request names another host than this service's address.", {
+    throw new OAuthError('invalid_request', refusal, {
       redirectable: false,
       detail: `host ${request.host}`,
     });

@@ -2,6 +2,7 @@
  * One zod schema over the environment (CONTRACT section 2) -> a frozen Config.
  * Parsing is pure: main.ts hands in the environment and decides what to do with a failure.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 export type SignInSourceName = 'local' | 'ldap' | 'oidc';
@@ -39,6 +40,8 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** The master secret; undefined in development means "generate one into dataDir". */
   readonly secret: Buffer | undefined;
+  /** Older master secrets (IDP_SECRET_PREVIOUS): they open what they sealed; nothing new is sealed under them. */
+  readonly previousSecrets: readonly Buffer[];
   readonly production: boolean;
   readonly trustProxy: boolean | number | string;
   readonly signInSource: SignInSourceName;
@@ -77,7 +80,9 @@ const EXAMPLES: Record<string, string> = {
   DATABASE_URL: 'postgres://idp:secret@db.internal:5432/idp',
   IDP_DATA_DIR: './.idp-data',
   REDIS_URL: 'redis://cache.internal:6379',
-  IDP_SECRET: 'a 43-character base64url value from 32 random bytes, or 64 hex digits',
+  // A command that makes a good one, as a shell would run it.
+  IDP_SECRET: '$(openssl rand -base64 32)',
+  IDP_SECRET_PREVIOUS: '$OLD_SECRET,$OLDER_SECRET',
   NODE_ENV: 'production',
   IDP_ALLOW_HTTP: '1',
   IDP_ALLOW_INSECURE_SOURCE: '1',
@@ -132,7 +137,8 @@ const baseUrl = z
   .string()
   .optional()
   .transform((v, ctx) => {
-    const raw = v === undefined || v.trim() === '' ? 'http://localhost:3000' : v.trim();
+    if (v === undefined || v.trim() === '') return undefined;
+    const raw = v.trim();
     let url: URL;
     try {
       url = new URL(raw);
@@ -151,23 +157,52 @@ const baseUrl = z
     return url.href.replace(/\/+$/, '');
   });
 
-/** RFC 4648 base64url or hex, at least 32 bytes once decoded. */
+const MASTER_SECRET_BYTES = 32;
+
+/** Hex, or RFC 4648 base64 (standard or URL-safe alphabet, padded or not), at least 32 bytes once decoded. */
 const masterSecret = z
   .string()
   .optional()
   .transform((v, ctx) => {
     if (v === undefined || v.trim() === '') return undefined;
-    const s = v.trim();
-    const bytes = decodeSecret(s);
-    if (bytes === undefined || bytes.length < 32) {
-      ctx.addIssue({ code: 'custom', message: 'must be at least 32 bytes written as base64url or hex' });
+    const read = readSecret(v.trim());
+    if ('problem' in read) {
+      ctx.addIssue({ code: 'custom', message: read.problem });
       return z.NEVER;
     }
-    return bytes;
+    return read.bytes;
   });
+
+/** IDP_SECRET_PREVIOUS: comma-separated secrets, each as IDP_SECRET. */
+const previousSecrets = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const entries = (v ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+    const secrets: Buffer[] = [];
+    for (const [i, entry] of entries.entries()) {
+      const read = readSecret(entry);
+      if ('problem' in read) {
+        ctx.addIssue({ code: 'custom', message: `${entries.length > 1 ? `(entry ${i + 1}) ` : ''}${read.problem}` });
+        return z.NEVER;
+      }
+      secrets.push(read.bytes);
+    }
+    return secrets;
+  });
+
+/** The decoded secret, or what is wrong with it (never the value itself: it is a secret). */
+function readSecret(text: string): { bytes: Buffer } | { problem: string } {
+  const bytes = decodeSecret(text);
+  if (bytes === undefined) return { problem: 'must be written as base64, base64url or hex' };
+  if (bytes.length < MASTER_SECRET_BYTES) return { problem: `must be at least ${MASTER_SECRET_BYTES} random bytes, but decodes to ${bytes.length}` };
+  return { bytes };
+}
 
 function decodeSecret(s: string): Buffer | undefined {
   if (/^(?:[0-9a-fA-F]{2})+$/.test(s)) return Buffer.from(s, 'hex');
+  // Either alphabet, not both: `+/` is standard base64 (RFC 4648 §4), `-_` base64url (§5).
+  if (/^[A-Za-z0-9+/]+={0,2}$/.test(s)) return Buffer.from(s, 'base64');
   if (/^[A-Za-z0-9_-]+={0,2}$/.test(s)) return Buffer.from(s.replace(/=+$/, ''), 'base64url');
   return undefined;
 }
@@ -187,6 +222,16 @@ function urlWithSchemes(schemes: string[]) {
         return z.NEVER;
       }
     });
+}
+
+/** An address, a CIDR range, or a name the proxy-addr module knows (loopback, linklocal, uniquelocal). */
+function isProxyAddress(text: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(text)) return true;
+  const [address = '', bits, extra] = text.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  return /^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
 }
 
 const flag = z
@@ -241,13 +286,21 @@ const envSchema = z.object({
   IDP_DATA_DIR: optionalText.transform((v) => v ?? './.idp-data'),
   REDIS_URL: urlWithSchemes(['redis:', 'rediss:', 'redis+sentinel:', 'redis+cluster:']),
   IDP_SECRET: masterSecret,
-  NODE_ENV: optionalText,
+  IDP_SECRET_PREVIOUS: previousSecrets,
+  // A typo (`prod`) must not quietly run development mode.
+  NODE_ENV: optionalText.pipe(z.enum(['production', 'development', 'test'], { message: 'must be production, development or test, or unset' }).optional()),
   IDP_ALLOW_HTTP: flag,
   IDP_ALLOW_INSECURE_SOURCE: flag,
-  IDP_TRUST_PROXY: optionalText.transform((v): boolean | number | string => {
+  IDP_TRUST_PROXY: optionalText.transform((v, ctx): boolean | number | string => {
     if (v === undefined || v === 'false') return false;
     if (v === 'true') return true;
-    return /^\d+$/.test(v) ? Number(v) : v;
+    if (/^\d+$/.test(v)) return Number(v);
+    const wrong = v.split(',').map((a) => a.trim()).find((a) => !isProxyAddress(a));
+    if (wrong !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `must be true, false, a number of proxies, or addresses and CIDR ranges separated by commas ("${wrong}" is none of these)` });
+      return z.NEVER;
+    }
+    return v;
   }),
   IDP_SIGN_IN_SOURCE: z
     .string()
@@ -291,7 +344,8 @@ const envSchema = z.object({
 
 type Env = z.output<typeof envSchema>;
 
-export type ConfigResult = { ok: true; config: Config } | { ok: false; message: string };
+/** `warnings`: settings that do nothing in this configuration, one line each. */
+export type ConfigResult = { ok: true; config: Config; warnings: string[] } | { ok: false; message: string };
 
 /** Parses the environment; a failure is one line naming the variable, the problem and an example. */
 export function parseConfig(env: Record<string, string | undefined>): ConfigResult {
@@ -303,7 +357,69 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
   }
   const problem = crossCheck(parsed.data);
   if (problem) return { ok: false, message: configError(problem.variable, problem.message) };
-  return { ok: true, config: toConfig(parsed.data) };
+  return { ok: true, config: toConfig(parsed.data), warnings: unusedSettings(env, parsed.data.IDP_SIGN_IN_SOURCE) };
+}
+
+const SOURCE_VARIABLES: Record<SignInSourceName, RegExp | undefined> = {
+  local: undefined,
+  ldap: /^IDP_LDAP_/,
+  oidc: /^IDP_UPSTREAM_/,
+};
+
+/** Variables of another sign-in source than the one in force: set by mistake, or a source forgotten. */
+function unusedSettings(env: Record<string, string | undefined>, source: SignInSourceName): string[] {
+  const warnings: string[] = [];
+  for (const [other, pattern] of Object.entries(SOURCE_VARIABLES)) {
+    if (other === source || !pattern) continue;
+    const set = Object.keys(env).filter((name) => pattern.test(name) && (env[name] ?? '').trim() !== '').sort();
+    if (set.length > 0) warnings.push(`${set.join(', ')} ${set.length === 1 ? 'is' : 'are'} set but IDP_SIGN_IN_SOURCE=${source}: ${set.length === 1 ? 'it does' : 'they do'} nothing unless IDP_SIGN_IN_SOURCE=${other}`);
+  }
+  return warnings;
+}
+
+/** The development default of IDP_BASE_URL follows PORT, so the printed links work. */
+function baseUrlOf(env: Env): string {
+  return env.IDP_BASE_URL ?? `http://localhost:${env.PORT === 0 ? 3000 : env.PORT}`;
+}
+
+/** What the start-up line says: where it runs and on what, never a password. */
+export interface StartupSummary {
+  mode: 'production' | 'development';
+  issuer: string;
+  database: string;
+  store: string;
+  signInSource: SignInSourceName;
+  listening: string;
+}
+
+/** `port`: the one bound (PORT=0 lets the system choose). */
+export function describeStartup(config: Config, port = config.port): StartupSummary {
+  return {
+    mode: config.production ? 'production' : 'development',
+    issuer: config.issuer,
+    database: describeDatabase(config),
+    store: config.redisUrl ? `redis ${hostOf(config.redisUrl)}` : 'in-process (one instance only)',
+    signInSource: config.signInSource,
+    listening: `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+  };
+}
+
+/** The summary as one line of text: `started: mode development, issuer …`. */
+export function startupLine(summary: StartupSummary): string {
+  return `started: mode ${summary.mode}, issuer ${summary.issuer}, database ${summary.database}, store ${summary.store}, `
+    + `sign-in source ${summary.signInSource}, listening ${summary.listening}`;
+}
+
+/** The database as `host:port/name` or the embedded one's path; the URL's credentials are left out. */
+export function describeDatabase(config: Config): string {
+  if (!config.databaseUrl) return `embedded ${config.dataDir.replace(/\/+$/, '')}/db`;
+  const url = new URL(config.databaseUrl);
+  return `postgres ${hostOf(config.databaseUrl)}${url.pathname.length > 1 ? url.pathname : ''}`;
+}
+
+function hostOf(urlText: string): string {
+  const url = new URL(urlText);
+  return url.host || 'localhost';
 }
 
 function configError(variable: string, message: string): string {
@@ -317,9 +433,13 @@ function crossCheck(env: Env): { variable: string; message: string } | undefined
     if (!env.IDP_SECRET) return { variable: 'IDP_SECRET', message: 'is required when NODE_ENV=production (generated secrets are for development only)' };
     if (!env.DATABASE_URL) return { variable: 'DATABASE_URL', message: 'is required when NODE_ENV=production (the embedded database is for development only)' };
     if (!env.REDIS_URL) return { variable: 'REDIS_URL', message: 'is required when NODE_ENV=production (the in-process store serves one instance only)' };
+    if (!env.IDP_BASE_URL) return { variable: 'IDP_BASE_URL', message: 'is required when NODE_ENV=production (the https URL clients and browsers use)' };
     if (env.IDP_BASE_URL.startsWith('http:') && !env.IDP_ALLOW_HTTP) {
       return { variable: 'IDP_BASE_URL', message: 'must use https when NODE_ENV=production (set IDP_ALLOW_HTTP=1 to allow http)' };
     }
+  }
+  if (env.IDP_SECRET_PREVIOUS.length > 0 && !env.IDP_SECRET) {
+    return { variable: 'IDP_SECRET', message: 'is required when IDP_SECRET_PREVIOUS is set (the current secret, which seals everything new)' };
   }
   if (env.IDP_REFRESH_TOKEN_IDLE_LIFETIME > env.IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME) {
     return { variable: 'IDP_REFRESH_TOKEN_IDLE_LIFETIME', message: 'must not exceed IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME' };
@@ -365,9 +485,10 @@ function isLoopbackHost(hostname: string): boolean {
 }
 
 function toConfig(env: Env): Config {
+  const baseUrl = baseUrlOf(env);
   return Object.freeze({
-    baseUrl: env.IDP_BASE_URL,
-    issuer: `${env.IDP_BASE_URL}/`,
+    baseUrl,
+    issuer: `${baseUrl}/`,
     port: env.PORT,
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
@@ -375,6 +496,7 @@ function toConfig(env: Env): Config {
     dataDir: env.IDP_DATA_DIR,
     redisUrl: env.REDIS_URL,
     secret: env.IDP_SECRET,
+    previousSecrets: env.IDP_SECRET_PREVIOUS,
     production: env.NODE_ENV === 'production',
     trustProxy: env.IDP_TRUST_PROXY,
     signInSource: env.IDP_SIGN_IN_SOURCE,

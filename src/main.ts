@@ -7,11 +7,13 @@
 import { RefusedError, UsageError, type CliContext } from './cli/context.ts';
 import { systemClock } from './clock.ts';
 import { accessSync, constants, statSync } from 'node:fs';
-import { checkConfigFiles, parseConfig, type Config } from './config.ts';
+import { checkConfigFiles, describeStartup, parseConfig, startupLine, type Config } from './config.ts';
 import { lockEmbeddedDatabase, loadOrCreateSecret } from './data-dir.ts';
 import type { Logger } from 'pino';
 import type { Services } from './services.ts';
 import type { DurableStore } from './store/types.ts';
+import type { MasterSecrets } from './tokens/secret-box.ts';
+import { ensureSecretCheck, WRONG_SECRET_MESSAGE } from './tokens/secret-check.ts';
 
 const [command = 'serve', ...args] = process.argv.slice(2);
 
@@ -21,6 +23,7 @@ if (!parsed.ok) {
   process.exit(2);
 }
 const config = parsed.config;
+const { warnings } = parsed;
 
 function isReadableFile(path: string): boolean {
   try {
@@ -50,6 +53,18 @@ function masterSecret(config: Config): Buffer {
   return config.secret ?? loadOrCreateSecret(config.dataDir).secret;
 }
 
+/**
+ * Opens the database's check value with the secrets in force (writing it on first use). A
+ * wrong IDP_SECRET stops here with one line, not later at every use of a sealed value.
+ */
+async function refuseWrongSecret(durable: DurableStore, secrets: MasterSecrets, closing: () => Promise<void>): Promise<'current' | 'previous'> {
+  const state = await ensureSecretCheck(durable, secrets);
+  if (state !== 'wrong') return state;
+  await closing().catch(() => {});
+  const generated = config.secret ? '' : ` (IDP_SECRET is unset: the secret generated into ${config.dataDir}/secret was tried)`;
+  return fail(2, `${WRONG_SECRET_MESSAGE}${generated}`);
+}
+
 async function serve(): Promise<void> {
   const missing = checkConfigFiles(config, isReadableFile);
   if (missing) fail(2, missing);
@@ -58,14 +73,27 @@ async function serve(): Promise<void> {
   ]);
   const release = takeEmbeddedDatabase(config);
   const logger = createLogger(config.logLevel);
+  for (const warning of warnings) logger.warn(warning);
   const services = await openServices({ config, secret: masterSecret(config), logger });
+  const sealedUnder = await refuseWrongSecret(services.durable, services.secrets, () => services.close());
+  if (sealedUnder === 'previous') {
+    logger.warn('the database still holds values sealed under a previous secret (IDP_SECRET_PREVIOUS): run idp secrets reseal, then drop it');
+  }
   await services.keys.ensureSigningKey();
   if (!config.databaseUrl && !config.production) {
     const demo = await ensureDemoData(services.durable);
     if (demo) process.stdout.write(formatDemoBanner(demo, config));
   }
   const app = await buildApp(config, services, logger);
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // EADDRINUSE, EADDRNOTAVAIL, ENOTFOUND: the variables that chose the address say what to change.
+    throw new Error(`PORT, HOST: cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  const bound = app.server.address();
+  const startup = describeStartup(config, typeof bound === 'object' && bound ? bound.port : config.port);
+  logger.info(startup, startupLine(startup));
   const maintenance = scheduleMaintenance(services, logger);
   let stopping = false;
   const stop = async (signal: string) => {
@@ -142,6 +170,9 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The commands that seal or open with the master secret: they refuse a wrong one first. */
+const SEALING_COMMANDS = new Set(['seed', 'keys', 'secrets']);
+
 async function cli(): Promise<number> {
   const [{ runCli }, { openDurable }] = await Promise.all([import('./cli/index.ts'), import('./services.ts')]);
   const json = args.includes('--json');
@@ -156,7 +187,12 @@ async function cli(): Promise<number> {
     json,
     async openDurable() {
       release ??= takeEmbeddedDatabase(config);
-      durable ??= await openDurable(config);
+      if (durable) return durable;
+      durable = await openDurable(config);
+      if (SEALING_COMMANDS.has(command)) {
+        const opened = durable;
+        await refuseWrongSecret(opened, { current: masterSecret(config), previous: config.previousSecrets }, () => opened.close());
+      }
       return durable;
     },
     out: (line) => process.stdout.write(`${line}\n`),

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.ts';
-import type { Config } from './config.ts';
+import { describeDatabase, type Config } from './config.ts';
 import { embeddedDatabasePath, ensureDataDir } from './data-dir.ts';
 import { createSessionStore, type SessionStore } from './sessions/browser-session.ts';
 import { createInteractionStore, type InteractionStore } from './sessions/interaction.ts';
@@ -21,12 +21,14 @@ import { openDurableStore } from './store/sql/durable.ts';
 import type { DurableStore, EphemeralStore } from './store/types.ts';
 import { createKeyManager, type KeyManager } from './tokens/keys.ts';
 import { createRevocationList, type RevocationList } from './tokens/revocation.ts';
-import { deriveKey } from './tokens/secret-box.ts';
+import { deriveKeyring, type MasterSecrets } from './tokens/secret-box.ts';
 
 export interface Services {
   config: Config;
   /** The master secret in force (configured, or generated into the data directory). */
   secret: Buffer;
+  /** That secret, which seals, and the previous ones (IDP_SECRET_PREVIOUS), which still open. */
+  secrets: MasterSecrets;
   clock: Clock;
   durable: DurableStore;
   ephemeral: EphemeralStore;
@@ -52,8 +54,28 @@ export interface OpenOptions {
   ephemeral?: boolean;
 }
 
-/** Opens the durable store and applies pending migrations. */
+/**
+ * Opens the durable store and applies pending migrations. A failure names the variable to look
+ * at (DATABASE_URL, or IDP_DATA_DIR for the embedded database) and where it led, never a password.
+ */
 export async function openDurable(config: Config, logger?: Logger): Promise<DurableStore> {
+  try {
+    return await openAndMigrate(config, logger);
+  } catch (error) {
+    const variable = config.databaseUrl ? 'DATABASE_URL' : 'IDP_DATA_DIR';
+    throw new Error(`${variable}: cannot use the database (${describeDatabase(config)}): ${innermostMessage(error)}`, { cause: error });
+  }
+}
+
+/** `connect ECONNREFUSED 127.0.0.1:5432` rather than an empty AggregateError or a driver's wrapper. */
+function innermostMessage(error: unknown): string {
+  let e = error;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  if (e instanceof AggregateError && e.errors[0] instanceof Error) e = e.errors[0];
+  return e instanceof Error ? e.message || e.name : String(e);
+}
+
+async function openAndMigrate(config: Config, logger?: Logger): Promise<DurableStore> {
   if (!config.databaseUrl) ensureDataDir(config.dataDir);
   const durable = await openDurableStore({
     databaseUrl: config.databaseUrl,
@@ -87,7 +109,8 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     : config.redisUrl
       ? createRedisEphemeralStore({ url: config.redisUrl })
       : createMemoryEphemeralStore(clock);
-  const keys = createKeyManager({ keys: durable.signingKeys, kek: deriveKey(secret, 'signing-keys'), clock });
+  const secrets: MasterSecrets = { current: secret, previous: config.previousSecrets };
+  const keys = createKeyManager({ keys: durable.signingKeys, kek: deriveKeyring(secrets, 'signing-keys'), clock });
   const clients = createClientsCache(durable);
   const revocations = createRevocationList({ durable, ephemeral }, clock);
   const stopKeyEvents = durable.onChange((event) => {
@@ -96,6 +119,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
   return {
     config,
     secret,
+    secrets,
     clock,
     durable,
     ephemeral,

@@ -2,6 +2,7 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DurableStore } from '../store/types.ts';
+import type { MasterSecrets } from '../tokens/secret-box.ts';
 
 /** 0 success, 1 a refused operation (one clear line), 2 bad usage. */
 export type ExitCode = 0 | 1 | 2;
@@ -18,6 +19,11 @@ export interface CliContext {
   out(line: string): void;
   err(line: string): void;
   readStdin(): Promise<string>;
+}
+
+/** IDP_SECRET, which seals, and IDP_SECRET_PREVIOUS, which still open. */
+export function masterSecrets(context: CliContext): MasterSecrets {
+  return { current: context.secret, previous: context.config.previousSecrets };
 }
 
 /** A usage error: main prints its message as one line and exits 2. */

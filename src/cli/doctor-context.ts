@@ -6,6 +6,7 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DurableStore } from '../store/types.ts';
+import type { MasterSecrets } from '../tokens/secret-box.ts';
 
 export type CheckStatus = 'ok' | 'FAIL' | 'skip';
 
@@ -36,6 +37,8 @@ export interface DoctorContext {
   durable(): Promise<DurableStore>;
   /** GET {url}/.well-known/openid-configuration, fetched once. */
   discovery(): Promise<DiscoveryAnswer>;
+  /** IDP_SECRET and IDP_SECRET_PREVIOUS; absent, the secret check is skipped. */
+  secrets?: () => MasterSecrets;
 }
 
 export interface Check {

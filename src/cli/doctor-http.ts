@@ -74,6 +74,9 @@ async function fetchKids(context: DoctorContext, uri: string): Promise<string[] 
   let body: unknown;
   try {
     const response = await get(context, uri);
+    // A 500 is the service's own failure, not the proxy's: most often a signing key that the
+    // secrets in force do not open (an instance started with another IDP_SECRET made it).
+    if (response.status === 500) return fail(`${uri} answered 500`, 'see the secret check below and the service\'s log (a signing key IDP_SECRET does not open answers 500)');
     if (response.status !== 200) return fail(`${uri} answered ${response.status}`, fix);
     body = await response.json();
   } catch (error) {

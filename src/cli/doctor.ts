@@ -5,11 +5,12 @@
  */
 import type { DurableStore } from '../store/types.ts';
 import { parseCommand } from './args.ts';
-import { UsageError, type CliContext, type ExitCode } from './context.ts';
+import { masterSecrets, UsageError, type CliContext, type ExitCode } from './context.ts';
 import { checkCookies } from './doctor-cookies.ts';
 import { describeError, fail, fetchDiscovery, type Check, type CheckResult, type DiscoveryAnswer, type DoctorContext } from './doctor-context.ts';
 import { checkClock, checkDatabase, checkForwarded, checkSignInSource, checkStore } from './doctor-host.ts';
 import { checkDiscovery, checkHsts, checkIssuer, checkJwks } from './doctor-http.ts';
+import { checkSecret } from './doctor-secret.ts';
 import { report } from './output.ts';
 
 /** In the order they print. Each is an async function of a DoctorContext, so tests can inject one. */
@@ -22,6 +23,7 @@ export const CHECKS: readonly Check[] = [
   { name: 'forwarded', run: checkForwarded },
   { name: 'clock', run: checkClock },
   { name: 'database', run: checkDatabase },
+  { name: 'secret', run: checkSecret },
   { name: 'store', run: checkStore },
   { name: 'sign-in source', run: checkSignInSource },
 ];
@@ -51,6 +53,7 @@ export async function runDoctor(context: CliContext, url: string, options: Docto
     fetch,
     durable: () => (durable ??= context.openDurable()),
     discovery: () => (discovery ??= fetchDiscovery(doctor)),
+    secrets: () => masterSecrets(context),
   };
   // Side by side: the checks share the discovery answer and the database, and a slow one
   // delays the report only by its own deadline.

@@ -10,6 +10,7 @@ import { runKeys } from './keys.ts';
 import { runMigrate } from './migrate.ts';
 import { runScopes } from './scopes.ts';
 import { runSecretHash } from './secret-hash.ts';
+import { runSecrets } from './secrets.ts';
 import { runSeed } from './seed.ts';
 import { runUsers } from './users.ts';
 
@@ -28,6 +29,7 @@ export const USAGE = [
   '  users list | show U | lock U | unlock U | remove U | require-password-change U | require-mfa U',
   '  scopes add NAME | list | remove NAME   API scopes such as orders.read',
   '  keys list | rotate | retire KID        signing keys',
+  '  secrets reseal                         seal under IDP_SECRET what a previous secret sealed',
   '  secret-hash                            read a client secret on stdin, print the hash to store',
   '  doctor [--url URL]                     check a deployment from outside',
   '  help                                   this text',
@@ -44,6 +46,7 @@ const COMMANDS: Record<string, Command> = {
   users: runUsers,
   scopes: runScopes,
   keys: runKeys,
+  secrets: runSecrets,
   'secret-hash': runSecretHash,
   doctor: doctorCommand,
   help: async (_args, context) => {

@@ -5,14 +5,14 @@
  */
 import type { SigningKeyRecord } from '../store/types.ts';
 import { createKeyManager, type KeyManager } from '../tokens/keys.ts';
-import { deriveKey } from '../tokens/secret-box.ts';
+import { deriveKeyring } from '../tokens/secret-box.ts';
 import { parseCommand, subcommand } from './args.ts';
-import { RefusedError, type CliContext, type ExitCode } from './context.ts';
+import { masterSecrets, RefusedError, type CliContext, type ExitCode } from './context.ts';
 import { formatTable, report, timeText } from './output.ts';
 
 async function openKeyManager(context: CliContext): Promise<KeyManager> {
   const durable = await context.openDurable();
-  return createKeyManager({ keys: durable.signingKeys, kek: deriveKey(context.secret, 'signing-keys'), clock: context.clock });
+  return createKeyManager({ keys: durable.signingKeys, kek: deriveKeyring(masterSecrets(context), 'signing-keys'), clock: context.clock });
 }
 
 function keyDocument(key: SigningKeyRecord): Record<string, unknown> {

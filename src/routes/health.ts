@@ -1,7 +1,11 @@
-/** GET /healthz (the process runs) and GET /readyz (the database, the store and any directory answer). */
+/**
+ * GET /healthz (the process runs) and GET /readyz (the database, the store and any directory
+ * answer, and the signing key opens under the secrets in force).
+ */
 import type { FastifyInstance } from 'fastify';
 import type { SignInSource } from '../sources/types.ts';
 import type { DurableStore, EphemeralStore } from '../store/types.ts';
+import type { KeyManager } from '../tokens/keys.ts';
 
 const READY_TIMEOUT_MS = 2000;
 
@@ -24,20 +28,23 @@ async function probe(check: () => Promise<void>): Promise<'ok' | 'unavailable'> 
 
 export async function healthRoutes(
   app: FastifyInstance,
-  options: { durable: DurableStore; ephemeral: EphemeralStore; source?: Pick<SignInSource, 'ping'> },
+  options: { durable: DurableStore; ephemeral: EphemeralStore; source?: Pick<SignInSource, 'ping'>; keys?: Pick<KeyManager, 'signer'> },
 ): Promise<void> {
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
     const ping = options.source?.ping?.bind(options.source);
-    const [database, store, directory] = await Promise.all([
+    const keys = options.keys;
+    const [database, store, directory, signing] = await Promise.all([
       probe(() => options.durable.ping()),
       probe(() => options.ephemeral.ping()),
       ping ? probe(ping) : undefined,
+      // The signer is kept in memory once opened: this costs nothing but after a key change.
+      keys ? probe(async () => void (await keys.signer())) : undefined,
     ]);
-    const ready = database === 'ok' && store === 'ok' && directory !== 'unavailable';
+    const ready = database === 'ok' && store === 'ok' && directory !== 'unavailable' && signing !== 'unavailable';
     return reply
       .code(ready ? 200 : 503)
       .header('cache-control', 'no-store')
-      .send({ status: ready ? 'ready' : 'unavailable', database, store, ...(directory ? { directory } : {}) });
+      .send({ status: ready ? 'ready' : 'unavailable', database, store, ...(directory ? { directory } : {}), ...(signing ? { signing_key: signing } : {}) });
   });
 }

@@ -14,6 +14,7 @@ import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { revokedFamilyTokens, revokedTokens, type RevocationList } from '../tokens/revocation.ts';
 import type { RequestAudit } from './shared/audit.ts';
+import type { Keyring } from '../tokens/secret-box.ts';
 import { withQuery } from './shared/authorization-response.ts';
 import { clearSessionCookie, readSessionCookie } from './shared/cookies.ts';
 import { formActionSource, renderPage, type PageContext } from './shared/pages.ts';
@@ -23,7 +24,7 @@ export interface LogoutRouteOptions {
   issuer: string;
   page: PageContext;
   secureCookies: boolean;
-  csrfKey: Buffer;
+  csrfKey: Keyring;
   clock: Clock;
   keys: KeyManager;
   clients: ClientsCache;

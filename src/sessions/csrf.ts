@@ -4,14 +4,23 @@
  * session and one purpose only.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { asKeyring, keysOf, type Keyring } from '../tokens/secret-box.ts';
 
-export function sessionCsrfToken(key: Buffer, sessionKey: string, purpose: string): string {
+function mac(key: Buffer, sessionKey: string, purpose: string): string {
   return createHmac('sha256', key).update(`${purpose}\n${sessionKey}`).digest('base64url');
 }
 
-export function isValidSessionCsrfToken(key: Buffer, sessionKey: string, purpose: string, token: string | undefined): boolean {
+/** Made under the current key. */
+export function sessionCsrfToken(key: Buffer | Keyring, sessionKey: string, purpose: string): string {
+  return mac(asKeyring(key).current, sessionKey, purpose);
+}
+
+/** Good under any key of the ring: a form shown before a change of IDP_SECRET still posts. */
+export function isValidSessionCsrfToken(key: Buffer | Keyring, sessionKey: string, purpose: string, token: string | undefined): boolean {
   if (!token) return false;
-  const expected = Buffer.from(sessionCsrfToken(key, sessionKey, purpose));
   const given = Buffer.from(token);
-  return expected.length === given.length && timingSafeEqual(expected, given);
+  return keysOf(asKeyring(key)).some((k) => {
+    const expected = Buffer.from(mac(k, sessionKey, purpose));
+    return expected.length === given.length && timingSafeEqual(expected, given);
+  });
 }

@@ -4,8 +4,8 @@
  * code is rendered here, on the server, as SVG: no external service ever sees a secret.
  */
 import QRCode from 'qrcode';
-import type { EphemeralStore, UserRepository } from '../store/types.ts';
-import { open, seal } from '../tokens/secret-box.ts';
+import type { EphemeralStore, UserRecord, UserRepository } from '../store/types.ts';
+import { asKeyring, openWithKeyring, seal, type Keyring } from '../tokens/secret-box.ts';
 import { newTotpSecret, totpUri } from './totp.ts';
 
 export interface MfaSecrets {
@@ -20,19 +20,43 @@ export interface MfaSecrets {
   qrSvg(account: string, secret: string): Promise<string>;
 }
 
-export function createMfaSecrets(deps: { key: Buffer; ephemeral: EphemeralStore; users: Pick<UserRepository, 'update'>; issuerName: string }): MfaSecrets {
-  const { key } = deps;
+/** What a user's stored TOTP secret is bound to (AES-GCM associated data). */
+const userContext = (userId: string) => `totp:${userId}`;
+
+/** Sealing uses the current key; opening any key of the ring (IDP_SECRET_PREVIOUS too). */
+export function createMfaSecrets(deps: { key: Buffer | Keyring; ephemeral: EphemeralStore; users: Pick<UserRepository, 'update'>; issuerName: string }): MfaSecrets {
+  const ring = asKeyring(deps.key);
   return {
     ephemeral: deps.ephemeral,
-    openUserSecret: (userId, sealed) => open(key, sealed, `totp:${userId}`),
+    openUserSecret: (userId, sealed) => openWithKeyring(ring, sealed, userContext(userId)).text,
     startEnrolment(interactionId) {
       const secret = newTotpSecret();
-      return { secret, sealed: seal(key, secret, `enrol:${interactionId}`) };
+      return { secret, sealed: seal(ring.current, secret, `enrol:${interactionId}`) };
     },
-    openEnrolSecret: (interactionId, sealed) => open(key, sealed, `enrol:${interactionId}`),
+    openEnrolSecret: (interactionId, sealed) => openWithKeyring(ring, sealed, `enrol:${interactionId}`).text,
     async enrol(userId, secret) {
-      await deps.users.update(userId, { totpSecretSealed: seal(key, secret, `totp:${userId}`), mustEnrolMfa: false });
+      await deps.users.update(userId, { totpSecretSealed: seal(ring.current, secret, userContext(userId)), mustEnrolMfa: false });
     },
     qrSvg: (account, secret) => QRCode.toString(totpUri(deps.issuerName, account, secret), { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }),
   };
+}
+
+/**
+ * The users whose TOTP secret only a previous master secret opens, with the secret sealed anew
+ * under the current one (`idp secrets reseal` writes them). Throws, naming the user, when a
+ * secret opens under none of the keys.
+ */
+export function staleUserSecrets(users: readonly UserRecord[], ring: Keyring): Array<{ userId: string; totpSecretSealed: string }> {
+  const stale: Array<{ userId: string; totpSecretSealed: string }> = [];
+  for (const user of users) {
+    if (!user.totpSecretSealed) continue;
+    let opened: { text: string; current: boolean };
+    try {
+      opened = openWithKeyring(ring, user.totpSecretSealed, userContext(user.id));
+    } catch (error) {
+      throw new Error(`the TOTP secret of user ${user.username} opens under none of the secrets`, { cause: error });
+    }
+    if (!opened.current) stale.push({ userId: user.id, totpSecretSealed: seal(ring.current, opened.text, userContext(user.id)) });
+  }
+  return stale;
 }

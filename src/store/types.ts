@@ -147,6 +147,8 @@ export interface SigningKeyTransaction {
   list(): Promise<SigningKeyRecord[]>;
   insert(key: SigningKeyRecord): Promise<void>;
   setState(kid: string, state: SigningKeyState, at: Date): Promise<void>;
+  /** Replaces the sealed private key (the same key, sealed under another master secret). */
+  reseal(kid: string, privateJwkSealed: string): Promise<void>;
 }
 
 /** The claim names of an OIDC `claims` request parameter. */
@@ -290,6 +292,18 @@ export interface RevocationRepository {
 }
 
 /** Everything kept in PostgreSQL (or PGlite). */
+/** The check value of the master secret (one row): what tells a wrong IDP_SECRET at start. */
+export interface SecretCheckRepository {
+  /** The sealed check value; undefined until the first start wrote it. */
+  get(): Promise<string | undefined>;
+  /**
+   * Writes the check value: with `replacing` undefined only if there is none yet (several
+   * instances may start at once), else only if it is still `replacing`. False when another
+   * writer came first.
+   */
+  put(sealed: string, replacing?: string): Promise<boolean>;
+}
+
 export interface DurableStore {
   readonly kind: 'postgres' | 'embedded';
   readonly clients: ClientRepository;
@@ -300,6 +314,7 @@ export interface DurableStore {
   readonly refreshTokens: RefreshTokenRepository;
   readonly accessTokens: AccessTokenRepository;
   readonly revocations: RevocationRepository;
+  readonly secretCheck: SecretCheckRepository;
   /** Applies pending migrations (safe to call from several instances at once). */
   migrate(): Promise<string[]>;
   /** Runs several writes as one transaction; nothing is written if `fn` throws. */

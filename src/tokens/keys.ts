@@ -9,7 +9,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import type { Clock } from '../clock.ts';
 import type { SigningKeyRecord, SigningKeyRepository } from '../store/types.ts';
 import { isEmptyPlan, planRotation, type RotationPolicy } from './key-rotation.ts';
-import { open, seal } from './secret-box.ts';
+import { asKeyring, openWithKeyring, seal, type Keyring } from './secret-box.ts';
 
 export type { RotationPolicy } from './key-rotation.ts';
 
@@ -35,8 +35,8 @@ export interface Signer {
 
 export interface KeyManagerDeps {
   keys: SigningKeyRepository;
-  /** Key-encryption key, derived from IDP_SECRET for the purpose 'signing-keys'. */
-  kek: Buffer;
+  /** Key-encryption keys, derived from IDP_SECRET (and IDP_SECRET_PREVIOUS) for the purpose 'signing-keys'. */
+  kek: Buffer | Keyring;
   clock: Clock;
 }
 
@@ -71,6 +71,13 @@ export interface KeyManager {
   maintain(policy: RotationPolicy): Promise<MaintenanceReport>;
   /** Drops the in-memory copy; the next use reloads it from the store. */
   invalidate(): void;
+  /**
+   * Seals again under the current secret every private key a previous secret sealed; returns
+   * how many. Throws, changing nothing, when a key opens under none of the secrets.
+   */
+  reseal(): Promise<number>;
+  /** How many private keys only a previous secret opens (0 once resealed); throws as reseal does. */
+  sealedUnderPrevious(): Promise<number>;
 }
 
 interface LoadedKeys {
@@ -82,10 +89,11 @@ interface LoadedKeys {
 const STATE_ORDER = { current: 0, next: 1, previous: 2, retired: 3 } as const;
 
 export function createKeyManager(deps: KeyManagerDeps): KeyManager {
+  const kek = asKeyring(deps.kek);
   let loaded: Promise<LoadedKeys> | undefined;
 
   const load = (): Promise<LoadedKeys> => {
-    loaded ??= loadKeys(deps).catch((error: unknown) => {
+    loaded ??= loadKeys(deps.keys, kek).catch((error: unknown) => {
       loaded = undefined;
       throw error;
     });
@@ -97,7 +105,7 @@ export function createKeyManager(deps: KeyManagerDeps): KeyManager {
       const existing = await deps.keys.list();
       if (existing.some((k) => k.state === 'current')) return;
       // Generated outside the lock (it takes a while); discarded if another instance won.
-      const candidate = await newKeyRecord(deps, 'current');
+      const candidate = await newKeyRecord(deps, kek, 'current');
       await deps.keys.withLock(async (tx) => {
         if ((await tx.list()).some((k) => k.state === 'current')) return;
         await tx.insert(candidate);
@@ -105,7 +113,7 @@ export function createKeyManager(deps: KeyManagerDeps): KeyManager {
       loaded = undefined;
     },
     async rotate() {
-      const fresh = await newKeyRecord(deps, 'current');
+      const fresh = await newKeyRecord(deps, kek, 'current');
       await deps.keys.withLock(async (tx) => {
         const now = new Date(deps.clock());
         for (const key of await tx.list()) {
@@ -143,7 +151,7 @@ export function createKeyManager(deps: KeyManagerDeps): KeyManager {
       const report: MaintenanceReport = { published: [], promoted: [], retired: [] };
       if (isEmptyPlan(planRotation(await deps.keys.list(), policy, deps.clock()))) return report;
       // Made outside the lock (it takes a while); used only if still due under the lock.
-      const candidate = await newKeyRecord(deps, 'next');
+      const candidate = await newKeyRecord(deps, kek, 'next');
       await deps.keys.withLock(async (tx) => {
         const now = deps.clock();
         const plan = planRotation(await tx.list(), policy, now);
@@ -167,10 +175,41 @@ export function createKeyManager(deps: KeyManagerDeps): KeyManager {
     invalidate() {
       loaded = undefined;
     },
+    async reseal() {
+      const count = await deps.keys.withLock(async (tx) => {
+        const stale = underPrevious(await tx.list(), kek);
+        for (const { record, jwk } of stale) await tx.reseal(record.kid, seal(kek.current, JSON.stringify(jwk), sealingContext(record.kid)));
+        return stale.length;
+      });
+      loaded = undefined;
+      return count;
+    },
+    async sealedUnderPrevious() {
+      return underPrevious(await deps.keys.list(), kek).length;
+    },
   };
 }
 
-async function newKeyRecord(deps: KeyManagerDeps, state: 'current' | 'next'): Promise<SigningKeyRecord> {
+/**
+ * The keys only a previous secret opens. A retired key that no secret opens is left out: it
+ * is never used again. Any other key that none opens is an error (the wrong secrets).
+ */
+function underPrevious(records: SigningKeyRecord[], kek: Keyring): Array<{ record: SigningKeyRecord; jwk: JsonWebKey }> {
+  const stale: Array<{ record: SigningKeyRecord; jwk: JsonWebKey }> = [];
+  for (const record of records) {
+    let opened: { jwk: JsonWebKey; current: boolean };
+    try {
+      opened = openPrivateJwk(kek, record);
+    } catch (error) {
+      if (record.state === 'retired') continue;
+      throw new Error(`signing key ${record.kid} opens under none of the secrets`, { cause: error });
+    }
+    if (!opened.current) stale.push({ record, jwk: opened.jwk });
+  }
+  return stale;
+}
+
+async function newKeyRecord(deps: KeyManagerDeps, kek: Keyring, state: 'current' | 'next'): Promise<SigningKeyRecord> {
   const { publicKey, privateKey } = await generateKeyPair('RS256', { modulusLength: 2048, extractable: true });
   const publicJwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(publicJwk);
@@ -181,15 +220,15 @@ async function newKeyRecord(deps: KeyManagerDeps, state: 'current' | 'next'): Pr
     alg: 'RS256',
     state,
     publicJwk: { kty: publicJwk.kty, n: publicJwk.n, e: publicJwk.e },
-    privateJwkSealed: seal(deps.kek, JSON.stringify(privateJwk), `signing-key:${kid}`),
+    privateJwkSealed: seal(kek.current, JSON.stringify(privateJwk), sealingContext(kid)),
     createdAt: now,
     activatedAt: state === 'current' ? now : null,
     retiredAt: null,
   };
 }
 
-async function loadKeys(deps: KeyManagerDeps): Promise<LoadedKeys> {
-  const published = (await deps.keys.list())
+async function loadKeys(repository: SigningKeyRepository, kek: Keyring): Promise<LoadedKeys> {
+  const published = (await repository.list())
     .filter((k) => k.state !== 'retired')
     .sort((a, b) => STATE_ORDER[a.state] - STATE_ORDER[b.state] || b.createdAt.getTime() - a.createdAt.getTime());
   const current = published.find((k) => k.state === 'current');
@@ -197,14 +236,17 @@ async function loadKeys(deps: KeyManagerDeps): Promise<LoadedKeys> {
   for (const k of published) verifiers.set(k.kid, createPublicKey({ key: { kty: 'RSA', n: String(k.publicJwk.n), e: String(k.publicJwk.e) }, format: 'jwk' }));
   return {
     jwks: { keys: published.map(toPublicJwk) },
-    signer: current ? { kid: current.kid, key: openPrivateKey(deps.kek, current) } : undefined,
+    signer: current ? { kid: current.kid, key: createPrivateKey({ key: openPrivateJwk(kek, current).jwk, format: 'jwk' }) } : undefined,
     verifiers,
   };
 }
 
-function openPrivateKey(kek: Buffer, record: SigningKeyRecord): KeyObject {
-  const jwk = JSON.parse(open(kek, record.privateJwkSealed, `signing-key:${record.kid}`)) as JsonWebKey;
-  return createPrivateKey({ key: jwk, format: 'jwk' });
+const sealingContext = (kid: string) => `signing-key:${kid}`;
+
+/** A private key opened with whichever secret sealed it; `current`: sealed under the current one. */
+function openPrivateJwk(kek: Keyring, record: SigningKeyRecord): { jwk: JsonWebKey; current: boolean } {
+  const opened = openWithKeyring(kek, record.privateJwkSealed, sealingContext(record.kid));
+  return { jwk: JSON.parse(opened.text) as JsonWebKey, current: opened.current };
 }
 
 function toPublicJwk(record: SigningKeyRecord): PublicJwk {

@@ -8,7 +8,8 @@
  * Layout (71 characters of base64url): version (1 byte), family id (a UUID, 16 bytes),
  * generation (uint32, big-endian), HMAC-SHA-256 (32 bytes).
  */
-import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { asKeyring, type Keyring } from './secret-box.ts';
 
 const VERSION = 1;
 const LENGTH = 1 + 16 + 4 + 32;
@@ -47,10 +48,17 @@ function generationBytes(generation: number): Buffer {
   return bytes;
 }
 
-export function createRefreshTokenCodec(secret: Buffer): RefreshTokenCodec {
-  // A key object, made once: createHmac with raw bytes makes one on every call (5x the cost).
-  const key = createSecretKey(secret);
-  const mac = (head: Buffer, salt: Buffer) => createHmac('sha256', key).update('refresh token\n').update(head).update(salt).digest();
+/**
+ * Tokens are made under the current key of the ring; a token made under a previous one
+ * (IDP_SECRET_PREVIOUS) is still genuine, checked only when the current key fails.
+ */
+export function createRefreshTokenCodec(secret: Buffer | Keyring): RefreshTokenCodec {
+  // Key objects, made once: createHmac with raw bytes makes one on every call (5x the cost).
+  const ring = asKeyring(secret);
+  const key = createSecretKey(ring.current);
+  const previous = ring.previous.map((k) => createSecretKey(k));
+  const macUnder = (k: KeyObject, head: Buffer, salt: Buffer) => createHmac('sha256', k).update('refresh token\n').update(head).update(salt).digest();
+  const mac = (head: Buffer, salt: Buffer) => macUnder(key, head, salt);
   const head = (familyId: string, generation: number) => Buffer.concat([Buffer.of(VERSION), uuidBytes(familyId), generationBytes(generation)]);
   return {
     issue(familyId, generation, salt) {
@@ -66,8 +74,12 @@ export function createRefreshTokenCodec(secret: Buffer): RefreshTokenCodec {
       return { familyId: uuidText(bytes.subarray(1, 17)), generation: bytes.readUInt32BE(17), mac: bytes.subarray(21) };
     },
     isGenuine(token, salt) {
-      const expected = mac(head(token.familyId, token.generation), salt);
-      return expected.length === token.mac.length && timingSafeEqual(expected, token.mac);
+      const start = head(token.familyId, token.generation);
+      const matches = (k: KeyObject) => {
+        const expected = macUnder(k, start, salt);
+        return expected.length === token.mac.length && timingSafeEqual(expected, token.mac);
+      };
+      return matches(key) || previous.some(matches);
     },
     accessJti(familyId, generation) {
       return createHmac('sha256', key).update('access token id\n').update(head(familyId, generation)).digest().subarray(0, 16).toString('base64url');

@@ -5,7 +5,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /** What a derived key is for; part of the HKDF info, so changing one changes the key. */
-export type KeyPurpose = 'signing-keys' | 'totp-secrets' | 'cookies' | 'refresh-tokens';
+export type KeyPurpose = 'signing-keys' | 'totp-secrets' | 'cookies' | 'refresh-tokens' | 'secret-check';
 
 const VERSION = 'v1';
 /**
@@ -38,4 +38,54 @@ export function open(key: Buffer, sealed: string, context: string): string {
   decipher.setAAD(Buffer.from(context));
   decipher.setAuthTag(tagBytes);
   return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+}
+
+/**
+ * The master secrets in force: IDP_SECRET seals everything new; the older ones
+ * (IDP_SECRET_PREVIOUS) still open what they sealed, so the secret can change without downtime.
+ */
+export interface MasterSecrets {
+  current: Buffer;
+  previous: readonly Buffer[];
+}
+
+/** The keys of one purpose derived from each master secret, current first. */
+export interface Keyring {
+  current: Buffer;
+  previous: readonly Buffer[];
+}
+
+/** Derives the keys of one purpose once, at start: the hot paths never run HKDF. */
+export function deriveKeyring(secrets: MasterSecrets, purpose: KeyPurpose): Keyring {
+  return { current: deriveKey(secrets.current, purpose), previous: secrets.previous.map((s) => deriveKey(s, purpose)) };
+}
+
+/** A single key is a keyring without previous keys (tests, and callers that never rotate). */
+export function asKeyring(key: Buffer | Keyring): Keyring {
+  return Buffer.isBuffer(key) ? { current: key, previous: [] } : key;
+}
+
+/** Every key of a keyring, current first: what a MAC is checked against. */
+export function keysOf(ring: Keyring): Buffer[] {
+  return [ring.current, ...ring.previous];
+}
+
+/**
+ * Opens a sealed text with the current key, else with each previous one in turn (AES-GCM
+ * authenticates, so a wrong key fails rather than yielding garbage). `current` tells whether
+ * it was sealed under the current key: false means `idp secrets reseal` still has work.
+ */
+export function openWithKeyring(ring: Keyring, sealed: string, context: string): { text: string; current: boolean } {
+  try {
+    return { text: open(ring.current, sealed, context), current: true };
+  } catch (error) {
+    for (const key of ring.previous) {
+      try {
+        return { text: open(key, sealed, context), current: false };
+      } catch {
+        // the next one
+      }
+    }
+    throw error;
+  }
 }

@@ -56,6 +56,8 @@ describe('idp without a database', () => {
       [['seed'], /^missing argument FILE.json /],
       [['secret-hash', 'extra'], /^unexpected argument "extra" /],
       [['migrate', '--force'], /^unknown option --force /],
+      [['secrets', 'rotate'], /^unknown subcommand "rotate" \(usage: idp secrets reseal\)$/],
+      [['secrets', 'reseal', 'now'], /^unexpected argument "now" /],
     ];
     // Independent processes that never reach a database: run them side by side.
     const results = await Promise.all(cases.map(([args]) => idp(args)));

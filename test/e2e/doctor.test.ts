@@ -16,7 +16,7 @@ import { freePort, runIdp, startServer, tempDir, type RunningServer } from '../h
 import { REDIS_URL, createTestDatabase, postgresAvailable, redisAvailable, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'd'.repeat(64);
-const NAMES = ['discovery', 'issuer', 'jwks', 'https', 'cookies', 'forwarded', 'clock', 'database', 'store', 'sign-in source'];
+const NAMES = ['discovery', 'issuer', 'jwks', 'https', 'cookies', 'forwarded', 'clock', 'database', 'secret', 'store', 'sign-in source'];
 
 /** A Redis of our own, to stop under a running deployment. */
 async function startRedis(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {

@@ -3,9 +3,11 @@
  * variable named, exit code 2, no stack trace), production's demands, the maintenance it does on
  * its own, and the embedded default with its demo client and user.
  */
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, postgresAvailable, redisAvailable, REDIS_URL, runSql, type TestDatabase } from '../helpers/services.ts';
 import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import { rawRequest } from './operations-support.ts';
 
 const SECRET = 'c'.repeat(64);
 
@@ -39,6 +41,10 @@ describe('configuration errors', () => {
     ['production over http', { NODE_ENV: 'production', IDP_SECRET: SECRET, DATABASE_URL: 'postgres://db/idp', REDIS_URL: 'redis://cache:6379', IDP_BASE_URL: 'http://id.example.com' }, 'IDP_BASE_URL'],
     ['production with an http upstream', { ...PRODUCTION, IDP_SIGN_IN_SOURCE: 'oidc', IDP_UPSTREAM_ISSUER: 'http://accounts.example.com/', IDP_UPSTREAM_CLIENT_ID: 'idp' }, 'IDP_UPSTREAM_ISSUER'],
     ['production with ldap:// and no StartTLS', { ...PRODUCTION, IDP_SIGN_IN_SOURCE: 'ldap', IDP_LDAP_URL: 'ldap://dc1.corp.example', IDP_LDAP_BASE_DN: 'dc=corp' }, 'IDP_LDAP_URL'],
+    ['a mistyped NODE_ENV (which once ran development mode)', { NODE_ENV: 'prod' }, 'NODE_ENV'],
+    ['a trusted proxy that is no address', { IDP_TRUST_PROXY: 'yes' }, 'IDP_TRUST_PROXY'],
+    ['a previous secret without a current one', { IDP_SECRET_PREVIOUS: SECRET }, 'IDP_SECRET'],
+    ['a short previous secret', { IDP_SECRET: SECRET, IDP_SECRET_PREVIOUS: `${SECRET},abcd` }, 'IDP_SECRET_PREVIOUS'],
   ];
   it.each(cases)('%s stops the start with one line', async (_name, env, variable) => {
     expectOneLineError(await runIdp(['serve'], env), variable);
@@ -66,11 +72,68 @@ function productionOnFreshDatabase() {
   };
 }
 
+describe('the master secret as written', () => {
+  it('says how many bytes a short secret decodes to, and shows a command that makes a good one', async () => {
+    const result = await runIdp(['serve'], { IDP_SECRET: Buffer.alloc(16, 1).toString('base64') });
+    expectOneLineError(result, 'IDP_SECRET');
+    expect(result.stderr).toContain('decodes to 16');
+    expect(result.stderr).toContain('openssl rand -base64 32');
+  });
+
+  it('takes standard base64 (+ / =) as openssl writes it, as well as base64url and hex', async () => {
+    // 0xfb bytes are `+` and `/` in standard base64; `=` pads it. (The decoding: test/unit/config.test.ts.)
+    const spellings = [Buffer.alloc(32, 0xfb).toString('base64'), Buffer.alloc(32, 0xfb).toString('base64url'), 'fb'.repeat(32)];
+    expect(spellings[0]).toMatch(/[+/].*=$/);
+    const results = await Promise.all(spellings.map((secret) => runIdp(['help'], { IDP_SECRET: secret })));
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+  });
+});
+
+describe('start-up failures name their variable', () => {
+  it('names DATABASE_URL when the database does not answer, and never its password', async () => {
+    const result = await runIdp(['serve'], { DATABASE_URL: 'postgres://idp:hunter2@127.0.0.1:1/idp' });
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines, result.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/DATABASE_URL: cannot use the database \(postgres 127\.0\.0\.1:1\/idp\): connect ECONNREFUSED/);
+    expect(result.stderr).not.toContain('hunter2');
+  });
+});
+
+describe('a port in use', () => {
+  it('stops the start with one line naming PORT', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as net.AddressInfo;
+    const dir = tempDir();
+    try {
+      const result = await runIdp(['serve'], { IDP_DATA_DIR: dir.path, HOST: '127.0.0.1', PORT: String(port) });
+      expect(result.code).toBe(1);
+      const lines = result.stderr.trim().split('\n');
+      expect(lines, result.stderr).toHaveLength(1);
+      expect(lines[0]).toContain(`PORT, HOST: cannot listen on 127.0.0.1:${port}`);
+      expect(lines[0]).toContain('EADDRINUSE');
+    } finally {
+      taken.close();
+      dir.remove();
+    }
+  });
+});
+
 describe.runIf(postgresAvailable && redisAvailable)('production over http with IDP_ALLOW_HTTP=1', () => {
   const production = productionOnFreshDatabase();
 
-  it('starts, with no demo data', async () => {
-    const server = await production.start();
+  it('starts, with no demo data, and says so in one line without the database password', async () => {
+    // Trust authentication takes any password: this one must not be printed.
+    const withPassword = production.url().replace('postgres://postgres@', 'postgres://postgres:hunter2@');
+    const server = await production.start({ LOG_LEVEL: 'info', DATABASE_URL: withPassword });
+    const line = server.output().split('\n').find((l) => l.includes('"msg":"started: '));
+    const database = new URL(production.url());
+    expect(line, server.output()).toBeDefined();
+    expect(JSON.parse(line ?? '{}')).toMatchObject({
+      msg: `started: mode production, issuer ${server.url}/, database postgres ${database.host}${database.pathname}, store redis ${new URL(REDIS_URL).host}, sign-in source local, listening 127.0.0.1:${server.port}`,
+    });
+    expect(server.output()).not.toContain('hunter2');
     const ready = (await (await fetch(`${server.url}/readyz`)).json()) as Record<string, string>;
     expect(ready).toMatchObject({ database: 'ok', store: 'ok' });
     expect(server.output()).not.toContain('Demo data');
@@ -102,6 +165,37 @@ describe.runIf(postgresAvailable && redisAvailable)('maintenance', () => {
     while (!reported.test(server.output()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(server.output()).toMatch(reported);
     expect(await remaining()).toEqual(['access-live', 'live']);
+  });
+});
+
+describe('a first run with only PORT set', () => {
+  const dir = tempDir();
+  let server: RunningServer | undefined;
+  afterAll(async () => {
+    await server?.stop();
+    dir.remove();
+  });
+
+  it('serves the issuer http://localhost:PORT, prints links to it, and says how it runs in one line', async () => {
+    // What `PORT=3927 npm start` does, on a free port; LDAP settings left over from elsewhere.
+    server = await startServer({ IDP_BASE_URL: undefined, IDP_DATA_DIR: dir.path, LOG_LEVEL: 'info', IDP_LDAP_URL: 'ldap://dir.example' });
+    const local = `http://localhost:${server.port}`;
+    const discovery = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Record<string, string>;
+    expect(discovery.issuer).toBe(`${local}/`);
+    expect(discovery.token_endpoint).toBe(`${local}/connect/token`);
+    const output = server.output();
+    expect(output).toContain(`${local}/connect/token`);
+    expect(output).toContain(`started: mode development, issuer ${local}/, database embedded ${dir.path}/db, store in-process (one instance only), sign-in source local, listening 127.0.0.1:${server.port}`);
+    expect(output).toContain('IDP_LDAP_URL is set but IDP_SIGN_IN_SOURCE=local: it does nothing unless IDP_SIGN_IN_SOURCE=ldap');
+  });
+
+  it('answers a request for another host with the host it expected and the settings that decide it', async () => {
+    const res = await rawRequest(server?.port ?? 0, { path: '/.well-known/openid-configuration', host: 'id.example.com' });
+    expect(res.status).toBe(400);
+    const body = JSON.parse(res.text) as { error: string; error_description: string };
+    expect(body.error).toBe('invalid_request');
+    expect(body.error_description).toContain(`answers for localhost:${server?.port} (IDP_BASE_URL)`);
+    expect(body.error_description).toContain('IDP_TRUST_PROXY');
   });
 });
 

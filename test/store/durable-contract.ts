@@ -759,6 +759,45 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         ).rejects.toThrow(/signing_keys_one_current/);
         expect((await store.signingKeys.list()).filter((k) => k.state === 'current').map((k) => k.kid)).toEqual([second]);
       });
+
+      it('reseal seals again under the current secret only what a previous one sealed, and keeps the key', async () => {
+        const before = await store.signingKeys.list();
+        const next = deriveKey(randomBytes(32), 'signing-keys');
+        const rotating = createKeyManager({ keys: store.signingKeys, kek: { current: next, previous: [kek] }, clock });
+        expect(await rotating.sealedUnderPrevious()).toBe(before.length);
+        expect(await rotating.reseal()).toBe(before.length);
+        expect(await rotating.sealedUnderPrevious()).toBe(0);
+        expect(await rotating.reseal()).toBe(0);
+        // The same keys, sealed anew: only the new secret opens them now.
+        const after = await store.signingKeys.list();
+        expect(after.map((k) => [k.kid, k.state])).toEqual(before.map((k) => [k.kid, k.state]));
+        for (const record of after) expect(openSealed(next, record.privateJwkSealed, `signing-key:${record.kid}`)).toContain('"d"');
+        const onlyNew = createKeyManager({ keys: store.signingKeys, kek: next, clock });
+        const signer = await onlyNew.signer();
+        expect(signer.kid).toBe(second);
+        const signed = await new SignJWT({ sub: 'ada' }).setProtectedHeader({ alg: 'RS256', kid: second }).sign(signer.key);
+        expect((await jwtVerify(signed, (await onlyNew.verificationKey(second))!)).payload.sub).toBe('ada');
+        await expect(createKeyManager({ keys: store.signingKeys, kek, clock }).signer()).rejects.toThrow();
+        // A key none of the secrets opens stops reseal before anything is written.
+        await expect(createKeyManager({ keys: store.signingKeys, kek: deriveKey(randomBytes(32), 'signing-keys'), clock }).reseal()).rejects.toThrow(/opens under none/);
+      });
+    });
+
+    describe('secret check', () => {
+      const sealed = (n: number) => `v1.check-${n}`;
+
+      it('is absent at first, written once by the first writer, and replaced only from what it was', async () => {
+        expect(await store.secretCheck.get()).toBeUndefined();
+        const racing = await Promise.all([1, 2, 3].map((n) => store.secretCheck.put(sealed(n))));
+        expect(racing.filter(Boolean)).toHaveLength(1);
+        const written = await store.secretCheck.get();
+        expect([sealed(1), sealed(2), sealed(3)]).toContain(written);
+        expect(await store.secretCheck.put(sealed(4))).toBe(false);
+        expect(await store.secretCheck.put(sealed(5), 'not what it is')).toBe(false);
+        expect(await store.secretCheck.get()).toBe(written);
+        expect(await store.secretCheck.put(sealed(6), written)).toBe(true);
+        expect(await store.secretCheck.get()).toBe(sealed(6));
+      });
     });
 
     describe('transaction', () => {

@@ -32,10 +32,36 @@ describe('parseConfig', () => {
     expect(short.ok).toBe(false);
   });
 
+  it('reads standard base64, base64url and hex as the same bytes, and IDP_SECRET_PREVIOUS as a list', () => {
+    const bytes = Buffer.alloc(32, 0xfb);
+    for (const text of [bytes.toString('base64'), bytes.toString('base64').replace(/=+$/, ''), bytes.toString('base64url'), bytes.toString('hex')]) {
+      expect(config({ IDP_SECRET: text }).secret?.equals(bytes), text).toBe(true);
+    }
+    const previous = config({ IDP_SECRET: SECRET_HEX, IDP_SECRET_PREVIOUS: ` ${bytes.toString('base64')} , ${'bb'.repeat(32)}` }).previousSecrets;
+    expect(previous.map((b) => b.toString('hex'))).toStrictEqual([bytes.toString('hex'), 'bb'.repeat(32)]);
+    expect(config({}).previousSecrets).toStrictEqual([]);
+  });
+
+  it('makes the development base URL follow PORT', () => {
+    expect(config({ PORT: '3927' })).toMatchObject({ baseUrl: 'http://localhost:3927', issuer: 'http://localhost:3927/' });
+    expect(config({ PORT: '3927', IDP_BASE_URL: 'https://id.example.com' }).baseUrl).toBe('https://id.example.com');
+  });
+
+  it('warns of the variables of a sign-in source not in force', () => {
+    const result = parseConfig({ IDP_LDAP_URL: 'ldap://dir', IDP_LDAP_BASE_DN: 'dc=x', IDP_UPSTREAM_CLIENT_ID: 'idp' });
+    expect(result.ok && result.warnings).toStrictEqual([
+      'IDP_LDAP_BASE_DN, IDP_LDAP_URL are set but IDP_SIGN_IN_SOURCE=local: they do nothing unless IDP_SIGN_IN_SOURCE=ldap',
+      'IDP_UPSTREAM_CLIENT_ID is set but IDP_SIGN_IN_SOURCE=local: it does nothing unless IDP_SIGN_IN_SOURCE=oidc',
+    ]);
+    const ldap = parseConfig({ IDP_SIGN_IN_SOURCE: 'ldap', IDP_LDAP_URL: 'ldap://dir', IDP_LDAP_BASE_DN: 'dc=x' });
+    expect(ldap.ok && ldap.warnings).toStrictEqual([]);
+  });
+
   it.each([
     ['1', 1],
     ['true', true],
     ['10.0.0.0/8,127.0.0.1', '10.0.0.0/8,127.0.0.1'],
+    ['loopback, fd00::/8', 'loopback, fd00::/8'],
   ])('reads IDP_TRUST_PROXY=%s', (value, expected) => {
     expect(config({ IDP_TRUST_PROXY: value }).trustProxy).toStrictEqual(expected);
   });
@@ -48,6 +74,12 @@ describe('parseConfig', () => {
     [{ REDIS_URL: 'http://cache' }, /^configuration error: REDIS_URL must be a URL starting with redis:\/\//],
     [{ IDP_SIGN_IN_SOURCE: 'oidc' }, /IDP_UPSTREAM_ISSUER is required when IDP_SIGN_IN_SOURCE=oidc/],
     [{ IDP_LDAP_USER_FILTER: '(uid=x)' }, /IDP_LDAP_USER_FILTER must contain \{username\}/],
+    [{ NODE_ENV: 'prod' }, /^configuration error: NODE_ENV must be production, development or test, or unset/],
+    [{ IDP_TRUST_PROXY: 'yes' }, /^configuration error: IDP_TRUST_PROXY must be .*\("yes" is none of these\)/],
+    [{ IDP_TRUST_PROXY: '10.0.0.0/33' }, /IDP_TRUST_PROXY/],
+    [{ IDP_SECRET: Buffer.alloc(20).toString('base64') }, /^configuration error: IDP_SECRET must be at least 32 random bytes, but decodes to 20 \(example: IDP_SECRET=\$\(openssl rand -base64 32\)\)$/],
+    [{ IDP_SECRET: 'a'.repeat(64), IDP_SECRET_PREVIOUS: `${'b'.repeat(64)},short` }, /^configuration error: IDP_SECRET_PREVIOUS \(entry 2\) must be at least 32/],
+    [{ NODE_ENV: 'production', IDP_SECRET: 'a'.repeat(64), DATABASE_URL: 'postgres://db/idp', REDIS_URL: 'redis://cache' }, /IDP_BASE_URL is required when NODE_ENV=production/],
   ])('refuses %j with one line', (env, message) => {
     const result = parseConfig(env);
     expect(result.ok).toBe(false);

@@ -117,6 +117,12 @@ export interface RevocationsTable {
   revoked_at: Timestamp;
 }
 
+export interface SecretCheckTable {
+  id: Generated<number>;
+  sealed: string;
+  updated_at: Generated<Date>;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -127,6 +133,7 @@ export interface Database {
   refresh_tokens: RefreshTokensTable;
   issued_access_tokens: IssuedAccessTokensTable;
   revocations: RevocationsTable;
+  secret_check: SecretCheckTable;
 }
 
 export type Db = Kysely<Database>;

@@ -9,6 +9,7 @@ import { sqlAccessTokens } from './access-tokens.ts';
 import { sqlRefreshTokens } from './refresh-tokens.ts';
 import { sqlRevocations } from './revocations.ts';
 import { sqlApiScopes, sqlConsents } from './scopes-consents.ts';
+import { sqlSecretCheck } from './secret-check.ts';
 import { sqlSigningKeys } from './signing-keys.ts';
 import { sqlUsers } from './users.ts';
 
@@ -76,6 +77,7 @@ function repositories(kind: DurableStore['kind'], db: Db): Omit<DurableStore, 'm
     refreshTokens: sqlRefreshTokens(db),
     accessTokens: sqlAccessTokens(db),
     revocations: sqlRevocations(db),
+    secretCheck: sqlSecretCheck(db),
     transaction: (fn) =>
       db.transaction().execute((trx) =>
         fn({

@@ -44,6 +44,9 @@ function keyTransaction(db: Db): SigningKeyTransaction {
         ...(state === 'retired' ? { retired_at: at } : {}),
       }).where('kid', '=', kid).execute();
     },
+    async reseal(kid, privateJwkSealed) {
+      await db.updateTable('signing_keys').set({ private_jwk_sealed: privateJwkSealed }).where('kid', '=', kid).execute();
+    },
   };
 }
 
