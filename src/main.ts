@@ -7,24 +7,39 @@
 import { RefusedError, UsageError, type CliContext } from './cli/context.ts';
 import { systemClock } from './clock.ts';
 import { parseConfig, type Config } from './config.ts';
+import { wantsHelp } from './cli/help.ts';
 import { lockEmbeddedDatabase, loadOrCreateSecret } from './data-dir.ts';
 import type { Logger } from 'pino';
 import type { Services } from './services.ts';
 import type { DurableStore } from './store/types.ts';
 
-const [command = 'serve', ...args] = process.argv.slice(2);
+const [command, ...args] = process.argv.slice(2);
+/** `--json`: every answer, an error included, is one JSON document on stdout. */
+const json = args.includes('--json');
 
-const parsed = parseConfig(process.env);
-if (!parsed.ok) {
-  process.stderr.write(`${parsed.message}\n`);
-  process.exit(2);
+/** An error as one line on stderr (after its details), or under --json as `{"error", "exit"}` on stdout. */
+function printError(code: 1 | 2, message: string, details: readonly string[] = []): 1 | 2 {
+  if (json) process.stdout.write(`${JSON.stringify({ error: message, exit: code, ...(details.length > 0 ? { details } : {}) })}\n`);
+  else process.stderr.write([...details, message].map((line) => `${line}\n`).join(''));
+  return code;
 }
-const config = parsed.config;
 
 function fail(code: 1 | 2, message: string): never {
-  process.stderr.write(`${message}\n`);
-  process.exit(code);
+  process.exit(printError(code, message));
 }
+
+// Help answers before the configuration is read: it needs none. A bare `idp` is a question, not
+// a request to start a server (that is `idp serve`): the list of commands, exit 2.
+if (command === undefined || command === 'help' || wantsHelp([command, ...args])) {
+  const { USAGE, helpText } = await import('./cli/help.ts');
+  if (command === undefined) fail(2, USAGE.join('\n'));
+  for (const line of helpText(command === 'help' ? args : [command, ...args])) process.stdout.write(`${line}\n`);
+  process.exit(0);
+}
+
+const parsed = parseConfig(process.env);
+if (!parsed.ok) fail(2, parsed.message);
+const config = parsed.config;
 
 /** The embedded database serves one process at a time: take it, or say who holds it. */
 function takeEmbeddedDatabase(config: Config): () => void {
@@ -121,9 +136,8 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function cli(): Promise<number> {
+async function cli(command: string): Promise<number> {
   const [{ runCli }, { openDurable }] = await Promise.all([import('./cli/index.ts'), import('./services.ts')]);
-  const json = args.includes('--json');
   let durable: DurableStore | undefined;
   let release: (() => void) | undefined;
   const context: CliContext = {
@@ -145,8 +159,8 @@ async function cli(): Promise<number> {
   try {
     return await runCli(command, args.filter((a) => a !== '--json'), context);
   } catch (error) {
-    if (error instanceof UsageError) return (context.err(error.message), 2);
-    if (error instanceof RefusedError) return (context.err(error.message), 1);
+    if (error instanceof UsageError) return printError(2, error.message);
+    if (error instanceof RefusedError) return printError(1, error.message, error.details);
     throw error;
   } finally {
     await durable?.close().catch(() => {});
@@ -157,7 +171,7 @@ async function cli(): Promise<number> {
 if (command === 'serve') {
   serve().catch((error: unknown) => fail(1, `idp serve: ${error instanceof Error ? error.message : String(error)}`));
 } else {
-  cli().then(
+  cli(command).then(
     (code) => process.exit(code),
     (error: unknown) => fail(1, `idp ${command}: ${error instanceof Error ? error.message : String(error)}`),
   );

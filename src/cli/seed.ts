@@ -22,7 +22,7 @@ interface SeedSummary {
   api_scopes: { created: number; unchanged: number };
 }
 
-async function readSeedFile(path: string, context: CliContext): Promise<SeedFile> {
+async function readSeedFile(path: string): Promise<SeedFile> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -37,8 +37,8 @@ async function readSeedFile(path: string, context: CliContext): Promise<SeedFile
   }
   const checked = checkSeedFile(raw);
   if (checked.ok) return checked.seed;
-  for (const problem of checked.problems) context.err(`${problem.path}: ${problem.message}`);
-  throw new RefusedError(`${path} refused: ${checked.problems.length} wrong field(s); nothing was written`);
+  const details = checked.problems.map((problem) => `${problem.path}: ${problem.message}`);
+  throw new RefusedError(`${path} refused: ${checked.problems.length} wrong field(s); nothing was written`, details);
 }
 
 /** The secret hash to store: the existing one when the file's secret still verifies against it. */
@@ -125,7 +125,7 @@ function summaryLine(summary: SeedSummary): string {
 
 export async function runSeed(args: string[], context: CliContext): Promise<ExitCode> {
   const { positionals } = parseCommand({ usage: 'idp seed FILE.json', options: {}, positionals: ['FILE.json'] }, args);
-  const seed = await readSeedFile(positionals[0] as string, context);
+  const seed = await readSeedFile(positionals[0] as string);
   const durable = await context.openDurable();
   const clients = await Promise.all((seed.clients ?? []).map(async (c) => clientRecord(c, await durable.clients.get(c.client_id))));
   const totpKey = deriveKey(context.secret, 'totp-secrets');

@@ -41,6 +41,64 @@ describe('idp without a database', () => {
     expect(unknown.stderr).toContain('users list | show U');
   });
 
+  it('answers --help on every command and subcommand with its usage on stdout (0), and a bare idp with the list (2)', async () => {
+    const asked: Array<[string[], RegExp]> = [
+      [['--help'], /^usage: idp COMMAND/],
+      [['serve', '--help'], /^usage: idp serve\n/],
+      [['migrate', '--help'], /^usage: idp migrate\n/],
+      [['seed', '--help'], /^usage: idp seed FILE.json\n/],
+      [['clients', '--help'], /^usage: idp clients add --id ID[^]*usage: idp clients rotate-secret ID\n/],
+      [['clients', 'add', '--help'], /^usage: idp clients add --id ID .*\n[^]*--secret-expires-at ISO8601\]\n {2}Registers a client/],
+      [['clients', 'show', 'web', '-h'], /^usage: idp clients show ID\n {2}Shows one client/],
+      [['users', 'add', '--username', 'alice', '--help'], /^usage: idp users add --username U \(--password P \| --password-stdin\)/],
+      [['users', 'require-mfa', '--help'], /^usage: idp users require-mfa U\n/],
+      [['scopes', 'remove', '--help'], /^usage: idp scopes remove NAME\n {2}Removes an API scope/],
+      [['keys', 'retire', '--help'], /^usage: idp keys retire KID\n/],
+      [['secret-hash', '--help'], /^usage: idp secret-hash\n/],
+      [['doctor', '--help'], /^usage: idp doctor \[--url URL\]\n/],
+      [['help', 'keys', 'rotate'], /^usage: idp keys rotate\n/],
+    ];
+    // A broken configuration does not stand in the way of help: none is read.
+    const results = await Promise.all(asked.map(([args]) => runIdp(args, { PORT: 'not-a-port', IDP_DATA_DIR: dataDir.path })));
+    results.forEach((result, i) => {
+      expect({ args: asked[i]?.[0], code: result.code, stderr: result.stderr }).toStrictEqual({ args: asked[i]?.[0], code: 0, stderr: '' });
+      expect(result.stdout).toMatch(asked[i]?.[1] ?? /never/);
+    });
+    const bare = await idp([]);
+    expect({ code: bare.code, stdout: bare.stdout }).toStrictEqual({ code: 2, stdout: '' });
+    expect(bare.stderr).toMatch(/^usage: idp COMMAND/);
+    expect(bare.stderr).toContain('  serve ');
+  });
+
+  it('prints errors as one JSON document on stdout under --json', async () => {
+    const cases: Array<[string[], number, RegExp]> = [
+      [['clients', 'add', '--colour', 'red', '--json'], 2, /^unknown option --colour /],
+      [['frobnicate', '--json'], 2, /^unknown command "frobnicate"/],
+      [['users', 'frob', '--json'], 2, /^unknown subcommand "frob"/],
+      [['seed', join(dataDir.path, 'missing.json'), '--json'], 1, /^cannot read .*missing\.json: ENOENT$/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => idp(args)));
+    results.forEach((result, i) => {
+      const [, exit, message] = cases[i] ?? [[], 0, /never/];
+      expect({ code: result.code, stderr: result.stderr }).toStrictEqual({ code: exit, stderr: '' });
+      const document = JSON.parse(result.stdout) as { error: string; exit: number };
+      expect(document.exit).toBe(exit);
+      expect(document.error).toMatch(message);
+    });
+    const badSeed = join(dataDir.path, 'bad.json');
+    writeFileSync(badSeed, JSON.stringify({ users: [{ username: 'eve', password: 'short' }], colour: 'red' }));
+    const refused = await idp(['seed', badSeed, '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toStrictEqual({
+      error: `${badSeed} refused: 2 wrong field(s); nothing was written`, exit: 1,
+      details: ['colour: unknown field', 'users[0].password: Use at least 12 characters.'],
+    });
+    // A configuration error too.
+    const misconfigured = await runIdp(['clients', 'list', '--json'], { PORT: 'not-a-port', IDP_SECRET, IDP_DATA_DIR: dataDir.path });
+    expect(misconfigured.code).toBe(2);
+    expect(JSON.parse(misconfigured.stdout)).toMatchObject({ exit: 2, error: expect.stringContaining('PORT') });
+  });
+
   it('refuses bad usage in every command family with one line naming the flag or argument (2)', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['doctor', '--colour', 'red'], /^unknown option --colour /],
@@ -147,10 +205,10 @@ describe.runIf(postgresAvailable)('idp on PostgreSQL', () => {
   });
 
   it('adds, shows, flags and removes users without ever printing a password hash', async () => {
-    const added = json<{ sub: string; id: string }>(await idp(['users', 'add', '--username', 'alice', '--password', 'correct horse',
+    const added = json<{ sub: string; id: string }>(await idp(['users', 'add', '--username', 'alice', '--password', 'correct horse battery staple',
       '--given-name', 'Alice', '--email', 'alice@example.com', '--email-verified', '--role', 'admin', '--json']));
     expect(added.sub).toBe(added.id);
-    expectOneLine(await idp(['users', 'add', '--username', 'ALICE', '--password', 'x']), 1, /^user ALICE already exists$/);
+    expectOneLine(await idp(['users', 'add', '--username', 'ALICE', '--password', 'another long password 1']), 1, /^user ALICE already exists$/);
     expect((await idp(['users', 'lock', 'alice'])).code).toBe(0);
     expect((await idp(['users', 'require-mfa', 'alice'])).code).toBe(0);
     const shown = await idp(['users', 'show', 'alice', '--json']);
@@ -163,6 +221,25 @@ describe.runIf(postgresAvailable)('idp on PostgreSQL', () => {
     expectOneLine(await idp(['users', 'unlock', 'nobody']), 1, /^no user named nobody$/);
     expect((await idp(['users', 'remove', 'alice'])).code).toBe(0);
     expect(await runSql(db.url, `SELECT count(*)::int AS n FROM users`)).toStrictEqual([{ n: 0 }]);
+  });
+
+  it('reads the password from stdin with --password-stdin and holds every way in to the password policy', async () => {
+    const piped = json<{ sub: string }>(await idp(['users', 'add', '--username', 'pat', '--password-stdin', '--json'], 'violet orchestra lantern 2031\nignored\n'));
+    const [row] = await runSql<{ password_hash: string }>(db.url, `SELECT password_hash FROM users WHERE username = 'pat'`);
+    const { verifyPassword } = await import('../../src/sources/passwords.ts');
+    expect(await verifyPassword(row?.password_hash ?? '', 'violet orchestra lantern 2031')).toBe(true);
+    expect(piped.sub).toBeTruthy();
+    const weak: Array<[string[], string | undefined, RegExp]> = [
+      [['--username', 'quinn', '--password', 'short pw 11'], undefined, /^password of quinn refused: Use at least 12 characters\.$/],
+      [['--username', 'quinn', '--password', 'quinn the eskimo 1968'], undefined, /^password of quinn refused: Do not use your username/],
+      [['--username', 'quinn', '--password', 'passwordpassword'], undefined, /^password of quinn refused: This password is too common/],
+      [['--username', 'quinn', '--password-stdin'], '1qaz2wsx3edc4rfv\n', /^password of quinn refused: This password is too common/],
+    ];
+    for (const [flags, stdin, message] of weak) expectOneLine(await idp(['users', 'add', ...flags], stdin), 1, message);
+    expectOneLine(await idp(['users', 'add', '--username', 'quinn', '--password-stdin'], '\n'), 2, /^--password-stdin: the first line of stdin must not be empty$/);
+    expectOneLine(await idp(['users', 'add', '--username', 'quinn', '--password', 'violet orchestra lantern 2031', '--password-stdin']), 2, /^give --password or --password-stdin, not both/);
+    expect(await runSql(db.url, `SELECT username FROM users WHERE username = 'quinn'`)).toStrictEqual([]);
+    expect((await idp(['users', 'remove', 'pat'])).code).toBe(0);
   });
 
   it('adds, lists and removes API scopes; refuses reserved and malformed names', async () => {
@@ -294,7 +371,7 @@ describe.runIf(postgresAvailable)('idp seed on PostgreSQL', () => {
     expect(json(await idp(['seed', seedFile('renamed.json', renamed), '--json']))).toMatchObject({ clients: { created: 0, updated: 1, unchanged: 1 } });
     await runSql(db.url, `ALTER TABLE clients ADD CONSTRAINT test_no_evil CHECK (client_id <> 'evil')`);
     const before = await snapshot();
-    const partly = { api_scopes: ['orders.write'], clients: [{ client_id: 'fresh' }, { client_id: 'evil' }], users: [{ username: 'dave', password: 'pw' }] };
+    const partly = { api_scopes: ['orders.write'], clients: [{ client_id: 'fresh' }, { client_id: 'evil' }], users: [{ username: 'dave', password: 'a long enough password 2' }] };
     expectOneLine(await idp(['seed', seedFile('evil.json', partly)]), 1, /^client evil refused by the database: constraint test_no_evil is violated$/);
     expect(await snapshot()).toStrictEqual(before);
   });
