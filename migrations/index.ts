@@ -6,9 +6,11 @@ import type { Migration } from 'kysely/migration';
 import * as initial from './2026-11-22-0001-initial.ts';
 import * as usersNotify from './2026-11-22-0002-users-notify.ts';
 import * as refreshGenerations from './2026-11-22-0003-refresh-generations.ts';
+import * as apiScopesNotify from './2026-11-24-0007-api-scopes-notify.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
   '2026-11-22-0002-users-notify': usersNotify,
   '2026-11-22-0003-refresh-generations': refreshGenerations,
+  '2026-11-24-0007-api-scopes-notify': apiScopesNotify,
 };

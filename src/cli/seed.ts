@@ -13,6 +13,7 @@ import { RefusedError, type CliContext, type ExitCode } from './context.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
 import { report } from './output.ts';
 import { parseInstant } from './rules.ts';
+import { unknownScopeReason, unknownScopes } from './scope-rules.ts';
 import { checkSeedFile, type SeedClient, type SeedFile, type SeedUser } from './seed-schema.ts';
 
 type Counts = Record<UpsertResult, number>;
@@ -123,10 +124,22 @@ function summaryLine(summary: SeedSummary): string {
   return `clients: ${counts(summary.clients)}; users: ${counts(summary.users)}; api scopes: ${scopes.created} created, ${scopes.unchanged} unchanged`;
 }
 
+/** Every client scope must be standard, an API scope of the file, or one the database has. */
+async function refuseUnknownScopes(path: string, seed: SeedFile, durable: DurableStore): Promise<void> {
+  const details: string[] = [];
+  for (const [i, client] of (seed.clients ?? []).entries()) {
+    const unknown = await unknownScopes(durable, client.scopes ?? [], seed.api_scopes ?? []);
+    for (const scope of unknown) details.push(`clients[${i}].scopes[${client.scopes?.indexOf(scope)}]: ${unknownScopeReason(scope, `list it in api_scopes, or idp scopes add ${scope}`)}`);
+  }
+  if (details.length > 0) throw new RefusedError(`${path} refused: ${details.length} wrong field(s); nothing was written`, details);
+}
+
 export async function runSeed(args: string[], context: CliContext): Promise<ExitCode> {
   const { positionals } = parseCommand({ usage: 'idp seed FILE.json', options: {}, positionals: ['FILE.json'] }, args);
-  const seed = await readSeedFile(positionals[0] as string);
+  const path = positionals[0] as string;
+  const seed = await readSeedFile(path);
   const durable = await context.openDurable();
+  await refuseUnknownScopes(path, seed, durable);
   const clients = await Promise.all((seed.clients ?? []).map(async (c) => clientRecord(c, await durable.clients.get(c.client_id))));
   const totpKey = deriveKey(context.secret, 'totp-secrets');
   const users: UserInput[] = [];

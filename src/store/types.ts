@@ -81,7 +81,8 @@ export type ChangeEvent =
   | { kind: 'clients' }
   | { kind: 'user'; userId: string }
   | { kind: 'users' }
-  | { kind: 'keys' };
+  | { kind: 'keys' }
+  | { kind: 'apiScopes' };
 
 /** Result of an upsert, so that seeding can tell what it did. */
 export type UpsertResult = 'created' | 'updated' | 'unchanged';

@@ -7,7 +7,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyClientSecret } from '../../src/tokens/opaque.ts';
-import { runIdp, tempDir, type RunResult } from '../helpers/process.ts';
+import { basic } from '../helpers/oauth.ts';
+import { runIdp, seedWith, startServer, tempDir, type RunResult, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'c'.repeat(64);
@@ -374,6 +375,68 @@ describe.runIf(postgresAvailable)('idp seed on PostgreSQL', () => {
     const partly = { api_scopes: ['orders.write'], clients: [{ client_id: 'fresh' }, { client_id: 'evil' }], users: [{ username: 'dave', password: 'a long enough password 2' }] };
     expectOneLine(await idp(['seed', seedFile('evil.json', partly)]), 1, /^client evil refused by the database: constraint test_no_evil is violated$/);
     expect(await snapshot()).toStrictEqual(before);
+  });
+});
+
+describe.runIf(postgresAvailable)('API scopes as the running server grants them', () => {
+  let db: TestDatabase;
+  let server: RunningServer | undefined;
+  const dir = tempDir();
+  const env = () => ({ IDP_SECRET, IDP_DATA_DIR: dir.path, DATABASE_URL: db.url });
+  const idp = (args: string[]) => runIdp(args, env());
+  const SERVICE_SECRET = 'service-secret-0123456789abcdefghijklmnop';
+  const clientCredentials = async (scope?: string) => {
+    const res = await fetch(`${server?.url}/connect/token`, {
+      method: 'POST',
+      headers: { authorization: basic('svc', SERVICE_SECRET), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    expect((await idp(['migrate'])).code).toBe(0);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await db?.drop();
+    dir.remove();
+  });
+
+  it('refuses a client scope that is neither standard nor an API scope, in clients add and in seed files (1)', async () => {
+    expectOneLine(await idp(['clients', 'add', '--id', 'typo', '--scope', 'openid', '--scope', 'order.read']), 1,
+      /^client typo: scope order.read is neither a standard scope nor an API scope \(add it first: idp scopes add order.read\)$/);
+    const file = join(dir.path, 'typo.json');
+    writeFileSync(file, JSON.stringify({ api_scopes: ['orders.read'], clients: [{ client_id: 'svc', client_secret: SERVICE_SECRET, grant_types: ['client_credentials'], scopes: ['orders.read', 'orders.write'] }] }));
+    const refused = await idp(['seed', file]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trimEnd().split('\n')).toStrictEqual([
+      'clients[0].scopes[1]: scope orders.write is neither a standard scope nor an API scope (add it first: list it in api_scopes, or idp scopes add orders.write)',
+      `${file} refused: 1 wrong field(s); nothing was written`,
+    ]);
+    expect(await runSql(db.url, `SELECT (SELECT count(*)::int FROM clients) AS clients, (SELECT count(*)::int FROM api_scopes) AS scopes`)).toStrictEqual([{ clients: 0, scopes: 0 }]);
+  });
+
+  it('stops granting a removed API scope at once, to a client that still lists it', { timeout: 60_000 }, async () => {
+    expect((await idp(['scopes', 'add', 'orders.read'])).code).toBe(0);
+    expect((await idp(['scopes', 'add', 'orders.write'])).code).toBe(0);
+    await seedWith({ clients: [{ client_id: 'svc', client_secret: SERVICE_SECRET, grant_types: ['client_credentials'], scopes: ['orders.read', 'orders.write'] }] }, env());
+    server = await startServer(env());
+    expect(await clientCredentials('orders.write')).toMatchObject({ status: 200, body: { scope: 'orders.write' } });
+    expect((await idp(['scopes', 'remove', 'orders.write'])).code).toBe(0);
+    // The notification reaches the server within a second; no restart.
+    const deadline = Date.now() + 1000;
+    let refused = await clientCredentials('orders.write');
+    while (refused.status === 200 && Date.now() < deadline) refused = await clientCredentials('orders.write');
+    expect(refused).toMatchObject({ status: 400, body: { error: 'invalid_scope' } });
+    expect(await clientCredentials()).toMatchObject({ status: 200, body: { scope: 'orders.read' } });
+    expect(await runSql(db.url, `SELECT scopes FROM clients WHERE client_id = 'svc'`)).toStrictEqual([{ scopes: ['orders.read', 'orders.write'] }]);
+    // Added back (by SQL this time), it is granted again.
+    await runSql(db.url, `INSERT INTO api_scopes (name) VALUES ('orders.write')`);
+    let granted = await clientCredentials('orders.write');
+    while (granted.status !== 200 && Date.now() < deadline + 2000) granted = await clientCredentials('orders.write');
+    expect(granted).toMatchObject({ status: 200, body: { scope: 'orders.write' } });
   });
 });
 

@@ -375,6 +375,20 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         await expect(store.apiScopes.add('read write')).rejects.toThrow(violates('api_scopes_name_format'));
         expect(await store.apiScopes.list()).not.toContain('read write');
       });
+
+      it('announces an added and a removed scope on the change feed (each instance drops its list)', async () => {
+        const scope = `api:${uniqueId('feed')}`;
+        for (const change of [() => store.apiScopes.add(scope), () => store.apiScopes.remove(scope)]) {
+          const changes = recordChanges(store);
+          try {
+            await change();
+            const { elapsed } = await changes.waitFor((e) => e.kind === 'apiScopes');
+            expect(elapsed).toBeLessThan(1000);
+          } finally {
+            changes.stop();
+          }
+        }
+      });
     });
 
     describe('consents', () => {

@@ -133,9 +133,10 @@ export interface Connection {
 
 export const CHANGE_CHANNEL = 'idp_changes';
 
-/** Parses a notification payload of the triggers: `client:<id>`, `clients`, `user:<id>`, `users` or `keys`. */
+/** Parses a notification payload of the triggers: `client:<id>`, `clients`, `user:<id>`, `users`, `keys` or `api_scopes`. */
 export function parseChange(payload: string | undefined): ChangeEvent | undefined {
   if (payload === 'keys') return { kind: 'keys' };
+  if (payload === 'api_scopes') return { kind: 'apiScopes' };
   if (payload === 'clients') return { kind: 'clients' };
   if (payload === 'users') return { kind: 'users' };
   if (payload?.startsWith('client:')) return { kind: 'client', clientId: payload.slice('client:'.length) };
@@ -241,6 +242,7 @@ async function listenPostgres(
       onEvent({ kind: 'clients' });
       onEvent({ kind: 'users' });
       onEvent({ kind: 'keys' });
+      onEvent({ kind: 'apiScopes' });
     }
   };
 
