@@ -32,6 +32,8 @@ export interface Config {
   readonly issuer: string;
   readonly port: number;
   readonly host: string;
+  /** IDP_MANAGEMENT_PORT: where /metrics, /healthz and /readyz are served apart from the public port. */
+  readonly management: { readonly port: number; readonly host: string } | undefined;
   readonly databaseUrl: string | undefined;
   /** Connections each instance keeps to PostgreSQL at most. */
   readonly databasePoolSize: number;
@@ -62,6 +64,8 @@ const EXAMPLES: Record<string, string> = {
   IDP_BASE_URL: 'https://id.example.com',
   PORT: '3000',
   HOST: '0.0.0.0',
+  IDP_MANAGEMENT_PORT: '9464',
+  IDP_MANAGEMENT_HOST: '127.0.0.1',
   DATABASE_URL: 'postgres://idp:secret@db.internal:5432/idp',
   IDP_DATA_DIR: './.idp-data',
   REDIS_URL: 'redis://cache.internal:6379',
@@ -186,6 +190,8 @@ const envSchema = z.object({
   IDP_BASE_URL: baseUrl,
   PORT: integerIn(0, 65535, 3000),
   HOST: optionalText.transform((v) => v ?? '0.0.0.0'),
+  IDP_MANAGEMENT_PORT: integerIn(1, 65535, 0),
+  IDP_MANAGEMENT_HOST: optionalText.transform((v) => v ?? '127.0.0.1'),
   DATABASE_URL: urlWithSchemes(['postgres:', 'postgresql:']),
   IDP_DATA_DIR: optionalText.transform((v) => v ?? './.idp-data'),
   REDIS_URL: urlWithSchemes(['redis:', 'rediss:', 'redis+sentinel:', 'redis+cluster:']),
@@ -288,6 +294,8 @@ function toConfig(env: Env): Config {
     issuer: `${env.IDP_BASE_URL}/`,
     port: env.PORT,
     host: env.HOST,
+    // 0 stands for unset: the management port has no default.
+    management: env.IDP_MANAGEMENT_PORT === 0 ? undefined : { port: env.IDP_MANAGEMENT_PORT, host: env.IDP_MANAGEMENT_HOST },
     databaseUrl: env.DATABASE_URL,
     databasePoolSize: env.IDP_DATABASE_POOL_SIZE,
     dataDir: env.IDP_DATA_DIR,

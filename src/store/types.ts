@@ -271,6 +271,8 @@ export interface DurableStore {
   ping(): Promise<void>;
   /** The database server's clock (`now()`), to measure this machine's drift against it. */
   serverTime(): Promise<Date>;
+  /** PostgreSQL only, for the metrics: connections of the pool in use, and queries waiting for one. */
+  poolStats?(): { inUse: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -323,6 +325,8 @@ export interface EphemeralStore {
    */
   subscribe(channel: string, listener: ChannelListener): () => void;
   ping(): Promise<void>;
+  /** Redis only, for the metrics: whether the connection is up now (no round trip). */
+  connected?(): boolean;
   close(): Promise<void>;
 }
 

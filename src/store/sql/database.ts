@@ -128,6 +128,8 @@ export interface Connection {
   kind: 'postgres' | 'embedded';
   db: Db;
   listen(onEvent: (event: ChangeEvent) => void): Promise<() => Promise<void>>;
+  /** A pool's connections in use and the queries waiting for one (PostgreSQL only). */
+  poolStats?(): { inUse: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -164,6 +166,7 @@ export function connectPostgres(databaseUrl: string, onError: (error: Error) => 
     kind: 'postgres',
     db,
     listen: (onEvent) => listenPostgres(databaseUrl, onEvent, onError),
+    poolStats: () => ({ inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };
 }

@@ -54,6 +54,7 @@ async function createStore(connection: Connection): Promise<DurableStore> {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    ...(connection.poolStats ? { poolStats: connection.poolStats } : {}),
     async close() {
       listeners.clear();
       await stopListening().catch(() => {});

@@ -1,0 +1,101 @@
+/**
+ * Telemetry as an operator wires it up, driven from outside: the management port
+ * (IDP_MANAGEMENT_PORT) with Prometheus metrics of the process, the build and the connections,
+ * the public port without /metrics, and the reverse proxy's configuration that keeps it private.
+ */
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, freePort, runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import { REDIS_URL, createTestDatabase, postgresAvailable, redisAvailable, type TestDatabase } from '../helpers/services.ts';
+
+const IDP_SECRET = 'd'.repeat(64);
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+/** The value of the one sample `name{labels}` in Prometheus text; undefined when absent. */
+function sample(text: string, name: string, labels = ''): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `) || (labels === '' && l.startsWith(`${name}{`)));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+describe.runIf(postgresAvailable && redisAvailable)('the management port', () => {
+  let db: TestDatabase;
+  let server: RunningServer;
+  let managementUrl: string;
+  const dir = tempDir();
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const managementPort = await freePort();
+    managementUrl = `http://127.0.0.1:${managementPort}`;
+    server = await startServer({ IDP_SECRET, IDP_DATA_DIR: dir.path, DATABASE_URL: db.url, REDIS_URL, IDP_MANAGEMENT_PORT: String(managementPort) });
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+    await db?.drop();
+    dir.remove();
+  });
+
+  it('serves /metrics, /healthz and /readyz there, and /metrics no longer on the public port', async () => {
+    expect((await fetch(`${server.url}/metrics`)).status).toBe(404);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    expect((await fetch(`${managementUrl}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${managementUrl}/readyz`);
+    expect({ status: ready.status, body: await ready.json() }).toMatchObject({ status: 200, body: { status: 'ready', database: 'ok', store: 'ok' } });
+    const metrics = await fetch(`${managementUrl}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  });
+
+  it('has the process, build and connection metrics beside those of the requests', async () => {
+    expect((await fetch(`${server.url}/.well-known/openid-configuration`)).status).toBe(200);
+    const text = await (await fetch(`${managementUrl}/metrics`)).text();
+    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) {
+      expect(sample(text, name), name).toBeGreaterThanOrEqual(0);
+    }
+    expect(text).toContain('# TYPE nodejs_gc_duration_seconds histogram');
+    expect(sample(text, 'idp_build_info', `{version="${VERSION}"}`)).toBe(1);
+    expect(sample(text, 'idp_db_pool_connections_in_use')).toBeGreaterThanOrEqual(0);
+    expect(sample(text, 'idp_db_pool_waiting')).toBe(0);
+    expect(sample(text, 'idp_redis_connected')).toBe(1);
+    // Today's metrics, unchanged in name and labels; the management port's own requests are not counted.
+    expect(sample(text, 'idp_http_requests_total', '{route="/.well-known/openid-configuration",method="GET",status="200"}')).toBe(1);
+    expect(text).not.toContain('route="/metrics"');
+    for (const name of ['idp_http_request_duration_seconds', 'idp_http_requests_in_flight', 'idp_tokens_issued_total', 'idp_sign_ins_total', 'idp_rate_limited_total', 'idp_audit_events_total']) {
+      expect(text, name).toContain(`# HELP ${name} `);
+    }
+  });
+});
+
+describe('IDP_MANAGEMENT_PORT', () => {
+  it('is refused at start when it is no port (2), and a port in use stops the start (1)', async () => {
+    const dir = tempDir();
+    try {
+      const bad = await runIdp(['serve'], { IDP_DATA_DIR: dir.path, IDP_MANAGEMENT_PORT: 'metrics' });
+      expect({ code: bad.code, stderr: bad.stderr.trim() }).toStrictEqual({
+        code: 2, stderr: 'configuration error: IDP_MANAGEMENT_PORT must be a whole number from 1 to 65535 (example: IDP_MANAGEMENT_PORT=9464)',
+      });
+      const taken = net.createServer();
+      await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+      try {
+        const port = String((taken.address() as net.AddressInfo).port);
+        const clash = await runIdp(['serve'], { IDP_SECRET, IDP_DATA_DIR: dir.path, PORT: String(await freePort()), IDP_MANAGEMENT_PORT: port });
+        expect(clash.code).toBe(1);
+        expect(clash.stderr).toMatch(/^idp serve: .*EADDRINUSE/m);
+      } finally {
+        taken.close();
+      }
+    } finally {
+      dir.remove();
+    }
+  }, 60_000);
+});
+
+describe('deploy/nginx.conf', () => {
+  it('does not publish /metrics', () => {
+    const conf = readFileSync(join(ROOT, 'deploy/nginx.conf'), 'utf8');
+    expect(conf).toMatch(/location = \/metrics \{\s*return 404;\s*\}/);
+  });
+});
