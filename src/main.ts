@@ -137,7 +137,7 @@ async function readStdin(): Promise<string> {
 }
 
 async function cli(command: string): Promise<number> {
-  const [{ runCli }, { openDurable }] = await Promise.all([import('./cli/index.ts'), import('./services.ts')]);
+  const [{ runCli }, { openDurable, openSharedDurable }] = await Promise.all([import('./cli/index.ts'), import('./services.ts')]);
   let durable: DurableStore | undefined;
   let release: (() => void) | undefined;
   const context: CliContext = {
@@ -148,7 +148,9 @@ async function cli(command: string): Promise<number> {
     clock: systemClock,
     json,
     async openDurable() {
-      release ??= takeEmbeddedDatabase(config);
+      // Beside a development server, its embedded database through the socket it shares.
+      durable ??= await openSharedDurable(config);
+      release ??= durable ? () => {} : takeEmbeddedDatabase(config);
       durable ??= await openDurable(config);
       return durable;
     },

@@ -273,6 +273,11 @@ export interface DurableStore {
   serverTime(): Promise<Date>;
   /** PostgreSQL only, for the metrics: connections of the pool in use, and queries waiting for one. */
   poolStats?(): { inUse: number; waiting: number };
+  /**
+   * Embedded only: serves this database to the command line on a Unix socket (the development
+   * server holds PGlite, which serves one process) until the returned function is called.
+   */
+  share?(socketPath: string): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

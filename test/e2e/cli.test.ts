@@ -3,7 +3,7 @@
  * their exit codes (0 success, 1 refused, 2 bad usage), stdout and stderr, and the rows they
  * leave in a real PostgreSQL database (and, for a few commands, in the embedded one).
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyClientSecret } from '../../src/tokens/opaque.ts';
@@ -437,6 +437,57 @@ describe.runIf(postgresAvailable)('API scopes as the running server grants them'
     let granted = await clientCredentials('orders.write');
     while (granted.status !== 200 && Date.now() < deadline + 2000) granted = await clientCredentials('orders.write');
     expect(granted).toMatchObject({ status: 200, body: { scope: 'orders.write' } });
+  });
+});
+
+describe('idp beside the development server on the embedded database', () => {
+  const dataDir = tempDir();
+  let server: RunningServer | undefined;
+  const idp = (args: string[], stdin?: string) => runIdp(args, { IDP_SECRET, IDP_DATA_DIR: dataDir.path }, stdin);
+  afterAll(async () => {
+    await server?.stop();
+    dataDir.remove();
+  });
+
+  it('adds a client whose tokens the running server then issues, and every command works meanwhile', { timeout: 120_000 }, async () => {
+    server = await startServer({ IDP_SECRET, IDP_DATA_DIR: dataDir.path });
+    expect(statSync(join(dataDir.path, 'db.sock')).mode & 0o777).toBe(0o600);
+    expect((await idp(['scopes', 'add', 'orders.read'])).code).toBe(0);
+    const added = json<{ client_secret: string }>(await idp(['clients', 'add', '--id', 'svc', '--grant', 'client_credentials', '--scope', 'orders.read', '--json']));
+    const res = await fetch(`${server.url}/connect/token`, {
+      method: 'POST',
+      headers: { authorization: basic('svc', added.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    expect({ status: res.status, body: await res.json() }).toMatchObject({ status: 200, body: { scope: 'orders.read', token_type: 'Bearer' } });
+    // Disabled from the command line: the running server refuses it at once.
+    expect((await idp(['clients', 'disable', 'svc'])).code).toBe(0);
+    const refused = await fetch(`${server.url}/connect/token`, {
+      method: 'POST',
+      headers: { authorization: basic('svc', added.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    expect(refused.status).toBe(401);
+
+    expect((await idp(['users', 'add', '--username', 'pat', '--password-stdin'], 'violet orchestra lantern 2031\n')).code).toBe(0);
+    expect(json<{ users: Array<{ username: string }> }>(await idp(['users', 'list', '--json'])).users.map((u) => u.username)).toContain('pat');
+    expect(json(await idp(['migrate', '--json']))).toStrictEqual({ applied: [] });
+    expect(json<{ keys: unknown[] }>(await idp(['keys', 'list', '--json'])).keys.length).toBeGreaterThan(0);
+    const doctor = JSON.parse((await idp(['doctor', '--url', server.url, '--json'])).stdout) as { checks: Array<{ name: string; status: string }> };
+    expect(doctor.checks.find((c) => c.name === 'database')?.status).toBe('ok');
+  });
+
+  it('rolls back a transaction refused half-way over the socket, and the server and the next command go on', { timeout: 60_000 }, async () => {
+    // clients add checks again inside its transaction, and refuses there: a rollback over the socket.
+    expectOneLine(await idp(['clients', 'add', '--id', 'svc']), 1, /^client svc already exists$/);
+    expect((await fetch(`${server?.url}/readyz`)).status).toBe(200);
+    expect(json(await idp(['scopes', 'list', '--json']))).toStrictEqual({ api_scopes: ['demo.read', 'orders.read'] });
+  });
+
+  it('stops sharing when the server stops', async () => {
+    expect(await server?.stop()).toBe(0);
+    expect(existsSync(join(dataDir.path, 'db.sock'))).toBe(false);
+    expect(json(await idp(['scopes', 'list', '--json']))).toStrictEqual({ api_scopes: ['demo.read', 'orders.read'] });
   });
 });
 

@@ -130,6 +130,8 @@ export interface Connection {
   listen(onEvent: (event: ChangeEvent) => void): Promise<() => Promise<void>>;
   /** A pool's connections in use and the queries waiting for one (PostgreSQL only). */
   poolStats?(): { inUse: number; waiting: number };
+  /** Embedded only: serves the database to the command line on a Unix socket until stopped. */
+  share?(socketPath: string): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -290,6 +292,10 @@ export async function connectEmbedded(dataDir: string | undefined): Promise<Conn
         if (event) onEvent(event);
       });
       return unsubscribe;
+    },
+    share: async (socketPath) => {
+      const { shareEmbedded } = await import('./shared-embedded.ts');
+      return shareEmbedded(pglite, socketPath);
     },
     close: async () => {
       await db.destroy();
