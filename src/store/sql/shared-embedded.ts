@@ -12,10 +12,9 @@ import { chmodSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { createInterface } from 'node:readline';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
-import type {
-  CompiledQuery} from 'kysely';
-import { Kysely, PGliteAdapter, PostgresIntrospector, PostgresQueryCompiler,
-  type DatabaseConnection, type Dialect, type Driver, type QueryResult,
+import {
+  Kysely, PGliteAdapter, PostgresIntrospector, PostgresQueryCompiler,
+  type CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type QueryResult,
 } from 'kysely';
 import type { Connection, Database } from './database.ts';
 
