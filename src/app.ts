@@ -71,6 +71,7 @@ export async function buildApp(config: Config, services: Services, logger: Logge
   const basePath = new URL(config.baseUrl).pathname.replace(/\/+$/, '');
   const page = { basePath };
   const metrics = createMetrics({ durable: services.durable, ephemeral: services.ephemeral });
+  if (config.otlpEndpoint) await traceRequests(app);
   registerErrorHandler(app, { issuer: config.issuer, page });
   countRequestsInFlight(app, metrics);
   refuseForeignHosts(app, config, basePath);
@@ -88,6 +89,18 @@ export async function buildApp(config: Config, services: Services, logger: Logge
   await app.register((scope) => registerRoutes(scope, config, services, basePath, metrics), { prefix: basePath });
   if (config.management) serveManagementPort(app, config.management, services, metrics, logger);
   return app;
+}
+
+/**
+ * With tracing on (src/telemetry.ts): one span per request named after its route, carrying the
+ * request id that its log line carries too. Loaded only then.
+ */
+async function traceRequests(app: FastifyInstance): Promise<void> {
+  const { FastifyOtelInstrumentation } = await import('@fastify/otel');
+  const instrumentation = new FastifyOtelInstrumentation({
+    requestHook: (span, request) => span.setAttribute('idp.request_id', request.id),
+  });
+  await app.register(instrumentation.plugin());
 }
 
 /**

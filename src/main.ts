@@ -56,6 +56,8 @@ function masterSecret(config: Config): Buffer {
 }
 
 async function serve(): Promise<void> {
+  // Before the server's modules: tracing patches pg, ioredis and http as they are imported.
+  const stopTracing = config.otlpEndpoint ? await (await import('./telemetry.ts')).startTracing() : undefined;
   const [{ buildApp }, { ensureDemoData, formatDemoBanner }, { createLogger }, { openServices }] = await Promise.all([
     import('./app.ts'), import('./cli/demo.ts'), import('./logging.ts'), import('./services.ts'),
   ]);
@@ -78,6 +80,7 @@ async function serve(): Promise<void> {
     clearInterval(maintenance);
     await app.close();
     await services.close();
+    await stopTracing?.().catch(() => {});
     release();
     process.exit(0);
   };

@@ -4,10 +4,12 @@
  * the public port without /metrics, and the reverse proxy's configuration that keeps it private.
  */
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, freePort, runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import { basic } from '../helpers/oauth.ts';
+import { ROOT, freePort, runIdp, seedWith, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
 import { REDIS_URL, createTestDatabase, postgresAvailable, redisAvailable, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'd'.repeat(64);
@@ -66,6 +68,96 @@ describe.runIf(postgresAvailable && redisAvailable)('the management port', () =>
     for (const name of ['idp_http_request_duration_seconds', 'idp_http_requests_in_flight', 'idp_tokens_issued_total', 'idp_sign_ins_total', 'idp_rate_limited_total', 'idp_audit_events_total']) {
       expect(text, name).toContain(`# HELP ${name} `);
     }
+  });
+});
+
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes?: Array<{ key: string; value: Record<string, unknown> }>;
+}
+
+/** A minimal OTLP/HTTP receiver: every span of every JSON export posted to /v1/traces, with its scope name. */
+async function startOtlpReceiver(): Promise<{ url: string; spans: Array<OtlpSpan & { scope: string }>; paths: string[]; close(): Promise<void> }> {
+  const spans: Array<OtlpSpan & { scope: string }> = [];
+  const paths: string[] = [];
+  const server = http.createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      paths.push(request.url ?? '');
+      if (request.url === '/v1/traces') {
+        const exported = JSON.parse(body) as { resourceSpans: Array<{ scopeSpans: Array<{ scope: { name: string }; spans: OtlpSpan[] }> }> };
+        for (const resource of exported.resourceSpans) for (const scope of resource.scopeSpans) spans.push(...scope.spans.map((span) => ({ ...span, scope: scope.scope.name })));
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, spans, paths, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+const attribute = (span: OtlpSpan, key: string): unknown => {
+  const value = span.attributes?.find((a) => a.key === key)?.value;
+  return value === undefined ? undefined : Object.values(value)[0];
+};
+
+describe.runIf(postgresAvailable && redisAvailable)('OpenTelemetry traces', () => {
+  let db: TestDatabase;
+  let server: RunningServer;
+  let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
+  const dir = tempDir();
+  const SECRET = 'otel-service-secret-0123456789abcdefghijkl';
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    receiver = await startOtlpReceiver();
+    const env = { IDP_SECRET, IDP_DATA_DIR: dir.path, DATABASE_URL: db.url, REDIS_URL };
+    await seedWith({ api_scopes: ['orders.read'], clients: [{ client_id: 'svc', client_secret: SECRET, grant_types: ['client_credentials'], scopes: ['orders.read'] }] }, env);
+    server = await startServer({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100' });
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+    await receiver?.close();
+    await db?.drop();
+    dir.remove();
+  });
+
+  it('sends a span per request with its route and request id, database and Redis spans beneath, and no secret', { timeout: 30_000 }, async () => {
+    const token = await fetch(`${server.url}/connect/token`, {
+      method: 'POST',
+      headers: { authorization: basic('svc', SECRET), 'content-type': 'application/x-www-form-urlencoded', 'x-request-id': 'otel-token-1' },
+      body: 'grant_type=client_credentials&scope=orders.read',
+    });
+    const issued = (await token.json()) as { access_token: string };
+    expect(token.status).toBe(200);
+    const state = 'state-that-must-not-be-traced-42';
+    const authorize = await fetch(`${server.url}/connect/authorize?client_id=svc&response_type=code&state=${state}`, { headers: { 'x-request-id': 'otel-authorize-1' }, redirect: 'manual' });
+    await authorize.body?.cancel();
+
+    const deadline = Date.now() + 10_000;
+    const requestSpan = (id: string) => receiver.spans.find((s) => attribute(s, 'idp.request_id') === id);
+    while ((!requestSpan('otel-token-1') || !requestSpan('otel-authorize-1')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const tokenSpan = requestSpan('otel-token-1');
+    expect(tokenSpan, JSON.stringify(receiver.spans.map((s) => s.name))).toBeDefined();
+    expect(attribute(tokenSpan as OtlpSpan, 'http.route')).toBe('/connect/token');
+    expect(attribute(requestSpan('otel-authorize-1') as OtlpSpan, 'http.route')).toBe('/connect/authorize');
+
+    // The calls to PostgreSQL (the client, on first use) and Redis (the rate limit) of the token request, in its trace.
+    while (Date.now() < deadline && !['pg', 'ioredis'].every((lib) => receiver.spans.some((s) => s.traceId === tokenSpan?.traceId && s.scope.includes(lib)))) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const inTrace = receiver.spans.filter((s) => s.traceId === tokenSpan?.traceId);
+    expect(inTrace.some((s) => s.scope.includes('instrumentation-pg') && s.parentSpanId), inTrace.map((s) => `${s.scope} ${s.name}`).join(', ')).toBe(true);
+    expect(inTrace.some((s) => s.scope.includes('instrumentation-ioredis') && s.parentSpanId)).toBe(true);
+
+    // Nothing secret in any attribute: not the client secret, its Basic header, the token, nor a query string.
+    const everything = JSON.stringify(receiver.spans);
+    for (const secret of [SECRET, issued.access_token, basic('svc', SECRET).slice('Basic '.length), state, IDP_SECRET]) expect(everything).not.toContain(secret);
+    expect(receiver.paths.every((p) => p === '/v1/traces')).toBe(true);
   });
 });
 
