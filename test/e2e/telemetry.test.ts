@@ -3,6 +3,7 @@
  * (IDP_MANAGEMENT_PORT) with Prometheus metrics of the process, the build and the connections,
  * the public port without /metrics, and the reverse proxy's configuration that keeps it private.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -67,6 +68,18 @@ describe.runIf(postgresAvailable && redisAvailable)('the management port', () =>
     expect(text).not.toContain('route="/metrics"');
     for (const name of ['idp_http_request_duration_seconds', 'idp_http_requests_in_flight', 'idp_tokens_issued_total', 'idp_sign_ins_total', 'idp_rate_limited_total', 'idp_audit_events_total']) {
       expect(text, name).toContain(`# HELP ${name} `);
+    }
+  });
+
+  it('exposes every series the Grafana dashboard and the alert rules in deploy/ query', async () => {
+    const text = await (await fetch(`${managementUrl}/metrics`)).text();
+    const exposed = new Set([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name = '', type]) =>
+      type === 'histogram' ? [name, `${name}_bucket`, `${name}_sum`, `${name}_count`] : [name]));
+    const queried = (file: string) => new Set(readFileSync(join(ROOT, file), 'utf8').match(/\b(idp|nodejs|process)_[a-z0-9_]+\b/g));
+    for (const file of ['deploy/grafana/idp-dashboard.json', 'deploy/prometheus/alerts.yml']) {
+      const names = [...queried(file)];
+      expect(names.length, file).toBeGreaterThan(5);
+      expect(names.filter((name) => !exposed.has(name)), file).toStrictEqual([]);
     }
   });
 });
@@ -183,6 +196,28 @@ describe('IDP_MANAGEMENT_PORT', () => {
       dir.remove();
     }
   }, 60_000);
+});
+
+const promtool = spawnSync('promtool', ['--version']).status === 0;
+if (!promtool) console.log('skipped: the alert rules need promtool (Debian package prometheus) to be checked');
+
+describe.runIf(promtool)('deploy/prometheus/alerts.yml', () => {
+  it('passes promtool check rules, and its alerts fire as its unit tests say', () => {
+    const cwd = join(ROOT, 'deploy/prometheus');
+    const checked = spawnSync('promtool', ['check', 'rules', 'alerts.yml'], { cwd, encoding: 'utf8' });
+    expect({ status: checked.status, output: checked.stdout + checked.stderr }).toMatchObject({ status: 0, output: expect.stringContaining('SUCCESS: 10 rules found') });
+    const tested = spawnSync('promtool', ['test', 'rules', 'alerts-test.yml'], { cwd, encoding: 'utf8' });
+    expect({ status: tested.status, output: tested.stdout + tested.stderr }).toMatchObject({ status: 0, output: expect.stringContaining('SUCCESS') });
+  });
+});
+
+describe('deploy/grafana/idp-dashboard.json', () => {
+  it('is a dashboard whose every panel queries Prometheus', () => {
+    const dashboard = JSON.parse(readFileSync(join(ROOT, 'deploy/grafana/idp-dashboard.json'), 'utf8')) as { uid: string; panels: Array<{ title: string; targets: Array<{ expr: string }> }> };
+    expect(dashboard.uid).toBe('idp-overview');
+    expect(dashboard.panels.length).toBeGreaterThan(10);
+    for (const panel of dashboard.panels) expect(panel.targets.length, panel.title).toBeGreaterThan(0);
+  });
 });
 
 describe('deploy/nginx.conf', () => {
