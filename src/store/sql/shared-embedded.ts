@@ -190,6 +190,10 @@ class SocketConnection implements DatabaseConnection {
   async send(op: Request['op'], sql?: string, params?: readonly unknown[]): Promise<Answer> {
     const id = this.#next++;
     const answer = await new Promise<Answer>((resolve, reject) => {
+      if (this.#socket.destroyed) {
+        reject(new Error('the development server closed the shared database'));
+        return;
+      }
       this.#pending.set(id, { resolve, reject });
       this.#socket.write(`${encode({ id, op, sql, params })}\n`);
     });
