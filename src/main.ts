@@ -5,9 +5,9 @@
 // Only what every path needs is imported up front: a configuration error answers at once, and
 // the command line never loads the HTTP server.
 import { RefusedError, UsageError, type CliContext } from './cli/context.ts';
+import { USAGE, helpText, wantsHelp } from './cli/help.ts';
 import { systemClock } from './clock.ts';
 import { parseConfig, type Config } from './config.ts';
-import { wantsHelp } from './cli/help.ts';
 import { lockEmbeddedDatabase, loadOrCreateSecret } from './data-dir.ts';
 import type { Logger } from 'pino';
 import type { Services } from './services.ts';
@@ -31,7 +31,6 @@ function fail(code: 1 | 2, message: string): never {
 // Help answers before the configuration is read: it needs none. A bare `idp` is a question, not
 // a request to start a server (that is `idp serve`): the list of commands, exit 2.
 if (command === undefined || command === 'help' || wantsHelp([command, ...args])) {
-  const { USAGE, helpText } = await import('./cli/help.ts');
   if (command === undefined) fail(2, USAGE.join('\n'));
   for (const line of helpText(command === 'help' ? args : [command, ...args])) process.stdout.write(`${line}\n`);
   process.exit(0);
