@@ -174,6 +174,22 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
       });
     });
 
+    describe('poolStats (PostgreSQL only, for the metrics)', () => {
+      it('counts the connections in use, and a waiting query while they are all busy', async () => {
+        if (!store.poolStats) {
+          expect(store.kind).toBe('embedded');
+          return;
+        }
+        expect(store.poolStats()).toMatchObject({ inUse: expect.any(Number), waiting: 0 });
+        // A transaction holds its connection until it ends.
+        let inside = { inUse: 0, waiting: 0 };
+        await store.transaction(async () => {
+          inside = store.poolStats?.() ?? inside;
+        });
+        expect(inside.inUse).toBeGreaterThanOrEqual(1);
+      });
+    });
+
     describe('serverTime', () => {
       it("answers the database server's clock, within a second of this machine's", async () => {
         const before = Date.now();
