@@ -6,8 +6,9 @@ import type { Migration } from 'kysely/migration';
 import * as initial from './2026-11-22-0001-initial.ts';
 import * as usersNotify from './2026-11-22-0002-users-notify.ts';
 import * as refreshGenerations from './2026-11-22-0003-refresh-generations.ts';
-import * as redirectUriSchemes from './2026-11-24-0001-redirect-uri-schemes.ts';
+import * as apiScopesNotify from './2026-11-24-0007-api-scopes-notify.ts';
 import * as durableRevocations from './2026-11-24-0004-durable-revocations.ts';
+import * as redirectUriSchemes from './2026-11-24-0001-redirect-uri-schemes.ts';
 import * as secretCheck from './2026-11-24-0010-secret-check.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -16,5 +17,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22-0003-refresh-generations': refreshGenerations,
   '2026-11-24-0001-redirect-uri-schemes': redirectUriSchemes,
   '2026-11-24-0004-durable-revocations': durableRevocations,
+  '2026-11-24-0007-api-scopes-notify': apiScopesNotify,
   '2026-11-24-0010-secret-check': secretCheck,
 };

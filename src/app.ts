@@ -75,7 +75,8 @@ export async function buildApp(config: Config, services: Services, logger: Logge
 
   const basePath = new URL(config.baseUrl).pathname.replace(/\/+$/, '');
   const page = pageContext(config, basePath);
-  const metrics = createMetrics();
+  const metrics = createMetrics({ durable: services.durable, ephemeral: services.ephemeral });
+  if (config.otlpEndpoint) await traceRequests(app);
   registerErrorHandler(app, { issuer: config.issuer, page });
   countRequestsInFlight(app, metrics);
   refuseForeignHosts(app, config, basePath);
@@ -91,7 +92,37 @@ export async function buildApp(config: Config, services: Services, logger: Logge
   });
   // Every route lives under the path of the base URL, so a proxy need not rewrite paths.
   await app.register((scope) => registerRoutes(scope, config, services, basePath, metrics), { prefix: basePath });
+  if (config.management) serveManagementPort(app, config.management, services, metrics, logger);
   return app;
+}
+
+/**
+ * With tracing on (src/telemetry.ts): one span per request named after its route, carrying the
+ * request id that its log line carries too. Loaded only then.
+ */
+async function traceRequests(app: FastifyInstance): Promise<void> {
+  const { FastifyOtelInstrumentation } = await import('@fastify/otel');
+  const instrumentation = new FastifyOtelInstrumentation({
+    requestHook: (span, request) => span.setAttribute('idp.request_id', request.id),
+  });
+  await app.register(instrumentation.plugin());
+}
+
+/**
+ * IDP_MANAGEMENT_PORT: /metrics, /healthz and /readyz on a port of their own (loopback by
+ * default), for Prometheus and probes inside the network. It listens when the public app gets
+ * ready (a port in use fails the start) and closes with it.
+ */
+function serveManagementPort(app: FastifyInstance, management: NonNullable<Config['management']>, services: Services, metrics: Metrics, logger: Logger): void {
+  const server = Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }) });
+  void server.register(healthRoutes, { durable: services.durable, ephemeral: services.ephemeral, source: services.source });
+  void server.register(metricsRoutes, { metrics });
+  app.addHook('onReady', async () => {
+    await server.listen({ port: management.port, host: management.host });
+  });
+  app.addHook('onClose', async () => {
+    await server.close();
+  });
 }
 
 async function registerRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, metrics: Metrics): Promise<void> {
@@ -123,7 +154,8 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
   await registerApiRoutes(app, config, services, basePath, grantDeps, audit);
   await app.register(assetRoutes, { templatesDir: TEMPLATES_DIR, brand: config.brand });
   await app.register(healthRoutes, { durable, ephemeral, source: services.source, keys });
-  await app.register(metricsRoutes, { metrics });
+  // With a management port, the metrics are served there only: they tell more than the public needs.
+  if (!config.management) await app.register(metricsRoutes, { metrics });
 }
 
 /** Authorize, the sign-in pages, end session and the upstream round trips. */
@@ -248,8 +280,8 @@ function addSecurityHeaders(app: FastifyInstance, config: Config): void {
 /** First hook of all, so that every request counted is also uncounted: 'close' fires on every response. */
 function countRequestsInFlight(app: FastifyInstance, metrics: Metrics): void {
   app.addHook('onRequest', async (_request, reply) => {
-    metrics.inFlight.add(1);
-    reply.raw.once('close', () => metrics.inFlight.add(-1));
+    metrics.inFlight.inc();
+    reply.raw.once('close', () => metrics.inFlight.dec());
   });
 }
 

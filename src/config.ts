@@ -33,6 +33,10 @@ export interface Config {
   readonly issuer: string;
   readonly port: number;
   readonly host: string;
+  /** IDP_MANAGEMENT_PORT: where /metrics, /healthz and /readyz are served apart from the public port. */
+  readonly management: { readonly port: number; readonly host: string } | undefined;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported there (OTLP/HTTP) when set. */
+  readonly otlpEndpoint: string | undefined;
   readonly databaseUrl: string | undefined;
   /** Connections each instance keeps to PostgreSQL at most. */
   readonly databasePoolSize: number;
@@ -77,6 +81,9 @@ const EXAMPLES: Record<string, string> = {
   IDP_BASE_URL: 'https://id.example.com',
   PORT: '3000',
   HOST: '0.0.0.0',
+  IDP_MANAGEMENT_PORT: '9464',
+  IDP_MANAGEMENT_HOST: '127.0.0.1',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
   DATABASE_URL: 'postgres://idp:secret@db.internal:5432/idp',
   IDP_DATA_DIR: './.idp-data',
   REDIS_URL: 'redis://cache.internal:6379',
@@ -282,6 +289,9 @@ const envSchema = z.object({
   IDP_BASE_URL: baseUrl,
   PORT: integerIn(0, 65535, 3000),
   HOST: optionalText.transform((v) => v ?? '0.0.0.0'),
+  IDP_MANAGEMENT_PORT: integerIn(1, 65535, 0),
+  IDP_MANAGEMENT_HOST: optionalText.transform((v) => v ?? '127.0.0.1'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: urlWithSchemes(['http:', 'https:']),
   DATABASE_URL: urlWithSchemes(['postgres:', 'postgresql:']),
   IDP_DATA_DIR: optionalText.transform((v) => v ?? './.idp-data'),
   REDIS_URL: urlWithSchemes(['redis:', 'rediss:', 'redis+sentinel:', 'redis+cluster:']),
@@ -491,6 +501,9 @@ function toConfig(env: Env): Config {
     issuer: `${baseUrl}/`,
     port: env.PORT,
     host: env.HOST,
+    // 0 stands for unset: the management port has no default.
+    management: env.IDP_MANAGEMENT_PORT === 0 ? undefined : { port: env.IDP_MANAGEMENT_PORT, host: env.IDP_MANAGEMENT_HOST },
+    otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
     databaseUrl: env.DATABASE_URL,
     databasePoolSize: env.IDP_DATABASE_POOL_SIZE,
     dataDir: env.IDP_DATA_DIR,

@@ -14,6 +14,11 @@ export function embeddedDatabasePath(dataDir: string): string {
   return join(dataDir, 'db');
 }
 
+/** Where a development server shares its embedded database with the command line. */
+export function embeddedSocketPath(dataDir: string): string {
+  return join(dataDir, 'db.sock');
+}
+
 /** Reads the development master secret from the data directory, creating it on first use. */
 export function loadOrCreateSecret(dataDir: string): { secret: Buffer; created: boolean } {
   ensureDataDir(dataDir);

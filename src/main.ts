@@ -5,6 +5,7 @@
 // Only what every path needs is imported up front: a configuration error answers at once, and
 // the command line never loads the HTTP server.
 import { RefusedError, UsageError, type CliContext } from './cli/context.ts';
+import { USAGE, helpText, wantsHelp } from './cli/help.ts';
 import { systemClock } from './clock.ts';
 import { accessSync, constants, statSync } from 'node:fs';
 import { checkConfigFiles, describeStartup, parseConfig, startupLine, type Config } from './config.ts';
@@ -15,16 +16,16 @@ import type { DurableStore } from './store/types.ts';
 import type { MasterSecrets } from './tokens/secret-box.ts';
 import { ensureSecretCheck, WRONG_SECRET_MESSAGE } from './tokens/secret-check.ts';
 
-const [command = 'serve', ...args] = process.argv.slice(2);
+const [command, ...args] = process.argv.slice(2);
+/** `--json`: every answer, an error included, is one JSON document on stdout. */
+const json = args.includes('--json');
 
-const parsed = parseConfig(process.env);
-if (!parsed.ok) {
-  process.stderr.write(`${parsed.message}\n`);
-  process.exit(2);
+/** An error as one line on stderr (after its details), or under --json as `{"error", "exit"}` on stdout. */
+function printError(code: 1 | 2, message: string, details: readonly string[] = []): 1 | 2 {
+  if (json) process.stdout.write(`${JSON.stringify({ error: message, exit: code, ...(details.length > 0 ? { details } : {}) })}\n`);
+  else process.stderr.write([...details, message].map((line) => `${line}\n`).join(''));
+  return code;
 }
-const config = parsed.config;
-const { warnings } = parsed;
-
 function isReadableFile(path: string): boolean {
   try {
     accessSync(path, constants.R_OK);
@@ -35,9 +36,21 @@ function isReadableFile(path: string): boolean {
 }
 
 function fail(code: 1 | 2, message: string): never {
-  process.stderr.write(`${message}\n`);
-  process.exit(code);
+  process.exit(printError(code, message));
 }
+
+// Help answers before the configuration is read: it needs none. A bare `idp` is a question, not
+// a request to start a server (that is `idp serve`): the list of commands, exit 2.
+if (command === undefined || command === 'help' || wantsHelp([command, ...args])) {
+  if (command === undefined) fail(2, USAGE.join('\n'));
+  for (const line of helpText(command === 'help' ? args : [command, ...args])) process.stdout.write(`${line}\n`);
+  process.exit(0);
+}
+
+const parsed = parseConfig(process.env);
+if (!parsed.ok) fail(2, parsed.message);
+const config = parsed.config;
+const { warnings } = parsed;
 
 /** The embedded database serves one process at a time: take it, or say who holds it. */
 function takeEmbeddedDatabase(config: Config): () => void {
@@ -68,6 +81,8 @@ async function refuseWrongSecret(durable: DurableStore, secrets: MasterSecrets, 
 async function serve(): Promise<void> {
   const missing = checkConfigFiles(config, isReadableFile);
   if (missing) fail(2, missing);
+  // Before the server's modules: tracing patches pg, ioredis and http as they are imported.
+  const stopTracing = config.otlpEndpoint ? await (await import('./telemetry.ts')).startTracing() : undefined;
   const [{ buildApp }, { ensureDemoData, formatDemoBanner }, { createLogger }, { openServices }] = await Promise.all([
     import('./app.ts'), import('./cli/demo.ts'), import('./logging.ts'), import('./services.ts'),
   ]);
@@ -103,6 +118,7 @@ async function serve(): Promise<void> {
     clearInterval(maintenance);
     await app.close();
     await services.close();
+    await stopTracing?.().catch(() => {});
     release();
     process.exit(0);
   };
@@ -173,9 +189,8 @@ async function readStdin(): Promise<string> {
 /** The commands that seal or open with the master secret: they refuse a wrong one first. */
 const SEALING_COMMANDS = new Set(['seed', 'keys', 'secrets']);
 
-async function cli(): Promise<number> {
-  const [{ runCli }, { openDurable }] = await Promise.all([import('./cli/index.ts'), import('./services.ts')]);
-  const json = args.includes('--json');
+async function cli(command: string): Promise<number> {
+  const [{ runCli }, { openDurable, openSharedDurable }] = await Promise.all([import('./cli/index.ts'), import('./services.ts')]);
   let durable: DurableStore | undefined;
   let release: (() => void) | undefined;
   const context: CliContext = {
@@ -186,9 +201,11 @@ async function cli(): Promise<number> {
     clock: systemClock,
     json,
     async openDurable() {
-      release ??= takeEmbeddedDatabase(config);
       if (durable) return durable;
-      durable = await openDurable(config);
+      // Beside a development server, its embedded database through the socket it shares.
+      const shared = await openSharedDurable(config);
+      release ??= shared ? () => {} : takeEmbeddedDatabase(config);
+      durable = shared ?? (await openDurable(config));
       if (SEALING_COMMANDS.has(command)) {
         const opened = durable;
         await refuseWrongSecret(opened, { current: masterSecret(config), previous: config.previousSecrets }, () => opened.close());
@@ -202,8 +219,8 @@ async function cli(): Promise<number> {
   try {
     return await runCli(command, args.filter((a) => a !== '--json'), context);
   } catch (error) {
-    if (error instanceof UsageError) return (context.err(error.message), 2);
-    if (error instanceof RefusedError) return (context.err(error.message), 1);
+    if (error instanceof UsageError) return printError(2, error.message);
+    if (error instanceof RefusedError) return printError(1, error.message, error.details);
     throw error;
   } finally {
     await durable?.close().catch(() => {});
@@ -214,7 +231,7 @@ async function cli(): Promise<number> {
 if (command === 'serve') {
   serve().catch((error: unknown) => fail(1, `idp serve: ${error instanceof Error ? error.message : String(error)}`));
 } else {
-  cli().then(
+  cli(command).then(
     (code) => process.exit(code),
     (error: unknown) => fail(1, `idp ${command}: ${error instanceof Error ? error.message : String(error)}`),
   );

@@ -1,112 +1,86 @@
 /**
- * A small Prometheus registry (text exposition format 0.0.4): counters and histograms with
- * labels. The request hook and the audit events feed it; GET /metrics reads it.
+ * The service's Prometheus metrics, on prom-client: the request hook and the audit events feed
+ * them; GET /metrics reads them. Besides the service's own series: Node.js's (process, heap,
+ * GC, event-loop lag), `idp_build_info{version}`, and the state of the connections to
+ * PostgreSQL and Redis, read when scraped.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DurableStore, EphemeralStore } from './store/types.ts';
 
-type Labels = Record<string, string>;
+const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 
-const escapeLabel = (value: string) => value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
-const labelText = (labels: Labels) => {
-  const entries = Object.entries(labels);
-  return entries.length === 0 ? '' : `{${entries.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}`;
-};
-
-interface Metric {
-  render(): string[];
+/**
+ * Node.js's own metrics, once per process: they watch the garbage collector and the event loop
+ * with observers that are never stopped, so every app of a process (tests build many) shares them.
+ */
+let processRegistry: Registry | undefined;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
 }
 
-export class Counter implements Metric {
-  private readonly values = new Map<string, { labels: Labels; value: number }>();
-  readonly name: string;
-  readonly help: string;
-
-  constructor(name: string, help: string) {
-    this.name = name;
-    this.help = help;
-  }
-
-  inc(labels: Labels = {}, by = 1): void {
-    const key = labelText(labels);
-    const entry = this.values.get(key);
-    if (entry) entry.value += by;
-    else this.values.set(key, { labels, value: by });
-  }
-
-  render(): string[] {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`,
-      ...[...this.values.values()].map(({ labels, value }) => `${this.name}${labelText(labels)} ${value}`)];
-  }
+/** What the connection metrics are read from when scraped. */
+export interface MetricSources {
+  durable?: Pick<DurableStore, 'poolStats'>;
+  ephemeral?: Pick<EphemeralStore, 'connected'>;
 }
 
-export class Histogram implements Metric {
-  private readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
-  readonly name: string;
-  readonly help: string;
-  readonly buckets: readonly number[];
-
-  constructor(name: string, help: string, buckets: readonly number[]) {
-    this.name = name;
-    this.help = help;
-    this.buckets = buckets;
-  }
-
-  observe(labels: Labels, value: number): void {
-    const key = labelText(labels);
-    let entry = this.series.get(key);
-    if (!entry) {
-      entry = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-      this.series.set(key, entry);
-    }
-    for (let i = 0; i < this.buckets.length; i++) if (value <= (this.buckets[i] as number)) (entry.counts[i] as number)++;
-    entry.sum += value;
-    entry.count += 1;
-  }
-
-  render(): string[] {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
-    for (const { labels, counts, sum, count } of this.series.values()) {
-      this.buckets.forEach((le, i) => lines.push(`${this.name}_bucket${labelText({ ...labels, le: String(le) })} ${counts[i]}`));
-      lines.push(`${this.name}_bucket${labelText({ ...labels, le: '+Inf' })} ${count}`);
-      lines.push(`${this.name}_sum${labelText(labels)} ${sum}`, `${this.name}_count${labelText(labels)} ${count}`);
-    }
-    return lines;
-  }
-}
-
-export class Gauge implements Metric {
-  private value = 0;
-  readonly name: string;
-  readonly help: string;
-
-  constructor(name: string, help: string) {
-    this.name = name;
-    this.help = help;
-  }
-
-  add(by: number): void {
-    this.value += by;
-  }
-
-  render(): string[] {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`, `${this.name} ${this.value}`];
-  }
-}
-
-/** The service's metrics. */
-export function createMetrics() {
+/** The service's metrics; `render()` is the Prometheus text of them all. */
+export function createMetrics(sources: MetricSources = {}) {
+  const registry = new Registry();
+  const registers = [registry];
   const metrics = {
-    requests: new Counter('idp_http_requests_total', 'HTTP requests by route, method and status.'),
-    inFlight: new Gauge('idp_http_requests_in_flight', 'HTTP requests received and not yet answered (a draining instance shows what it still owes).'),
-    latency: new Histogram('idp_http_request_duration_seconds', 'HTTP request latency by route.', [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]),
-    tokens: new Counter('idp_tokens_issued_total', 'Token responses issued, by grant.'),
-    signIns: new Counter('idp_sign_ins_total', 'Sign-in attempts, by result.'),
-    rateLimited: new Counter('idp_rate_limited_total', 'Requests refused by a rate limit or a sign-in throttle, by kind.'),
-    audit: new Counter('idp_audit_events_total', 'Audit events, by event.'),
+    requests: new Counter({ name: 'idp_http_requests_total', help: 'HTTP requests by route, method and status.', labelNames: ['route', 'method', 'status'], registers }),
+    inFlight: new Gauge({ name: 'idp_http_requests_in_flight', help: 'HTTP requests received and not yet answered (a draining instance shows what it still owes).', registers }),
+    latency: new Histogram({
+      name: 'idp_http_request_duration_seconds', help: 'HTTP request latency by route.', labelNames: ['route'], registers,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    }),
+    tokens: new Counter({ name: 'idp_tokens_issued_total', help: 'Token responses issued, by grant.', labelNames: ['grant'], registers }),
+    signIns: new Counter({ name: 'idp_sign_ins_total', help: 'Sign-in attempts, by result.', labelNames: ['result'], registers }),
+    rateLimited: new Counter({ name: 'idp_rate_limited_total', help: 'Requests refused by a rate limit or a sign-in throttle, by kind.', labelNames: ['kind'], registers }),
+    audit: new Counter({ name: 'idp_audit_events_total', help: 'Audit events, by event.', labelNames: ['event'], registers }),
   };
+  new Gauge({ name: 'idp_build_info', help: 'The running version of the service; always 1.', labelNames: ['version'], registers }).set({ version: VERSION }, 1);
+  addConnectionGauges(registers, sources);
   return {
     ...metrics,
-    render: () => `${Object.values(metrics).flatMap((m) => m.render()).join('\n')}\n`,
+    contentType: registry.contentType,
+    render: async () => (await Registry.merge([registry, processMetrics()]).metrics()),
   };
+}
+
+/** Read at each scrape: a pool that is busy or waiting, and a Redis connection that is down. */
+function addConnectionGauges(registers: Registry[], { durable, ephemeral }: MetricSources): void {
+  if (durable?.poolStats) {
+    const poolStats = durable.poolStats.bind(durable);
+    new Gauge({
+      name: 'idp_db_pool_connections_in_use', help: 'PostgreSQL connections of the pool checked out by a query or transaction.', registers,
+      collect() {
+        this.set(poolStats().inUse);
+      },
+    });
+    new Gauge({
+      name: 'idp_db_pool_waiting', help: 'Queries waiting for a PostgreSQL connection of the pool.', registers,
+      collect() {
+        this.set(poolStats().waiting);
+      },
+    });
+  }
+  if (ephemeral?.connected) {
+    const connected = ephemeral.connected.bind(ephemeral);
+    new Gauge({
+      name: 'idp_redis_connected', help: '1 while the connection to Redis is ready, else 0.', registers,
+      collect() {
+        this.set(connected() ? 1 : 0);
+      },
+    });
+  }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -7,6 +7,11 @@ export const OIDC_SCOPES: ReadonlySet<string> = new Set(['openid', 'offline_acce
 /** interface.md: the administration scopes belong to the service itself, not to applications. */
 export const SERVICE_SCOPES: ReadonlySet<string> = new Set(['admin_api', 'admin_api_readonly', 'admin_console_webhooks']);
 
+/** A scope the service defines itself: never an API scope, granted whatever `api_scopes` says. */
+export function isStandardScope(scope: string): boolean {
+  return OIDC_SCOPES.has(scope) || SERVICE_SCOPES.has(scope);
+}
+
 /** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
 export const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 

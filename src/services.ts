@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.ts';
 import { describeDatabase, type Config } from './config.ts';
-import { embeddedDatabasePath, ensureDataDir } from './data-dir.ts';
+import { embeddedDatabaseHolder, embeddedDatabasePath, embeddedSocketPath, ensureDataDir } from './data-dir.ts';
 import { createSessionStore, type SessionStore } from './sessions/browser-session.ts';
 import { createInteractionStore, type InteractionStore } from './sessions/interaction.ts';
 import { createLdapSource } from './sources/ldap.ts';
@@ -17,7 +17,7 @@ import { createClientsCache, type ClientsCache } from './store/clients-cache.ts'
 import { createCachedUsers, type CachedUsers } from './store/users-cache.ts';
 import { createMemoryEphemeralStore } from './store/ephemeral/memory.ts';
 import { createRedisEphemeralStore } from './store/ephemeral/redis.ts';
-import { openDurableStore } from './store/sql/durable.ts';
+import { openDurableStore, openSharedDurableStore } from './store/sql/durable.ts';
 import type { DurableStore, EphemeralStore } from './store/types.ts';
 import { createKeyManager, type KeyManager } from './tokens/keys.ts';
 import { createRevocationList, type RevocationList } from './tokens/revocation.ts';
@@ -92,6 +92,16 @@ async function openAndMigrate(config: Config, logger?: Logger): Promise<DurableS
   return durable;
 }
 
+/**
+ * For a command run beside a development server that holds the embedded database: that
+ * database, through the socket the server shares it on (the server applied the migrations).
+ * Undefined when the database is PostgreSQL, no server holds it, or the server does not share it.
+ */
+export async function openSharedDurable(config: Config): Promise<DurableStore | undefined> {
+  if (config.databaseUrl || embeddedDatabaseHolder(config.dataDir) === undefined) return undefined;
+  return openSharedDurableStore(embeddedSocketPath(config.dataDir));
+}
+
 export async function openServices(options: OpenOptions): Promise<Services> {
   const { config, secret } = options;
   const clock = options.clock ?? systemClock;
@@ -104,6 +114,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     await durable.close().catch(() => {});
     throw error;
   }
+  const unshare = await shareEmbeddedDatabase(config, durable, options.logger);
   const ephemeral = options.ephemeral === false
     ? createMemoryEphemeralStore(clock)
     : config.redisUrl
@@ -135,9 +146,25 @@ export async function openServices(options: OpenOptions): Promise<Services> {
       clients.close();
       users.close();
       revocations.close();
+      await unshare();
       await Promise.allSettled([ephemeral.close(), durable.close()]);
     },
   };
+}
+
+/**
+ * The embedded database, shared on a socket in the data directory with `idp` commands run
+ * beside the server (PGlite serves one process). Without it the commands say the database is in
+ * use; the server runs all the same.
+ */
+async function shareEmbeddedDatabase(config: Config, durable: DurableStore, logger: Logger | undefined): Promise<() => Promise<void>> {
+  if (config.databaseUrl || !durable.share) return async () => {};
+  try {
+    return await durable.share(embeddedSocketPath(config.dataDir));
+  } catch (error) {
+    logger?.warn({ err: error instanceof Error ? error.message : String(error) }, 'the embedded database is not shared with the command line');
+    return async () => {};
+  }
 }
 
 function chooseSource(config: Config, users: DurableStore['users'], logger: Logger | undefined): SignInSource {

@@ -9,6 +9,7 @@ import { clientDocument } from './client-view.ts';
 import { RefusedError, UsageError, type CliContext, type ExitCode } from './context.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
 import { report } from './output.ts';
+import { unknownScopeReason, unknownScopes } from './scope-rules.ts';
 import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isRedirectUri, isScopeToken, parseInstant } from './rules.ts';
 
 const ADD_SPEC = {
@@ -85,6 +86,8 @@ export async function addClient(args: string[], context: CliContext): Promise<Ex
   const secret = isPublic ? undefined : randomToken();
   const record: ClientRecord = { ...client, secretHash: secret === undefined ? null : hashClientSecret(secret) };
   const durable = await context.openDurable();
+  const unknown = await unknownScopes(durable, record.scopes);
+  if (unknown.length > 0) throw new RefusedError(`client ${record.clientId}: ${unknownScopeReason(unknown[0] as string)}`);
   await refuseConstraintViolations(`client ${record.clientId}`, () =>
     durable.transaction(async (tx) => {
       // The store upserts; adding must never replace a client (and its secret) that exists.

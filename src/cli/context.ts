@@ -31,7 +31,15 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** A refused operation: main prints its message as one line and exits 1. */
+/**
+ * A refused operation: main prints its message as one line and exits 1. `details` (such as
+ * every wrong field of a seed file) go before it on stderr, or into the JSON error as `details`.
+ */
 export class RefusedError extends Error {
   override name = 'RefusedError';
+  readonly details: readonly string[];
+  constructor(message: string, details: readonly string[] = []) {
+    super(message);
+    this.details = details;
+  }
 }

@@ -4,8 +4,9 @@
  * command is printed by main.ts as one line.
  */
 import { runClients } from './clients.ts';
-import type { CliContext, ExitCode } from './context.ts';
+import { UsageError, type CliContext, type ExitCode } from './context.ts';
 import { doctorCommand } from './doctor.ts';
+import { USAGE, helpText, wantsHelp } from './help.ts';
 import { runKeys } from './keys.ts';
 import { runMigrate } from './migrate.ts';
 import { runScopes } from './scopes.ts';
@@ -13,29 +14,6 @@ import { runSecretHash } from './secret-hash.ts';
 import { runSecrets } from './secrets.ts';
 import { runSeed } from './seed.ts';
 import { runUsers } from './users.ts';
-
-export const USAGE = [
-  'usage: idp COMMAND [--json]',
-  '',
-  '  serve                                  start the service',
-  '  migrate                                apply database migrations',
-  '  seed FILE.json                         upsert the API scopes, clients and users in FILE',
-  '  clients add --id ID [--name N] [--public] [--grant G]... [--scope S]... [--redirect-uri U]...',
-  '              [--post-logout-redirect-uri U]... [--cors-origin O]... [--access-token-lifetime SEC]',
-  '              [--require-consent] [--secret-expires-at ISO8601]',
-  '  clients list | show ID | disable ID | enable ID | remove ID | rotate-secret ID',
-  '  users add --username U --password P [--given-name G] [--family-name F] [--email E]',
-  '            [--email-verified] [--phone P] [--phone-verified] [--role R]...',
-  '  users list | show U | lock U | unlock U | remove U | require-password-change U | require-mfa U',
-  '  scopes add NAME | list | remove NAME   API scopes such as orders.read',
-  '  keys list | rotate | retire KID        signing keys',
-  '  secrets reseal                         seal under IDP_SECRET what a previous secret sealed',
-  '  secret-hash                            read a client secret on stdin, print the hash to store',
-  '  doctor [--url URL]                     check a deployment from outside',
-  '  help                                   this text',
-  '',
-  '--json prints one JSON document. Exit code 0 on success, 1 on a refused operation, 2 on bad usage.',
-];
 
 type Command = (args: string[], context: CliContext) => Promise<ExitCode>;
 
@@ -49,18 +27,23 @@ const COMMANDS: Record<string, Command> = {
   secrets: runSecrets,
   'secret-hash': runSecretHash,
   doctor: doctorCommand,
-  help: async (_args, context) => {
-    for (const line of USAGE) context.out(line);
+  // `idp help clients add` says what `idp clients add --help` says.
+  help: async (args, context) => {
+    for (const line of helpText(args)) context.out(line);
     return 0;
   },
 };
 
 export async function runCli(command: string, args: string[], context: CliContext): Promise<ExitCode> {
+  if (wantsHelp([command, ...args])) {
+    for (const line of helpText([command, ...args])) context.out(line);
+    return 0;
+  }
   const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (run) return run(args, context);
-  const known = ['--help', '-h'].includes(command);
-  const write = known ? context.out : context.err;
-  if (!known) write(`idp: unknown command "${command}"`);
-  for (const line of USAGE) write(line);
-  return known ? 0 : 2;
+  // Under --json the error is the one JSON document; for a person, the list of commands follows.
+  if (context.json) throw new UsageError(`unknown command "${command}" (see idp --help)`);
+  context.err(`idp: unknown command "${command}"`);
+  for (const line of USAGE) context.err(line);
+  return 2;
 }

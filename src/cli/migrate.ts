@@ -3,14 +3,18 @@
  * on opening (every other command wants that), which would leave nothing to report, so this
  * command opens the database itself, taking the embedded database's lock as main.ts does.
  */
-import { embeddedDatabasePath, lockEmbeddedDatabase } from '../data-dir.ts';
-import { openDurableStore } from '../store/sql/durable.ts';
+import { embeddedDatabasePath, embeddedSocketPath, lockEmbeddedDatabase } from '../data-dir.ts';
+import { openDurableStore, openSharedDurableStore } from '../store/sql/durable.ts';
+import type { DurableStore } from '../store/types.ts';
 import { parseCommand } from './args.ts';
 import { UsageError, type CliContext, type ExitCode } from './context.ts';
 import { report } from './output.ts';
 
 async function migrateDatabase(databaseUrl: string | undefined, dataDir: string | undefined): Promise<string[]> {
-  const durable = await openDurableStore({ databaseUrl, dataDir });
+  return migrateStore(await openDurableStore({ databaseUrl, dataDir }));
+}
+
+async function migrateStore(durable: DurableStore): Promise<string[]> {
   try {
     return await durable.migrate();
   } finally {
@@ -18,10 +22,15 @@ async function migrateDatabase(databaseUrl: string | undefined, dataDir: string 
   }
 }
 
-/** PGlite serves one process at a time: a running server keeps the embedded database. */
+/**
+ * PGlite serves one process at a time: a running server keeps the embedded database, and
+ * migrates it over the socket it shares it on (it applied the migrations it knows at start).
+ */
 async function migrateEmbedded(dataDir: string): Promise<string[]> {
   const lock = lockEmbeddedDatabase(dataDir);
   if ('heldBy' in lock) {
+    const shared = await openSharedDurableStore(embeddedSocketPath(dataDir));
+    if (shared) return migrateStore(shared);
     throw new UsageError(`the embedded database in ${dataDir} is in use by a running server (pid ${lock.heldBy}); stop it, or set DATABASE_URL to share a PostgreSQL database`);
   }
   try {

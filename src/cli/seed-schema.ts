@@ -3,6 +3,7 @@
  * fit is refused whole: `seedFileProblems` names the path of every wrong field, one line each.
  */
 import { z } from 'zod';
+import { newPasswordProblem } from '../sources/password-policy.ts';
 import { MIN_CLIENT_SECRET_LENGTH } from '../tokens/opaque.ts';
 import {
   RESERVED_SCOPES, RULE_MESSAGES, isBase32, isClientId, isEmail, isGrantType, isLifetime, isOrigin,
@@ -108,6 +109,13 @@ function crossFieldProblems(raw: unknown): SeedProblem[] {
   };
   duplicate(rows(raw, 'clients'), 'client_id', 'clients', (v) => v);
   duplicate(rows(raw, 'users'), 'username', 'users', (v) => v.toLowerCase());
+  rows(raw, 'users').forEach((user, i) => {
+    // The rules of the password change page (NIST SP 800-63B §3.1.1.2) hold for seeded passwords too.
+    const { username, password } = user;
+    if (typeof username !== 'string' || username.trim() === '' || typeof password !== 'string' || password === '') return;
+    const problem = newPasswordProblem(password, username);
+    if (problem !== undefined) problems.push({ path: `users[${i}].password`, message: problem });
+  });
   rows(raw, 'clients').forEach((client, i) => {
     if (client.client_secret !== undefined && client.client_secret !== null) return;
     // RFC 6749 §4.4: the client credentials grant is for confidential clients only.

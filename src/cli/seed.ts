@@ -13,6 +13,7 @@ import { RefusedError, type CliContext, type ExitCode } from './context.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
 import { report } from './output.ts';
 import { parseInstant } from './rules.ts';
+import { unknownScopeReason, unknownScopes } from './scope-rules.ts';
 import { checkSeedFile, type SeedClient, type SeedFile, type SeedUser } from './seed-schema.ts';
 
 type Counts = Record<UpsertResult, number>;
@@ -22,7 +23,7 @@ interface SeedSummary {
   api_scopes: { created: number; unchanged: number };
 }
 
-async function readSeedFile(path: string, context: CliContext): Promise<SeedFile> {
+async function readSeedFile(path: string): Promise<SeedFile> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -37,8 +38,8 @@ async function readSeedFile(path: string, context: CliContext): Promise<SeedFile
   }
   const checked = checkSeedFile(raw);
   if (checked.ok) return checked.seed;
-  for (const problem of checked.problems) context.err(`${problem.path}: ${problem.message}`);
-  throw new RefusedError(`${path} refused: ${checked.problems.length} wrong field(s); nothing was written`);
+  const details = checked.problems.map((problem) => `${problem.path}: ${problem.message}`);
+  throw new RefusedError(`${path} refused: ${checked.problems.length} wrong field(s); nothing was written`, details);
 }
 
 /** The secret hash to store: the existing one when the file's secret still verifies against it. */
@@ -132,10 +133,22 @@ function summaryLine(summary: SeedSummary): string {
   return `clients: ${counts(summary.clients)}; users: ${counts(summary.users)}; api scopes: ${scopes.created} created, ${scopes.unchanged} unchanged`;
 }
 
+/** Every client scope must be standard, an API scope of the file, or one the database has. */
+async function refuseUnknownScopes(path: string, seed: SeedFile, durable: DurableStore): Promise<void> {
+  const details: string[] = [];
+  for (const [i, client] of (seed.clients ?? []).entries()) {
+    const unknown = await unknownScopes(durable, client.scopes ?? [], seed.api_scopes ?? []);
+    for (const scope of unknown) details.push(`clients[${i}].scopes[${client.scopes?.indexOf(scope)}]: ${unknownScopeReason(scope, `list it in api_scopes, or idp scopes add ${scope}`)}`);
+  }
+  if (details.length > 0) throw new RefusedError(`${path} refused: ${details.length} wrong field(s); nothing was written`, details);
+}
+
 export async function runSeed(args: string[], context: CliContext): Promise<ExitCode> {
   const { positionals } = parseCommand({ usage: 'idp seed FILE.json', options: {}, positionals: ['FILE.json'] }, args);
-  const seed = await readSeedFile(positionals[0] as string, context);
+  const path = positionals[0] as string;
+  const seed = await readSeedFile(path);
   const durable = await context.openDurable();
+  await refuseUnknownScopes(path, seed, durable);
   const clients = await Promise.all((seed.clients ?? []).map(async (c) => clientRecord(c, await durable.clients.get(c.client_id))));
   const totpKey = deriveKey(context.secret, 'totp-secrets');
   const users: SeedUserInput[] = [];

@@ -1,4 +1,5 @@
 /** `idp users add`: a local account with an argon2id password hash; its subject is its new id. */
+import { newPasswordProblem } from '../sources/password-policy.ts';
 import { hashPassword } from '../sources/passwords.ts';
 import type { UserInput } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
@@ -10,10 +11,11 @@ import { RULE_MESSAGES, isEmail } from './rules.ts';
 import { userDocument } from './user-view.ts';
 
 const ADD_SPEC = {
-  usage: 'idp users add --username U --password P [options], see idp help',
+  usage: 'idp users add --username U (--password P | --password-stdin) [options], see idp users add --help',
   options: {
     username: { type: 'string' },
     password: { type: 'string' },
+    'password-stdin': { type: 'boolean' },
     'given-name': { type: 'string' },
     'family-name': { type: 'string' },
     email: { type: 'string' },
@@ -31,11 +33,26 @@ function required(flag: string, value: string | undefined): string {
   return value;
 }
 
+/**
+ * The password of --password, or the first line of stdin with --password-stdin (a password on
+ * the command line shows in the shell history and to `ps`).
+ */
+async function readPassword(values: { password?: string | undefined; 'password-stdin'?: boolean | undefined }, context: CliContext): Promise<string> {
+  if (values['password-stdin'] && values.password !== undefined) throw new UsageError(`give --password or --password-stdin, not both (usage: ${ADD_SPEC.usage})`);
+  if (!values['password-stdin']) return required('password', values.password);
+  const password = (await context.readStdin()).split(/\r?\n/)[0] ?? '';
+  if (password === '') throw new UsageError(`--password-stdin: the first line of stdin ${RULE_MESSAGES.notEmpty}`);
+  return password;
+}
+
 /** The account the flags describe, less its id and password hash. */
-function userFromFlags(args: string[]): { user: Omit<UserInput, 'id' | 'subject' | 'passwordHash'>; password: string } {
+async function userFromFlags(args: string[], context: CliContext): Promise<{ user: Omit<UserInput, 'id' | 'subject' | 'passwordHash'>; password: string }> {
   const { values } = parseCommand(ADD_SPEC, args);
   const username = required('username', values.username);
-  const password = required('password', values.password);
+  const password = await readPassword(values, context);
+  // The rules of the password change page (NIST SP 800-63B §3.1.1.2), for every way in.
+  const problem = newPasswordProblem(password, username);
+  if (problem !== undefined) throw new RefusedError(`password of ${username} refused: ${problem}`);
   if (values.email !== undefined && !isEmail(values.email)) throw new UsageError(`--email "${values.email}": ${RULE_MESSAGES.email}`);
   const givenName = values['given-name'] ?? null;
   const familyName = values['family-name'] ?? null;
@@ -62,7 +79,7 @@ function userFromFlags(args: string[]): { user: Omit<UserInput, 'id' | 'subject'
 }
 
 export async function addUser(args: string[], context: CliContext): Promise<ExitCode> {
-  const { user, password } = userFromFlags(args);
+  const { user, password } = await userFromFlags(args, context);
   const durable = await context.openDurable();
   if (await durable.users.getByUsername('local', user.username)) throw new RefusedError(`user ${user.username} already exists`);
   const passwordHash = await hashPassword(password);

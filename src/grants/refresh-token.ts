@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { OAuthError } from '../errors.ts';
-import { parseScope } from '../scopes.ts';
+import { isStandardScope, parseScope } from '../scopes.ts';
 import type { ClientRecord, RefreshFamilyState } from '../store/types.ts';
 import { revokedFamilyTokens } from '../tokens/revocation.ts';
 import type { Grant, GrantDeps, TokenResponse } from './common.ts';
@@ -45,7 +45,8 @@ async function mintGeneration(family: RefreshFamilyState, generation: number, ia
   assertUserMayReceiveTokens(user);
   return mintUserTokens(user, client, {
     userId: family.userId,
-    scopes: narrowedScopes(params.scope, family.scopes),
+    // An API scope removed since the sign-in (idp scopes remove) is granted no more.
+    scopes: narrowedScopes(params.scope, family.scopes).filter((s) => isStandardScope(s) || client.scopes.includes(s)),
     authTime: Math.floor(family.authTime.getTime() / 1000),
     amr: family.amr,
     // OIDC Core §12.2: a refreshed ID token carries no nonce.

@@ -4,6 +4,6 @@ import type { Metrics } from '../metrics.ts';
 
 export async function metricsRoutes(app: FastifyInstance, options: { metrics: Metrics }): Promise<void> {
   app.get('/metrics', async (_request, reply) =>
-    reply.header('content-type', 'text/plain; version=0.0.4; charset=utf-8').header('cache-control', 'no-store').send(options.metrics.render()),
+    reply.header('content-type', options.metrics.contentType).header('cache-control', 'no-store').send(await options.metrics.render()),
   );
 }

@@ -2,22 +2,19 @@
  * New passwords, in the spirit of NIST SP 800-63B §3.1.1.2: long enough, not the user name,
  * not a commonly used password; no composition rules, no forced character classes.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dictionary } from '@zxcvbn-ts/language-common';
 
 export const MIN_PASSWORD_LENGTH = 12;
 export const MAX_PASSWORD_LENGTH = 256;
 
 let common: ReadonlySet<string> | undefined;
 
-/** The blocklist: frequently used and breached passwords, one per line. */
+/**
+ * The blocklist: the most used passwords of breach corpora, as maintained by zxcvbn-ts (its
+ * common dictionary, about 49,000 lowercase entries), built into a set on first use.
+ */
 function commonPasswords(): ReadonlySet<string> {
-  common ??= new Set(
-    readFileSync(join(import.meta.dirname, 'common-passwords.txt'), 'utf8')
-      .split('\n')
-      .map((line) => line.trim().toLowerCase())
-      .filter((line) => line !== '' && !line.startsWith('#')),
-  );
+  common ??= new Set(dictionary['passwords-common'].map((password) => password.toLowerCase()));
   return common;
 }
 

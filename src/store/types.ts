@@ -90,7 +90,8 @@ export type ChangeEvent =
   /** A revocation was recorded (RevocationRepository), by any instance, command or SQL. */
   | { kind: 'revoked'; key: string; expiresAt: Date }
   /** Revocations may have been missed (the change feed reconnected): rebuild any copy of them. */
-  | { kind: 'revocations' };
+  | { kind: 'revocations' }
+  | { kind: 'apiScopes' };
 
 /** Result of an upsert, so that seeding can tell what it did. */
 export type UpsertResult = 'created' | 'updated' | 'unchanged';
@@ -325,6 +326,13 @@ export interface DurableStore {
   ping(): Promise<void>;
   /** The database server's clock (`now()`), to measure this machine's drift against it. */
   serverTime(): Promise<Date>;
+  /** PostgreSQL only, for the metrics: connections of the pool in use, and queries waiting for one. */
+  poolStats?(): { inUse: number; waiting: number };
+  /**
+   * Embedded only: serves this database to the command line on a Unix socket (the development
+   * server holds PGlite, which serves one process) until the returned function is called.
+   */
+  share?(socketPath: string): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -402,6 +410,8 @@ export interface EphemeralStore {
    */
   subscribe(channel: string, listener: ChannelListener): () => void;
   ping(): Promise<void>;
+  /** Redis only, for the metrics: whether the connection is up now (no round trip). */
+  connected?(): boolean;
   close(): Promise<void>;
 }
 

@@ -17,14 +17,14 @@ import {
 } from './account-support.ts';
 
 const PAULA: SeedUser = { username: 'paula', password: 'tangerine submarine 77', must_change_password: true };
-const RITA: SeedUser = { username: 'rita', password: 'rita keeps a long password 1' };
-const RON: SeedUser = { username: 'ron', password: 'ron has an old style hash 2' };
-const TOM: SeedUser = { username: 'tom', password: 'tom types it wrong often 3' };
-const UMA: SeedUser = { username: 'uma', password: 'uma signs in just fine 4' };
+const RITA: SeedUser = { username: 'rita', password: 'she keeps a long password 1' };
+const RON: SeedUser = { username: 'ron', password: 'he has an old style hash 2' };
+const TOM: SeedUser = { username: 'tom', password: 'he types it wrong often 3' };
+const UMA: SeedUser = { username: 'uma', password: 'she signs in just fine 4' };
 const ALICE: SeedUser = { username: 'alice', password: 'correct horse battery staple' };
-const SAM: SeedUser = { username: 'sam', password: 'sam will be removed soon 5' };
-const VIC: SeedUser = { username: 'vic', password: 'vic shares an address 6' };
-const WES: SeedUser = { username: 'wes', password: 'wes is guessed at in a burst 7' };
+const SAM: SeedUser = { username: 'sam', password: 'they will be removed soon 5' };
+const VIC: SeedUser = { username: 'vic', password: 'he shares an address 6' };
+const WES: SeedUser = { username: 'wes', password: 'he is guessed at in a burst 7' };
 const TIMING: SeedUser[] = Array.from({ length: 8 }, (_, i) => ({ username: `timing-${i}`, password: `timing password number ${i}` }));
 
 const NEW_PASSWORD = 'violet orchestra lantern 2031';
@@ -71,7 +71,7 @@ describe.runIf(postgresAvailable)('account protection', () => {
         ['the two fields differ', NEW_PASSWORD, `${NEW_PASSWORD}!`, /match/i],
         ['shorter than 12 characters', 'short pw 11', 'short pw 11', /12 characters/],
         ['contains the username', 'my name is PAULA really', 'my name is PAULA really', /username/i],
-        ['a common password', 'Correct Horse Battery Staple', 'Correct Horse Battery Staple', /common/i],
+        ['a common password', 'PasswordPassword', 'PasswordPassword', /common/i],
         ['another common one', '1qaz2wsx3edc', '1qaz2wsx3edc', /common/i],
         ['the current password', PAULA.password, PAULA.password, /before|current|same/i],
       ];

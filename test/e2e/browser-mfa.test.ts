@@ -17,7 +17,7 @@ const chromiumReady = chromiumAvailable('the browser MFA suite');
 const SECRET = 'b'.repeat(64);
 const CLIENT_ID = 'browser-mfa-app';
 const USERNAME = 'nora';
-const PASSWORD = 'nora enrols an authenticator 8';
+const PASSWORD = 'she enrols an authenticator 8';
 const GUARDRAILS = createGuardrails({ MIN_SECRET_BYTES: 10 });
 
 const code = (secret: string, epoch: number) => generate({ secret, epoch, guardrails: GUARDRAILS });

@@ -3,11 +3,12 @@
  * their exit codes (0 success, 1 refused, 2 bad usage), stdout and stderr, and the rows they
  * leave in a real PostgreSQL database (and, for a few commands, in the embedded one).
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyClientSecret } from '../../src/tokens/opaque.ts';
-import { runIdp, tempDir, type RunResult } from '../helpers/process.ts';
+import { basic } from '../helpers/oauth.ts';
+import { runIdp, seedWith, startServer, tempDir, type RunResult, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'c'.repeat(64);
@@ -39,6 +40,64 @@ describe('idp without a database', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.split('\n')[0]).toBe('idp: unknown command "frobnicate"');
     expect(unknown.stderr).toContain('users list | show U');
+  });
+
+  it('answers --help on every command and subcommand with its usage on stdout (0), and a bare idp with the list (2)', async () => {
+    const asked: Array<[string[], RegExp]> = [
+      [['--help'], /^usage: idp COMMAND/],
+      [['serve', '--help'], /^usage: idp serve\n/],
+      [['migrate', '--help'], /^usage: idp migrate\n/],
+      [['seed', '--help'], /^usage: idp seed FILE.json\n/],
+      [['clients', '--help'], /^usage: idp clients add --id ID[^]*usage: idp clients rotate-secret ID\n/],
+      [['clients', 'add', '--help'], /^usage: idp clients add --id ID .*\n[^]*--secret-expires-at ISO8601\]\n {2}Registers a client/],
+      [['clients', 'show', 'web', '-h'], /^usage: idp clients show ID\n {2}Shows one client/],
+      [['users', 'add', '--username', 'alice', '--help'], /^usage: idp users add --username U \(--password P \| --password-stdin\)/],
+      [['users', 'require-mfa', '--help'], /^usage: idp users require-mfa U\n/],
+      [['scopes', 'remove', '--help'], /^usage: idp scopes remove NAME\n {2}Removes an API scope/],
+      [['keys', 'retire', '--help'], /^usage: idp keys retire KID\n/],
+      [['secret-hash', '--help'], /^usage: idp secret-hash\n/],
+      [['doctor', '--help'], /^usage: idp doctor \[--url URL\]\n/],
+      [['help', 'keys', 'rotate'], /^usage: idp keys rotate\n/],
+    ];
+    // A broken configuration does not stand in the way of help: none is read.
+    const results = await Promise.all(asked.map(([args]) => runIdp(args, { PORT: 'not-a-port', IDP_DATA_DIR: dataDir.path })));
+    results.forEach((result, i) => {
+      expect({ args: asked[i]?.[0], code: result.code, stderr: result.stderr }).toStrictEqual({ args: asked[i]?.[0], code: 0, stderr: '' });
+      expect(result.stdout).toMatch(asked[i]?.[1] ?? /never/);
+    });
+    const bare = await idp([]);
+    expect({ code: bare.code, stdout: bare.stdout }).toStrictEqual({ code: 2, stdout: '' });
+    expect(bare.stderr).toMatch(/^usage: idp COMMAND/);
+    expect(bare.stderr).toContain('  serve ');
+  });
+
+  it('prints errors as one JSON document on stdout under --json', async () => {
+    const cases: Array<[string[], number, RegExp]> = [
+      [['clients', 'add', '--colour', 'red', '--json'], 2, /^unknown option --colour /],
+      [['frobnicate', '--json'], 2, /^unknown command "frobnicate"/],
+      [['users', 'frob', '--json'], 2, /^unknown subcommand "frob"/],
+      [['seed', join(dataDir.path, 'missing.json'), '--json'], 1, /^cannot read .*missing\.json: ENOENT$/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => idp(args)));
+    results.forEach((result, i) => {
+      const [, exit, message] = cases[i] ?? [[], 0, /never/];
+      expect({ code: result.code, stderr: result.stderr }).toStrictEqual({ code: exit, stderr: '' });
+      const document = JSON.parse(result.stdout) as { error: string; exit: number };
+      expect(document.exit).toBe(exit);
+      expect(document.error).toMatch(message);
+    });
+    const badSeed = join(dataDir.path, 'bad.json');
+    writeFileSync(badSeed, JSON.stringify({ users: [{ username: 'eve', password: 'short' }], colour: 'red' }));
+    const refused = await idp(['seed', badSeed, '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toStrictEqual({
+      error: `${badSeed} refused: 2 wrong field(s); nothing was written`, exit: 1,
+      details: ['colour: unknown field', 'users[0].password: Use at least 12 characters.'],
+    });
+    // A configuration error too.
+    const misconfigured = await runIdp(['clients', 'list', '--json'], { PORT: 'not-a-port', IDP_SECRET, IDP_DATA_DIR: dataDir.path });
+    expect(misconfigured.code).toBe(2);
+    expect(JSON.parse(misconfigured.stdout)).toMatchObject({ exit: 2, error: expect.stringContaining('PORT') });
   });
 
   it('refuses bad usage in every command family with one line naming the flag or argument (2)', async () => {
@@ -150,10 +209,10 @@ describe.runIf(postgresAvailable)('idp on PostgreSQL', () => {
   });
 
   it('adds, shows, flags and removes users without ever printing a password hash', async () => {
-    const added = json<{ sub: string; id: string }>(await idp(['users', 'add', '--username', 'alice', '--password', 'correct horse',
+    const added = json<{ sub: string; id: string }>(await idp(['users', 'add', '--username', 'alice', '--password', 'correct horse battery staple',
       '--given-name', 'Alice', '--email', 'alice@example.com', '--email-verified', '--role', 'admin', '--json']));
     expect(added.sub).toBe(added.id);
-    expectOneLine(await idp(['users', 'add', '--username', 'ALICE', '--password', 'x']), 1, /^user ALICE already exists$/);
+    expectOneLine(await idp(['users', 'add', '--username', 'ALICE', '--password', 'another long password 1']), 1, /^user ALICE already exists$/);
     expect((await idp(['users', 'lock', 'alice'])).code).toBe(0);
     expect((await idp(['users', 'require-mfa', 'alice'])).code).toBe(0);
     const shown = await idp(['users', 'show', 'alice', '--json']);
@@ -166,6 +225,25 @@ describe.runIf(postgresAvailable)('idp on PostgreSQL', () => {
     expectOneLine(await idp(['users', 'unlock', 'nobody']), 1, /^no user named nobody$/);
     expect((await idp(['users', 'remove', 'alice'])).code).toBe(0);
     expect(await runSql(db.url, `SELECT count(*)::int AS n FROM users`)).toStrictEqual([{ n: 0 }]);
+  });
+
+  it('reads the password from stdin with --password-stdin and holds every way in to the password policy', async () => {
+    const piped = json<{ sub: string }>(await idp(['users', 'add', '--username', 'pat', '--password-stdin', '--json'], 'violet orchestra lantern 2031\nignored\n'));
+    const [row] = await runSql<{ password_hash: string }>(db.url, `SELECT password_hash FROM users WHERE username = 'pat'`);
+    const { verifyPassword } = await import('../../src/sources/passwords.ts');
+    expect(await verifyPassword(row?.password_hash ?? '', 'violet orchestra lantern 2031')).toBe(true);
+    expect(piped.sub).toBeTruthy();
+    const weak: Array<[string[], string | undefined, RegExp]> = [
+      [['--username', 'quinn', '--password', 'short pw 11'], undefined, /^password of quinn refused: Use at least 12 characters\.$/],
+      [['--username', 'quinn', '--password', 'quinn the eskimo 1968'], undefined, /^password of quinn refused: Do not use your username/],
+      [['--username', 'quinn', '--password', 'passwordpassword'], undefined, /^password of quinn refused: This password is too common/],
+      [['--username', 'quinn', '--password-stdin'], '1qaz2wsx3edc4rfv\n', /^password of quinn refused: This password is too common/],
+    ];
+    for (const [flags, stdin, message] of weak) expectOneLine(await idp(['users', 'add', ...flags], stdin), 1, message);
+    expectOneLine(await idp(['users', 'add', '--username', 'quinn', '--password-stdin'], '\n'), 2, /^--password-stdin: the first line of stdin must not be empty$/);
+    expectOneLine(await idp(['users', 'add', '--username', 'quinn', '--password', 'violet orchestra lantern 2031', '--password-stdin']), 2, /^give --password or --password-stdin, not both/);
+    expect(await runSql(db.url, `SELECT username FROM users WHERE username = 'quinn'`)).toStrictEqual([]);
+    expect((await idp(['users', 'remove', 'pat'])).code).toBe(0);
   });
 
   it('adds, lists and removes API scopes; refuses reserved and malformed names', async () => {
@@ -298,9 +376,122 @@ describe.runIf(postgresAvailable)('idp seed on PostgreSQL', () => {
     expect(json(await idp(['seed', seedFile('renamed.json', renamed), '--json']))).toMatchObject({ clients: { created: 0, updated: 1, unchanged: 1 } });
     await runSql(db.url, `ALTER TABLE clients ADD CONSTRAINT test_no_evil CHECK (client_id <> 'evil')`);
     const before = await snapshot();
-    const partly = { api_scopes: ['orders.write'], clients: [{ client_id: 'fresh' }, { client_id: 'evil' }], users: [{ username: 'dave', password: 'pw' }] };
+    const partly = { api_scopes: ['orders.write'], clients: [{ client_id: 'fresh' }, { client_id: 'evil' }], users: [{ username: 'dave', password: 'a long enough password 2' }] };
     expectOneLine(await idp(['seed', seedFile('evil.json', partly)]), 1, /^client evil refused by the database: constraint test_no_evil is violated$/);
     expect(await snapshot()).toStrictEqual(before);
+  });
+});
+
+describe.runIf(postgresAvailable)('API scopes as the running server grants them', () => {
+  let db: TestDatabase;
+  let server: RunningServer | undefined;
+  const dir = tempDir();
+  const env = () => ({ IDP_SECRET, IDP_DATA_DIR: dir.path, DATABASE_URL: db.url });
+  const idp = (args: string[]) => runIdp(args, env());
+  const SERVICE_SECRET = 'service-secret-0123456789abcdefghijklmnop';
+  const clientCredentials = async (scope?: string) => {
+    const res = await fetch(`${server?.url}/connect/token`, {
+      method: 'POST',
+      headers: { authorization: basic('svc', SERVICE_SECRET), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    expect((await idp(['migrate'])).code).toBe(0);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await db?.drop();
+    dir.remove();
+  });
+
+  it('refuses a client scope that is neither standard nor an API scope, in clients add and in seed files (1)', async () => {
+    expectOneLine(await idp(['clients', 'add', '--id', 'typo', '--scope', 'openid', '--scope', 'order.read']), 1,
+      /^client typo: scope order.read is neither a standard scope nor an API scope \(add it first: idp scopes add order.read\)$/);
+    const file = join(dir.path, 'typo.json');
+    writeFileSync(file, JSON.stringify({ api_scopes: ['orders.read'], clients: [{ client_id: 'svc', client_secret: SERVICE_SECRET, grant_types: ['client_credentials'], scopes: ['orders.read', 'orders.write'] }] }));
+    const refused = await idp(['seed', file]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trimEnd().split('\n')).toStrictEqual([
+      'clients[0].scopes[1]: scope orders.write is neither a standard scope nor an API scope (add it first: list it in api_scopes, or idp scopes add orders.write)',
+      `${file} refused: 1 wrong field(s); nothing was written`,
+    ]);
+    expect(await runSql(db.url, `SELECT (SELECT count(*)::int FROM clients) AS clients, (SELECT count(*)::int FROM api_scopes) AS scopes`)).toStrictEqual([{ clients: 0, scopes: 0 }]);
+  });
+
+  it('stops granting a removed API scope at once, to a client that still lists it', { timeout: 60_000 }, async () => {
+    expect((await idp(['scopes', 'add', 'orders.read'])).code).toBe(0);
+    expect((await idp(['scopes', 'add', 'orders.write'])).code).toBe(0);
+    await seedWith({ clients: [{ client_id: 'svc', client_secret: SERVICE_SECRET, grant_types: ['client_credentials'], scopes: ['orders.read', 'orders.write'] }] }, env());
+    server = await startServer(env());
+    expect(await clientCredentials('orders.write')).toMatchObject({ status: 200, body: { scope: 'orders.write' } });
+    expect((await idp(['scopes', 'remove', 'orders.write'])).code).toBe(0);
+    // The notification reaches the server within a second; no restart.
+    const deadline = Date.now() + 1000;
+    let refused = await clientCredentials('orders.write');
+    while (refused.status === 200 && Date.now() < deadline) refused = await clientCredentials('orders.write');
+    expect(refused).toMatchObject({ status: 400, body: { error: 'invalid_scope' } });
+    expect(await clientCredentials()).toMatchObject({ status: 200, body: { scope: 'orders.read' } });
+    expect(await runSql(db.url, `SELECT scopes FROM clients WHERE client_id = 'svc'`)).toStrictEqual([{ scopes: ['orders.read', 'orders.write'] }]);
+    // Added back (by SQL this time), it is granted again.
+    await runSql(db.url, `INSERT INTO api_scopes (name) VALUES ('orders.write')`);
+    let granted = await clientCredentials('orders.write');
+    while (granted.status !== 200 && Date.now() < deadline + 2000) granted = await clientCredentials('orders.write');
+    expect(granted).toMatchObject({ status: 200, body: { scope: 'orders.write' } });
+  });
+});
+
+describe('idp beside the development server on the embedded database', () => {
+  const dataDir = tempDir();
+  let server: RunningServer | undefined;
+  const idp = (args: string[], stdin?: string) => runIdp(args, { IDP_SECRET, IDP_DATA_DIR: dataDir.path }, stdin);
+  afterAll(async () => {
+    await server?.stop();
+    dataDir.remove();
+  });
+
+  it('adds a client whose tokens the running server then issues, and every command works meanwhile', { timeout: 120_000 }, async () => {
+    server = await startServer({ IDP_SECRET, IDP_DATA_DIR: dataDir.path });
+    expect(statSync(join(dataDir.path, 'db.sock')).mode & 0o777).toBe(0o600);
+    expect((await idp(['scopes', 'add', 'orders.read'])).code).toBe(0);
+    const added = json<{ client_secret: string }>(await idp(['clients', 'add', '--id', 'svc', '--grant', 'client_credentials', '--scope', 'orders.read', '--json']));
+    const res = await fetch(`${server.url}/connect/token`, {
+      method: 'POST',
+      headers: { authorization: basic('svc', added.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    expect({ status: res.status, body: await res.json() }).toMatchObject({ status: 200, body: { scope: 'orders.read', token_type: 'Bearer' } });
+    // Disabled from the command line: the running server refuses it at once.
+    expect((await idp(['clients', 'disable', 'svc'])).code).toBe(0);
+    const refused = await fetch(`${server.url}/connect/token`, {
+      method: 'POST',
+      headers: { authorization: basic('svc', added.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    expect(refused.status).toBe(401);
+
+    expect((await idp(['users', 'add', '--username', 'pat', '--password-stdin'], 'violet orchestra lantern 2031\n')).code).toBe(0);
+    expect(json<{ users: Array<{ username: string }> }>(await idp(['users', 'list', '--json'])).users.map((u) => u.username)).toContain('pat');
+    expect(json(await idp(['migrate', '--json']))).toStrictEqual({ applied: [] });
+    expect(json<{ keys: unknown[] }>(await idp(['keys', 'list', '--json'])).keys.length).toBeGreaterThan(0);
+    const doctor = JSON.parse((await idp(['doctor', '--url', server.url, '--json'])).stdout) as { checks: Array<{ name: string; status: string }> };
+    expect(doctor.checks.find((c) => c.name === 'database')?.status).toBe('ok');
+  });
+
+  it('rolls back a transaction refused half-way over the socket, and the server and the next command go on', { timeout: 60_000 }, async () => {
+    // clients add checks again inside its transaction, and refuses there: a rollback over the socket.
+    expectOneLine(await idp(['clients', 'add', '--id', 'svc']), 1, /^client svc already exists$/);
+    expect((await fetch(`${server?.url}/readyz`)).status).toBe(200);
+    expect(json(await idp(['scopes', 'list', '--json']))).toStrictEqual({ api_scopes: ['demo.read', 'orders.read'] });
+  });
+
+  it('stops sharing when the server stops', async () => {
+    expect(await server?.stop()).toBe(0);
+    expect(existsSync(join(dataDir.path, 'db.sock'))).toBe(false);
+    expect(json(await idp(['scopes', 'list', '--json']))).toStrictEqual({ api_scopes: ['demo.read', 'orders.read'] });
   });
 });
 

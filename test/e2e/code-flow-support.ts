@@ -30,7 +30,7 @@ export const CONSENT_REDIRECT = 'https://consent.test/cb';
 export const DISABLE_REDIRECT = 'https://disabled.test/cb';
 
 export const ALICE = { username: 'alice', password: 'correct horse battery staple' };
-export const BOB = { username: 'bob', password: 'bobs own long password 42' };
+export const BOB = { username: 'bob', password: 'his own long password 42' };
 
 export const SEED = {
   api_scopes: ['orders.read'],

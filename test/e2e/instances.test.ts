@@ -24,7 +24,7 @@ import {
 } from './token-lifecycle-support.ts';
 
 const RATE_LIMIT = 4;
-const TOM = { username: 'tom', password: 'toms long and secret password 9' };
+const TOM = { username: 'tom', password: 'his long and secret password 9' };
 const web = (clientId: string): ClientCredentials => ({ clientId, secret: WEB_SECRET });
 const service = (clientId: string): ClientCredentials => ({ clientId, secret: SERVICE_SECRET });
 

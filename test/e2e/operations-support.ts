@@ -22,7 +22,7 @@ export const WEB_LOGOUT = 'https://rp.test/bye';
 export const TOTP_SECRET = 'JBSWY3DPEHPK3PXP';
 
 export const ALICE = { username: 'alice', password: 'correct horse battery staple' };
-export const MIA = { username: 'mia', password: 'mias very own long password 7', totp_secret: TOTP_SECRET };
+export const MIA = { username: 'mia', password: 'her very own long password 7', totp_secret: TOTP_SECRET };
 
 export { sleep };
 

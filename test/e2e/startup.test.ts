@@ -225,11 +225,10 @@ describe('the embedded default', () => {
     expect(await res.json()).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope });
   });
 
-  it('refuses a command on the embedded database while the server holds it', async () => {
-    const result = await runIdp(['clients', 'list'], { IDP_DATA_DIR: dir.path });
-    expect(result.code).toBe(2);
-    expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    expect(result.stderr).toContain('in use');
+  it('runs a command on the embedded database while the server holds it, through the server', async () => {
+    const result = await runIdp(['clients', 'list', '--json'], { IDP_DATA_DIR: dir.path });
+    expect({ code: result.code, stderr: result.stderr }).toStrictEqual({ code: 0, stderr: '' });
+    expect((JSON.parse(result.stdout) as { clients: Array<{ client_id: string }> }).clients.map((c) => c.client_id)).toStrictEqual(['demo']);
   });
 
   it('keeps its data and prints no credentials on the next start', async () => {

@@ -15,10 +15,10 @@ import {
   token, userinfo, type Cluster, type HttpResponse, type Tokens, type User,
 } from './token-lifecycle-support.ts';
 
-const CAROL: User = { username: 'carol', password: 'carol password long enough 1' };
-const DAVE: User = { username: 'dave', password: 'dave password long enough 22' };
-const ERIN: User = { username: 'erin', password: 'erin password long enough 333' };
-const FRANK: User = { username: 'frank', password: 'frank password long enough 4' };
+const CAROL: User = { username: 'carol', password: 'her password long enough 1' };
+const DAVE: User = { username: 'dave', password: 'his password long enough 22' };
+const ERIN: User = { username: 'erin', password: 'a password long enough 333' };
+const FRANK: User = { username: 'frank', password: 'one password long enough 4' };
 
 /** Every member of a successful code exchange with openid and offline_access. */
 const FULL_RESPONSE = ['access_token', 'expires_in', 'id_token', 'refresh_token', 'scope', 'token_type'];

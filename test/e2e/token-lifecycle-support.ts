@@ -40,7 +40,7 @@ export interface User {
 }
 
 export const ALICE: User = { username: 'alice', password: 'correct horse battery staple' };
-export const BOB: User = { username: 'bob', password: 'bobs own long password 42' };
+export const BOB: User = { username: 'bob', password: 'his own long password 42' };
 
 /** A user account seeded with a name and an e-mail address. */
 function user(u: User, given: string, family: string) {

@@ -183,6 +183,22 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
       });
     });
 
+    describe('poolStats (PostgreSQL only, for the metrics)', () => {
+      it('counts the connections in use, and a waiting query while they are all busy', async () => {
+        if (!store.poolStats) {
+          expect(store.kind).toBe('embedded');
+          return;
+        }
+        expect(store.poolStats()).toMatchObject({ inUse: expect.any(Number), waiting: 0 });
+        // A transaction holds its connection until it ends.
+        let inside = { inUse: 0, waiting: 0 };
+        await store.transaction(async () => {
+          inside = store.poolStats?.() ?? inside;
+        });
+        expect(inside.inUse).toBeGreaterThanOrEqual(1);
+      });
+    });
+
     describe('serverTime', () => {
       it("answers the database server's clock, within a second of this machine's", async () => {
         const before = Date.now();
@@ -390,6 +406,20 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect((await store.apiScopes.list()).filter((s) => s.startsWith(prefix))).toEqual([`${prefix}-a`, `${prefix}-b`, `${prefix}-c`]);
         await expect(store.apiScopes.add('read write')).rejects.toThrow(violates('api_scopes_name_format'));
         expect(await store.apiScopes.list()).not.toContain('read write');
+      });
+
+      it('announces an added and a removed scope on the change feed (each instance drops its list)', async () => {
+        const scope = `api:${uniqueId('feed')}`;
+        for (const change of [() => store.apiScopes.add(scope), () => store.apiScopes.remove(scope)]) {
+          const changes = recordChanges(store);
+          try {
+            await change();
+            const { elapsed } = await changes.waitFor((e) => e.kind === 'apiScopes');
+            expect(elapsed).toBeLessThan(1000);
+          } finally {
+            changes.stop();
+          }
+        }
       });
     });
 

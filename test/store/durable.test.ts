@@ -87,8 +87,23 @@ describe.runIf(postgresAvailable)('PostgreSQL', () => {
     let store: DurableStore;
     let cache: ClientsCache;
     useCacheOverPostgres(createClientsCache, (opened) => ({ database, store, cache } = opened));
+    // The API scope of sampleClient(): a client is served with the API scopes that exist.
+    beforeAll(async () => {
+      await store.apiScopes.add('api:read');
+    });
 
     const pollCache = (clientId: string, done: (client: ClientRecord | undefined) => boolean) => pollUntil(() => cache.get(clientId), done, clientId);
+
+    it('serves a client without the API scopes removed from api_scopes, and with them once added back', async () => {
+      const client = sampleClient({ scopes: ['openid', 'api:read', 'api:gone'] });
+      await store.clients.upsert(client);
+      expect((await cache.get(client.clientId))?.scopes).toEqual(['openid', 'api:read']);
+      await runSql(database.url, `INSERT INTO api_scopes (name) VALUES ('api:gone')`);
+      expect(await pollCache(client.clientId, (c) => c?.scopes.includes('api:gone') ?? false)).toBeLessThan(1000);
+      await runSql(database.url, `DELETE FROM api_scopes WHERE name = 'api:gone'`);
+      expect(await pollCache(client.clientId, (c) => !(c?.scopes.includes('api:gone') ?? true))).toBeLessThan(1000);
+      expect((await store.clients.get(client.clientId))?.scopes).toEqual(['openid', 'api:read', 'api:gone']);
+    });
 
     it('sees an UPDATE made with SQL on another connection within a second', async () => {
       const client = sampleClient();

@@ -54,6 +54,11 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       }
     }
 
+    it('says it is connected while it answers (a store with a connection, for the metrics)', async () => {
+      await store.ping();
+      if (store.connected) expect(store.connected()).toBe(true);
+    });
+
     it('ping resolves', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
     });

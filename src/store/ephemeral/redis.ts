@@ -194,6 +194,7 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     async ping() {
       await inOneWrite().ping();
     },
+    connected: () => redis.status === 'ready',
     async close() {
       await redis.quit().catch(() => redis.disconnect());
     },

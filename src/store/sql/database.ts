@@ -143,6 +143,10 @@ export interface Connection {
   kind: 'postgres' | 'embedded';
   db: Db;
   listen(onEvent: (event: ChangeEvent) => void): Promise<() => Promise<void>>;
+  /** A pool's connections in use and the queries waiting for one (PostgreSQL only). */
+  poolStats?(): { inUse: number; waiting: number };
+  /** Embedded only: serves the database to the command line on a Unix socket until stopped. */
+  share?(socketPath: string): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -150,11 +154,12 @@ export const CHANGE_CHANNEL = 'idp_changes';
 
 /**
  * Parses a notification payload of the triggers: `client:<id>`, `clients`, `user:<id>`, `users`,
- * `keys` or `revoked:<expiry in epoch seconds>:<key>`.
+ * `keys`, `api_scopes` or `revoked:<expiry in epoch seconds>:<key>`.
  */
 export function parseChange(payload: string | undefined): ChangeEvent | undefined {
   if (payload?.startsWith('revoked:')) return parseRevoked(payload.slice('revoked:'.length));
   if (payload === 'keys') return { kind: 'keys' };
+  if (payload === 'api_scopes') return { kind: 'apiScopes' };
   if (payload === 'clients') return { kind: 'clients' };
   if (payload === 'users') return { kind: 'users' };
   if (payload?.startsWith('client:')) return { kind: 'client', clientId: payload.slice('client:'.length) };
@@ -189,6 +194,7 @@ export function connectPostgres(databaseUrl: string, onError: (error: Error) => 
     kind: 'postgres',
     db,
     listen: (onEvent) => listenPostgres(databaseUrl, onEvent, onError),
+    poolStats: () => ({ inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };
 }
@@ -268,6 +274,7 @@ async function listenPostgres(
       onEvent({ kind: 'users' });
       onEvent({ kind: 'keys' });
       onEvent({ kind: 'revocations' });
+      onEvent({ kind: 'apiScopes' });
     }
   };
 
@@ -312,6 +319,10 @@ export async function connectEmbedded(dataDir: string | undefined): Promise<Conn
         if (event) onEvent(event);
       });
       return unsubscribe;
+    },
+    share: async (socketPath) => {
+      const { shareEmbedded } = await import('./shared-embedded.ts');
+      return shareEmbedded(pglite, socketPath);
     },
     close: async () => {
       await db.destroy();

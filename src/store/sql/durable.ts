@@ -29,6 +29,16 @@ export async function openDurableStore(options: DurableStoreOptions): Promise<Du
   return createStore(connection);
 }
 
+/**
+ * The embedded database of the development server that shares it on `socketPath`
+ * (src/store/sql/shared-embedded.ts); undefined when no server listens there.
+ */
+export async function openSharedDurableStore(socketPath: string): Promise<DurableStore | undefined> {
+  const { connectShared } = await import('./shared-embedded.ts');
+  const connection = await connectShared(socketPath);
+  return connection && createStore(connection);
+}
+
 async function createStore(connection: Connection): Promise<DurableStore> {
   const listeners = new Set<(event: ChangeEvent) => void>();
   const emit = (event: ChangeEvent) => {
@@ -56,6 +66,8 @@ async function createStore(connection: Connection): Promise<DurableStore> {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    ...(connection.poolStats ? { poolStats: connection.poolStats } : {}),
+    ...(connection.share ? { share: connection.share } : {}),
     async close() {
       listeners.clear();
       await stopListening().catch(() => {});

@@ -1,0 +1,86 @@
+/**
+ * What `idp --help`, `idp COMMAND --help` and `idp COMMAND SUBCOMMAND --help` print: the whole
+ * command list, or the usage of one command with a sentence on what it does. Nothing here opens
+ * a database or reads the configuration, so help answers even where neither is set up.
+ */
+
+export const USAGE = [
+  'usage: idp COMMAND [--json]',
+  '',
+  '  serve                                  start the service',
+  '  migrate                                apply database migrations',
+  '  seed FILE.json                         upsert the API scopes, clients and users in FILE',
+  '  clients add --id ID [--name N] [--public] [--grant G]... [--scope S]... [--redirect-uri U]...',
+  '              [--post-logout-redirect-uri U]... [--cors-origin O]... [--access-token-lifetime SEC]',
+  '              [--require-consent] [--secret-expires-at ISO8601]',
+  '  clients list | show ID | disable ID | enable ID | remove ID | rotate-secret ID',
+  '  users add --username U (--password P | --password-stdin) [--given-name G] [--family-name F]',
+  '            [--email E] [--email-verified] [--phone P] [--phone-verified] [--role R]...',
+  '  users list | show U | lock U | unlock U | remove U | require-password-change U | require-mfa U',
+  '  scopes add NAME | list | remove NAME   API scopes such as orders.read',
+  '  keys list | rotate | retire KID        signing keys',
+  '  secrets reseal                         seal under IDP_SECRET what a previous secret sealed',
+  '  secret-hash                            read a client secret on stdin, print the hash to store',
+  '  doctor [--url URL]                     check a deployment from outside',
+  '  help                                   this text',
+  '',
+  '`idp COMMAND --help` describes one command. --json prints one JSON document, errors included',
+  '({"error": "...", "exit": N}). Exit code 0 on success, 1 on a refused operation, 2 on bad usage.',
+];
+
+/** `[usage, what it does]` of every command and subcommand, keyed by its words. */
+const COMMANDS: Record<string, [string[], string]> = {
+  serve: [['idp serve'], 'Starts the service (what npm start runs); it applies pending migrations first.'],
+  migrate: [['idp migrate'], 'Applies pending database migrations and names each one applied.'],
+  seed: [['idp seed FILE.json'], 'Upserts the API scopes, clients and users of FILE in one transaction; a file with a wrong field is refused whole.'],
+  'clients add': [[
+    'idp clients add --id ID [--name N] [--public] [--grant G]... [--scope S]... [--redirect-uri U]...',
+    '                [--post-logout-redirect-uri U]... [--cors-origin O]... [--access-token-lifetime SEC]',
+    '                [--require-consent] [--secret-expires-at ISO8601]',
+  ], 'Registers a client. A confidential client gets a generated secret, printed only this once. Each --scope must be a standard scope or an API scope (idp scopes add).'],
+  'clients list': [['idp clients list'], 'Lists the clients.'],
+  'clients show': [['idp clients show ID'], 'Shows one client (never its secret).'],
+  'clients disable': [['idp clients disable ID'], 'Disables a client: it gets no token until enabled again.'],
+  'clients enable': [['idp clients enable ID'], 'Enables a disabled client.'],
+  'clients remove': [['idp clients remove ID'], 'Removes a client.'],
+  'clients rotate-secret': [['idp clients rotate-secret ID'], 'Replaces the secret of a confidential client; the old one stops working at once.'],
+  'users add': [[
+    'idp users add --username U (--password P | --password-stdin) [--given-name G] [--family-name F]',
+    '              [--email E] [--email-verified] [--phone P] [--phone-verified] [--role R]...',
+  ], 'Adds a local account. --password-stdin reads the password from the first line of stdin (kept out of the shell history). The password must follow the policy of the password change page.'],
+  'users list': [['idp users list'], 'Lists the users.'],
+  'users show': [['idp users show U'], 'Shows one user (never a password hash).'],
+  'users lock': [['idp users lock U'], 'Locks an account: it can no longer sign in.'],
+  'users unlock': [['idp users unlock U'], 'Unlocks an account.'],
+  'users remove': [['idp users remove U'], 'Removes an account with its consents and refresh tokens.'],
+  'users require-password-change': [['idp users require-password-change U'], 'Makes the user choose a new password at the next sign-in.'],
+  'users require-mfa': [['idp users require-mfa U'], 'Makes the user set up an authenticator app at the next sign-in.'],
+  'scopes add': [['idp scopes add NAME'], 'Adds an API scope (such as orders.read) that clients may then be given.'],
+  'scopes list': [['idp scopes list'], 'Lists the API scopes.'],
+  'scopes remove': [['idp scopes remove NAME'], 'Removes an API scope: from then on no token grants it, even to clients that still list it.'],
+  'keys list': [['idp keys list'], 'Lists the signing keys with their state.'],
+  'keys rotate': [['idp keys rotate'], 'Adds a signing key and makes it the signer; the previous one stays published.'],
+  'keys retire': [['idp keys retire KID'], 'Stops publishing a signing key that is no longer the signer.'],
+  'secrets reseal': [['idp secrets reseal'], 'Re-encrypts the signing keys, TOTP secrets and the secret check under IDP_SECRET, so that IDP_SECRET_PREVIOUS can be dropped; it opens everything before it writes anything.'],
+  'secret-hash': [['idp secret-hash'], 'Reads a client secret on stdin and prints the hash to store in clients.secret_hash.'],
+  doctor: [['idp doctor [--url URL]'], 'Checks a deployment from outside through its public URL (default IDP_BASE_URL); one line per check, exit 1 on a failure.'],
+  help: [['idp help'], 'Lists the commands.'],
+};
+
+/** `--help` or `-h` anywhere among the arguments asks for help instead of running the command. */
+export function wantsHelp(args: readonly string[]): boolean {
+  return args.includes('--help') || args.includes('-h');
+}
+
+/**
+ * The help for `idp WORDS... --help`: the subcommand's when WORDS name one, every subcommand of
+ * a family (`idp clients --help`), or the whole list for an unknown or missing command.
+ */
+export function helpText(words: readonly string[]): string[] {
+  const [command, sub] = words.filter((w) => !w.startsWith('-'));
+  if (command === undefined) return USAGE;
+  const exact = sub === undefined ? undefined : COMMANDS[`${command} ${sub}`];
+  const entries = exact ? [exact] : Object.entries(COMMANDS).filter(([name]) => name === command || name.startsWith(`${command} `)).map(([, entry]) => entry);
+  if (entries.length === 0) return USAGE;
+  return entries.flatMap(([usage, what], i) => [...(i > 0 ? [''] : []), ...usage.map((line, j) => `${j === 0 ? 'usage: ' : '       '}${line}`), `  ${what}`]);
+}
