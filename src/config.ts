@@ -3,6 +3,7 @@
  * Parsing is pure: main.ts hands in the environment and decides what to do with a failure.
  */
 import { z } from 'zod';
+import { parseRedisUrl, RedisUrlError } from './store/ephemeral/redis-url.ts';
 
 export type SignInSourceName = 'local' | 'ldap' | 'oidc';
 
@@ -35,6 +36,15 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   /** Connections each instance keeps to PostgreSQL at most. */
   readonly databasePoolSize: number;
+  /**
+   * The connection change notifications (clients, users, keys) arrive on: LISTEN needs a session
+   * of its own, which a transaction pooler does not keep. IDP_DATABASE_LISTEN_URL, else DATABASE_URL.
+   */
+  readonly databaseListenUrl: string | undefined;
+  /** Whether IDP_DATABASE_LISTEN_URL was set (idp doctor warns behind a pooler when it is not). */
+  readonly databaseListenUrlSet: boolean;
+  /** Named prepared statements, which PgBouncer before 1.21 cannot carry (IDP_DATABASE_PREPARED_STATEMENTS). */
+  readonly databasePreparedStatements: boolean;
   readonly dataDir: string;
   readonly redisUrl: string | undefined;
   /** The master secret; undefined in development means "generate one into dataDir". */
@@ -81,6 +91,8 @@ const EXAMPLES: Record<string, string> = {
   IDP_UPSTREAM_CLIENT_ID: 'idp',
   IDP_TOKEN_RATE_LIMIT: '600',
   IDP_DATABASE_POOL_SIZE: '20',
+  IDP_DATABASE_LISTEN_URL: 'postgres://idp:secret@db.internal:5432/idp',
+  IDP_DATABASE_PREPARED_STATEMENTS: 'off',
   IDP_REFRESH_TOKEN_IDLE_LIFETIME: '1209600',
   IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME: '7776000',
   IDP_REFRESH_TOKEN_REUSE_GRACE: '5',
@@ -172,6 +184,22 @@ function urlWithSchemes(schemes: string[]) {
     });
 }
 
+/** Every form the README documents, read by the parser the store connects with. */
+const redisUrl = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === '') return undefined;
+    try {
+      parseRedisUrl(v.trim());
+      return v.trim();
+    } catch (error) {
+      const why = error instanceof RedisUrlError ? error.message : 'is not a Redis URL';
+      ctx.addIssue({ code: 'custom', message: `must be a URL starting with redis://, rediss://, redis+sentinel:// or redis+cluster:// (${why})` });
+      return z.NEVER;
+    }
+  });
+
 const flag = z
   .string()
   .optional()
@@ -182,13 +210,25 @@ const flag = z
     return z.NEVER;
   });
 
+const onOff = (fallback: boolean) => z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const value = v?.trim().toLowerCase();
+    if (value === undefined || value === '') return fallback;
+    if (value === 'on' || value === '1' || value === 'true') return true;
+    if (value === 'off' || value === '0' || value === 'false') return false;
+    ctx.addIssue({ code: 'custom', message: 'must be on or off' });
+    return z.NEVER;
+  });
+
 const envSchema = z.object({
   IDP_BASE_URL: baseUrl,
   PORT: integerIn(0, 65535, 3000),
   HOST: optionalText.transform((v) => v ?? '0.0.0.0'),
   DATABASE_URL: urlWithSchemes(['postgres:', 'postgresql:']),
   IDP_DATA_DIR: optionalText.transform((v) => v ?? './.idp-data'),
-  REDIS_URL: urlWithSchemes(['redis:', 'rediss:', 'redis+sentinel:', 'redis+cluster:']),
+  REDIS_URL: redisUrl,
   IDP_SECRET: masterSecret,
   NODE_ENV: optionalText,
   IDP_ALLOW_HTTP: flag,
@@ -217,6 +257,8 @@ const envSchema = z.object({
   IDP_UPSTREAM_CLIENT_SECRET: z.string().optional(),
   IDP_TOKEN_RATE_LIMIT: integerIn(1, 10_000_000, 600),
   IDP_DATABASE_POOL_SIZE: integerIn(1, 1000, 20),
+  IDP_DATABASE_LISTEN_URL: urlWithSchemes(['postgres:', 'postgresql:']),
+  IDP_DATABASE_PREPARED_STATEMENTS: onOff(true),
   IDP_REFRESH_TOKEN_IDLE_LIFETIME: integerIn(60, 10 * 365 * 86400, 14 * 86400),
   IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME: integerIn(60, 10 * 365 * 86400, 90 * 86400),
   IDP_REFRESH_TOKEN_REUSE_GRACE: integerIn(0, 300, 5),
@@ -265,6 +307,9 @@ function crossCheck(env: Env): { variable: string; message: string } | undefined
       return { variable: 'IDP_BASE_URL', message: 'must use https when NODE_ENV=production (set IDP_ALLOW_HTTP=1 to allow http)' };
     }
   }
+  if (env.IDP_DATABASE_LISTEN_URL && !env.DATABASE_URL) {
+    return { variable: 'IDP_DATABASE_LISTEN_URL', message: 'needs DATABASE_URL (the embedded database has no separate listen connection)' };
+  }
   if (env.IDP_REFRESH_TOKEN_IDLE_LIFETIME > env.IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME) {
     return { variable: 'IDP_REFRESH_TOKEN_IDLE_LIFETIME', message: 'must not exceed IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME' };
   }
@@ -290,6 +335,9 @@ function toConfig(env: Env): Config {
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
     databasePoolSize: env.IDP_DATABASE_POOL_SIZE,
+    databaseListenUrl: env.IDP_DATABASE_LISTEN_URL ?? env.DATABASE_URL,
+    databaseListenUrlSet: env.IDP_DATABASE_LISTEN_URL !== undefined,
+    databasePreparedStatements: env.IDP_DATABASE_PREPARED_STATEMENTS,
     dataDir: env.IDP_DATA_DIR,
     redisUrl: env.REDIS_URL,
     secret: env.IDP_SECRET,
