@@ -59,6 +59,8 @@ export async function openDurable(config: Config, logger?: Logger): Promise<Dura
     databaseUrl: config.databaseUrl,
     dataDir: config.databaseUrl ? undefined : embeddedDatabasePath(config.dataDir),
     poolSize: config.databasePoolSize,
+    listenUrl: config.databaseListenUrl,
+    preparedStatements: config.databasePreparedStatements,
     onError: (error) => logger?.warn({ err: error.message }, 'database connection error'),
   });
   try {

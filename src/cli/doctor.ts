@@ -8,7 +8,7 @@ import { parseCommand } from './args.ts';
 import { UsageError, type CliContext, type ExitCode } from './context.ts';
 import { checkCookies } from './doctor-cookies.ts';
 import { describeError, fail, fetchDiscovery, type Check, type CheckResult, type DiscoveryAnswer, type DoctorContext } from './doctor-context.ts';
-import { checkClock, checkDatabase, checkForwarded, checkSignInSource, checkStore } from './doctor-host.ts';
+import { checkChangeFeed, checkClock, checkDatabase, checkForwarded, checkSignInSource, checkStore } from './doctor-host.ts';
 import { checkDiscovery, checkHsts, checkIssuer, checkJwks } from './doctor-http.ts';
 import { report } from './output.ts';
 
@@ -22,6 +22,7 @@ export const CHECKS: readonly Check[] = [
   { name: 'forwarded', run: checkForwarded },
   { name: 'clock', run: checkClock },
   { name: 'database', run: checkDatabase },
+  { name: 'change feed', run: checkChangeFeed },
   { name: 'store', run: checkStore },
   { name: 'sign-in source', run: checkSignInSource },
 ];

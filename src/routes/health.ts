@@ -1,4 +1,7 @@
-/** GET /healthz (the process runs) and GET /readyz (the database, the store and any directory answer). */
+/**
+ * GET /healthz (the process runs) and GET /readyz (the database, the store and any directory
+ * answer, and the database's change notifications arrive).
+ */
 import type { FastifyInstance } from 'fastify';
 import type { SignInSource } from '../sources/types.ts';
 import type { DurableStore, EphemeralStore } from '../store/types.ts';
@@ -34,10 +37,12 @@ export async function healthRoutes(
       probe(() => options.ephemeral.ping()),
       ping ? probe(ping) : undefined,
     ]);
-    const ready = database === 'ok' && store === 'ok' && directory !== 'unavailable';
+    // Without the change feed, SQL edits of clients and users and key rotations go unnoticed here.
+    const changes = options.durable.changeFeed() === 'listening' ? 'ok' : 'unavailable';
+    const ready = database === 'ok' && store === 'ok' && changes === 'ok' && directory !== 'unavailable';
     return reply
       .code(ready ? 200 : 503)
       .header('cache-control', 'no-store')
-      .send({ status: ready ? 'ready' : 'unavailable', database, store, ...(directory ? { directory } : {}) });
+      .send({ status: ready ? 'ready' : 'unavailable', database, store, changes, ...(directory ? { directory } : {}) });
   });
 }

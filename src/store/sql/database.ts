@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import { Kysely, PGliteDialect, PostgresDialect, type ColumnType, type Generated, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import type { ChangeEvent } from '../types.ts';
+import { randomBytes } from 'node:crypto';
+import type { ChangeEvent, ChangeFeedState } from '../types.ts';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
@@ -127,8 +128,24 @@ export type Db = Kysely<Database>;
 export interface Connection {
   kind: 'postgres' | 'embedded';
   db: Db;
-  listen(onEvent: (event: ChangeEvent) => void): Promise<() => Promise<void>>;
+  listen(onEvent: (event: ChangeEvent) => void): Promise<ChangeFeed>;
   close(): Promise<void>;
+}
+
+/** The notifications of one connection: whether they are known to arrive, and how to stop them. */
+export interface ChangeFeed {
+  state(): ChangeFeedState;
+  stop(): Promise<void>;
+}
+
+export interface PostgresOptions {
+  databaseUrl: string;
+  /** Where LISTEN runs (a session of its own, which a transaction pooler does not keep); default databaseUrl. */
+  listenUrl?: string | undefined;
+  onError?: (error: Error) => void;
+  poolSize?: number | undefined;
+  /** Named prepared statements (default true); off for poolers that cannot carry them. */
+  preparedStatements?: boolean | undefined;
 }
 
 export const CHANGE_CHANNEL = 'idp_changes';
@@ -143,7 +160,8 @@ export function parseChange(payload: string | undefined): ChangeEvent | undefine
   return undefined;
 }
 
-export function connectPostgres(databaseUrl: string, onError: (error: Error) => void = () => {}, poolSize = 20): Connection {
+export function connectPostgres(options: PostgresOptions): Connection {
+  const { databaseUrl, onError = () => {}, poolSize = 20, preparedStatements = true } = options;
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     // Every token request commits; a commit waits for the disk, so the pool, not the CPU, can
@@ -158,11 +176,15 @@ export function connectPostgres(databaseUrl: string, onError: (error: Error) => 
   // A dropped connection is replaced by the pool; it must never crash the process, idle or busy.
   pool.on('error', onError);
   pool.on('connect', (client) => client.on('error', onError));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatements ? preparingPool(pool) : pool }) });
+  // The probe goes where the triggers' notifications start: a data connection, through any pooler.
+  const notify = async (payload: string) => {
+    await pool.query('select pg_notify($1, $2)', [CHANGE_CHANNEL, payload]);
+  };
   return {
     kind: 'postgres',
     db,
-    listen: (onEvent) => listenPostgres(databaseUrl, onEvent, onError),
+    listen: (onEvent) => listenPostgres(options.listenUrl ?? databaseUrl, notify, onEvent, onError),
     close: () => db.destroy(),
   };
 }
@@ -208,23 +230,61 @@ function preparingPool(pool: pg.Pool): PostgresPool {
   };
 }
 
+/** How long a probe notification may take to come back before the feed counts as not arriving. */
+const PROBE_TIMEOUT_MS = 2000;
+/** While notifications do not arrive on a live connection, how often the probe is sent again. */
+const REPROBE_INTERVAL_MS = 10_000;
+
 /**
  * Holds one dedicated connection in LISTEN. When it drops it reconnects with a growing delay,
  * and announces "everything changed" since notifications sent meanwhile were lost.
+ *
+ * A LISTEN that succeeds proves nothing behind a transaction pooler (PgBouncer): the session
+ * that listens goes back to the pool and what is sent to it is dropped. So once listening, a
+ * probe is sent through a data connection, as the triggers send theirs; the feed counts as
+ * listening only when the probe comes back. A connection that cannot be had at start is
+ * retried in the background: the feed is then unavailable, which /readyz reports.
  */
 async function listenPostgres(
-  databaseUrl: string,
+  listenUrl: string,
+  notify: (payload: string) => Promise<void>,
   onEvent: (event: ChangeEvent) => void,
   onError: (error: Error) => void,
-): Promise<() => Promise<void>> {
+): Promise<ChangeFeed> {
   let client: pg.Client | undefined;
   let stopped = false;
   let delay = 100;
   let timer: NodeJS.Timeout | undefined;
+  let state: ChangeFeedState = 'unavailable';
+  let probe: { payload: string; arrived: () => void } | undefined;
+  let reprobe: NodeJS.Timeout | undefined;
+
+  const verify = async (c: pg.Client): Promise<void> => {
+    const payload = `probe:${randomBytes(9).toString('base64url')}`;
+    const arrived = new Promise<boolean>((resolve) => {
+      const timeout = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+      probe = { payload, arrived: () => (clearTimeout(timeout), resolve(true)) };
+    });
+    try {
+      await notify(payload);
+    } catch {
+      // The data connections are away: nothing to learn now; the next attempt will tell.
+    }
+    const ok = await arrived;
+    probe = undefined;
+    if (stopped || client !== c) return;
+    state = ok ? 'listening' : 'unavailable';
+    if (!ok) {
+      onError(new Error('change notifications do not arrive on the listen connection (a transaction pooler in between?): set IDP_DATABASE_LISTEN_URL to a direct connection'));
+      reprobe = setTimeout(() => void verify(c), REPROBE_INTERVAL_MS);
+      reprobe.unref();
+    }
+  };
 
   const connect = async (isReconnect: boolean): Promise<void> => {
-    const c = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
+    const c = new pg.Client({ connectionString: listenUrl, connectionTimeoutMillis: 5000 });
     c.on('notification', (msg) => {
+      if (probe && msg.payload === probe.payload) return probe.arrived();
       const event = parseChange(msg.payload);
       if (event) onEvent(event);
     });
@@ -237,6 +297,7 @@ async function listenPostgres(
     await c.connect();
     await c.query(`LISTEN ${CHANGE_CHANNEL}`);
     delay = 100;
+    void verify(c);
     if (isReconnect) {
       onEvent({ kind: 'clients' });
       onEvent({ kind: 'users' });
@@ -245,7 +306,9 @@ async function listenPostgres(
   };
 
   const scheduleReconnect = () => {
+    state = 'unavailable';
     if (stopped || timer) return;
+    if (reprobe) clearTimeout(reprobe);
     client?.removeAllListeners();
     client?.on('error', () => {});
     void client?.end().catch(() => {});
@@ -260,13 +323,23 @@ async function listenPostgres(
     delay = Math.min(delay * 2, 5000);
   };
 
-  await connect(false);
-  return async () => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
-    client?.removeAllListeners();
-    client?.on('error', () => {});
-    await client?.end().catch(() => {});
+  try {
+    await connect(false);
+  } catch (error) {
+    // Serving goes on (the data connections may work); /readyz says the feed is away.
+    onError(error as Error);
+    scheduleReconnect();
+  }
+  return {
+    state: () => state,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      if (reprobe) clearTimeout(reprobe);
+      client?.removeAllListeners();
+      client?.on('error', () => {});
+      await client?.end().catch(() => {});
+    },
   };
 }
 
@@ -284,7 +357,8 @@ export async function connectEmbedded(dataDir: string | undefined): Promise<Conn
         const event = parseChange(payload);
         if (event) onEvent(event);
       });
-      return unsubscribe;
+      // In process: a notification cannot get lost on the way.
+      return { state: () => 'listening', stop: unsubscribe };
     },
     close: async () => {
       await db.destroy();
