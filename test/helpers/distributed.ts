@@ -141,11 +141,11 @@ export interface RedisSentinelServers {
   /** The port of the server the sentinels call master now. */
   currentMaster(): Promise<number>;
   /**
-   * SIGKILLs the current master and waits until the sentinels have promoted the replica; then
-   * starts the killed server again as a replica of the new master. Returns the milliseconds
-   * from the kill until a new master was named.
+   * SIGKILLs the current master and waits until the sentinels have promoted the replica.
+   * `ms`: from the kill until a new master was named; `rejoined`: the killed server started
+   * again, as a replica of the new master, and in sync.
    */
-  failover(): Promise<number>;
+  failover(): Promise<{ ms: number; rejoined: Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -208,8 +208,7 @@ export async function startRedisSentinel(masterName = 'idpmaster'): Promise<Redi
       await until('the sentinels name a new master', 20_000, async () => (await currentMaster()) === replica);
       const ms = Date.now() - started;
       startData(old, replica);
-      await until('the old master is back as a replica', 10_000, () => replicaInSync(old));
-      return ms;
+      return { ms, rejoined: until('the old master is back as a replica', 15_000, () => replicaInSync(old)) };
     },
     stop,
   };
