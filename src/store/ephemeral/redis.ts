@@ -184,7 +184,8 @@ function subscribeChannel(redis: Redis | Cluster, channel: string, listener: Cha
   let stopped = false;
   subscriber.on('error', () => {});
   subscriber.on('message', (from: string, message: string) => {
-    if (from === channel) listener.message(message);
+    // Unsubscribing takes a round trip (longer on a cluster): nothing reaches a stopped listener.
+    if (from === channel && !stopped) listener.message(message);
   });
   subscriber.on('ready', () => {
     subscriber.subscribe(channel).then(
