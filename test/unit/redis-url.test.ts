@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
-import { parseRedisUrl } from '../../src/store/ephemeral/redis.ts';
+import { describeRedisTarget, parseRedisUrl } from '../../src/store/ephemeral/redis.ts';
 
 describe('Redis URLs', () => {
   it('passes plain and TLS URLs to ioredis as they are', () => {
@@ -61,5 +61,13 @@ describe('REDIS_URL in the configuration', () => {
 
   it('refuses what the parser cannot connect to', () => {
     expect(() => parseRedisUrl('redis+cluster://n1:0')).toThrow(/node "n1:0"/);
+  });
+});
+
+describe('where a Redis URL points, for messages', () => {
+  it('names the nodes and the master, never the password', () => {
+    expect(describeRedisTarget(parseRedisUrl('redis://:pw@cache:6379/2'))).toBe('Redis at cache:6379');
+    expect(describeRedisTarget(parseRedisUrl('redis+cluster://:pw@n1:7000,n2'))).toBe('Redis Cluster at n1:7000,n2:6379');
+    expect(describeRedisTarget(parseRedisUrl('redis+sentinel://:pw@[::1]:26379,s2/idpmaster'))).toBe('Redis Sentinel master idpmaster at [::1]:26379,s2:26379');
   });
 });
