@@ -202,7 +202,7 @@ async function signIns(): Promise<void> {
   }
 }
 
-/** Codes minted by a signed-in browser and exchanged; every tenth access token is revoked and checked everywhere. */
+/** Codes minted by a signed-in browser and exchanged; every third access token is revoked and checked everywhere. */
 async function codeExchanges(): Promise<void> {
   let browser = await signIn(lb.url, USER);
   for (let n = 0; !stopping; n++) {
@@ -218,7 +218,7 @@ async function codeExchanges(): Promise<void> {
       form: { grant_type: 'authorization_code', code, redirect_uri: WEB.redirectUri, code_verifier: PKCE_VERIFIER },
       auth: basic(WEB.clientId, WEB.secret),
     });
-    if (res.status === 200 && n % 10 === 0) await revokeAndCheck(String(res.body.access_token));
+    if (res.status === 200 && n % 3 === 0) await revokeAndCheck(String(res.body.access_token));
     await sleep(60);
   }
 }
@@ -230,7 +230,15 @@ async function revokeAndCheck(accessToken: string): Promise<void> {
   revocationsChecked += 1;
   for (const server of instances.filter((s) => s.child.exitCode === null && s.child.signalCode === null)) {
     const seen = await call('introspection', '/connect/introspect', { form: { token: accessToken }, auth: basic(WEB.clientId, WEB.secret) }, server.port);
-    if (seen.status === 200 && seen.body.active !== false) findings.acceptedAfterRevocation.push(`introspection at ${server.port} in phase ${phase}`);
+    if (seen.status === 200 && seen.body.active !== false) {
+      // Said with whether it lasts: a moment later, and a second later.
+      const later = async (ms: number) => {
+        await sleep(ms);
+        const again = await send(server.port, 'POST', '/connect/introspect', { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(WEB.clientId, WEB.secret) }, new URLSearchParams({ token: accessToken }).toString());
+        return (JSON.parse(again.text) as { active?: boolean }).active === true ? 'still active' : 'inactive';
+      };
+      findings.acceptedAfterRevocation.push(`introspection at ${server.port} in phase ${phase}: ${await later(50)} 50 ms later, ${await later(1000)} a second later`);
+    }
   }
 }
 

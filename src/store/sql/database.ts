@@ -234,6 +234,8 @@ function preparingPool(pool: pg.Pool): PostgresPool {
 const PROBE_TIMEOUT_MS = 2000;
 /** While notifications do not arrive on a live connection, how often the probe is sent again. */
 const REPROBE_INTERVAL_MS = 10_000;
+/** When the probe could not even be sent (the data connections are away), how soon it is tried again. */
+const RESEND_INTERVAL_MS = 1000;
 
 /**
  * Holds one dedicated connection in LISTEN. When it drops it reconnects with a growing delay,
@@ -263,20 +265,23 @@ async function listenPostgres(
     const payload = `probe:${randomBytes(9).toString('base64url')}`;
     const arrived = new Promise<boolean>((resolve) => {
       const timeout = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+      timeout.unref();
       probe = { payload, arrived: () => (clearTimeout(timeout), resolve(true)) };
     });
+    let sent = true;
     try {
       await notify(payload);
     } catch {
-      // The data connections are away: nothing to learn now; the next attempt will tell.
+      // The data connections are away: nothing learnt; tried again soon.
+      sent = false;
     }
-    const ok = await arrived;
+    const ok = sent && (await arrived);
     probe = undefined;
     if (stopped || client !== c) return;
     state = ok ? 'listening' : 'unavailable';
     if (!ok) {
-      onError(new Error('change notifications do not arrive on the listen connection (a transaction pooler in between?): set IDP_DATABASE_LISTEN_URL to a direct connection'));
-      reprobe = setTimeout(() => void verify(c), REPROBE_INTERVAL_MS);
+      if (sent) onError(new Error('change notifications do not arrive on the listen connection (a transaction pooler in between?): set IDP_DATABASE_LISTEN_URL to a direct connection'));
+      reprobe = setTimeout(() => void verify(c), sent ? REPROBE_INTERVAL_MS : RESEND_INTERVAL_MS);
       reprobe.unref();
     }
   };
