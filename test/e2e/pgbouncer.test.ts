@@ -5,7 +5,8 @@
  * PostgreSQL (LISTEN needs a session of its own, which transaction pooling does not keep).
  * Seeding, sign-in, code exchange, refresh and client credentials go through the pooler, and an
  * SQL edit of a client reaches every instance within a second. Without the listen URL, /readyz
- * and `idp doctor` say that notifications do not arrive.
+ * and `idp doctor` say that notifications do not arrive; with one where nothing answers, the
+ * instance serves and /readyz says so.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliContext } from '../../src/cli/context.ts';
@@ -15,7 +16,7 @@ import { parseConfig } from '../../src/config.ts';
 import { openDurableStore } from '../../src/store/sql/durable.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { pgbouncerAvailable, startPgBouncer, type PgBouncer } from '../helpers/distributed.ts';
-import { runIdp, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
+import { freePort, runIdp, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
 import { POSTGRES_ADMIN_URL, createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 import {
   ALICE, Balancer, IDP_SECRET, SERVICE_SECRET, WEB_REDIRECT, WEB_SECRET, seedOf, serviceClient, sleep, startOwnRedis, webClient, type OwnRedis,
@@ -105,6 +106,21 @@ describe.runIf(postgresAvailable && pgbouncerAvailable)('behind PgBouncer in tra
       expect(doctor.code).toBe(1);
       const line = doctor.stdout.split('\n').find((l) => /^\S+ +change feed /.test(l));
       expect(line).toMatch(/^FAIL +change feed +change notifications do not arrive on PostgreSQL at 127\.0\.0\.1:\d+\/idp_test_\w+: .*; fix: set IDP_DATABASE_LISTEN_URL/);
+    } finally {
+      await deaf.stop();
+    }
+  });
+
+  it('with a listen URL nothing answers at, serves all the same and /readyz says the changes are unavailable', async () => {
+    const nowhere = new URL(db.url);
+    nowhere.port = String(await freePort());
+    const deaf = await startServer({ ...pooled, IDP_DATABASE_LISTEN_URL: nowhere.href, REDIS_URL: redis.url }, 30_000, { readyPath: '/healthz' });
+    try {
+      const ready = await fetch(`${deaf.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ status: 'unavailable', database: 'ok', changes: 'unavailable' });
+      const discovery = await fetch(`${deaf.url}/.well-known/openid-configuration`);
+      expect(discovery.status).toBe(200);
     } finally {
       await deaf.stop();
     }
