@@ -2,10 +2,9 @@
  * Kysely over PostgreSQL (a pg pool) or embedded PGlite, and the change feed (LISTEN
  * idp_changes) that the triggers of the initial migration publish to.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Kysely, PGliteDialect, PostgresDialect, type ColumnType, type Generated, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import { randomBytes } from 'node:crypto';
 import type { ChangeEvent, ChangeFeedState } from '../types.ts';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
