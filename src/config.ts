@@ -4,6 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { parseRedisUrl, RedisUrlError } from './store/ephemeral/redis-url.ts';
 
 export type SignInSourceName = 'local' | 'ldap' | 'oidc';
 
@@ -40,6 +41,15 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   /** Connections each instance keeps to PostgreSQL at most. */
   readonly databasePoolSize: number;
+  /**
+   * The connection change notifications (clients, users, keys) arrive on: LISTEN needs a session
+   * of its own, which a transaction pooler does not keep. IDP_DATABASE_LISTEN_URL, else DATABASE_URL.
+   */
+  readonly databaseListenUrl: string | undefined;
+  /** Whether IDP_DATABASE_LISTEN_URL was set (idp doctor warns behind a pooler when it is not). */
+  readonly databaseListenUrlSet: boolean;
+  /** Named prepared statements, which PgBouncer before 1.21 cannot carry (IDP_DATABASE_PREPARED_STATEMENTS). */
+  readonly databasePreparedStatements: boolean;
   readonly dataDir: string;
   readonly redisUrl: string | undefined;
   /** The master secret; undefined in development means "generate one into dataDir". */
@@ -107,6 +117,8 @@ const EXAMPLES: Record<string, string> = {
   IDP_TOKEN_RATE_LIMIT: '600',
   IDP_AUTHORIZE_RATE_LIMIT: '300',
   IDP_DATABASE_POOL_SIZE: '20',
+  IDP_DATABASE_LISTEN_URL: 'postgres://idp:secret@db.internal:5432/idp',
+  IDP_DATABASE_PREPARED_STATEMENTS: 'off',
   IDP_REFRESH_TOKEN_IDLE_LIFETIME: '1209600',
   IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME: '7776000',
   IDP_REFRESH_TOKEN_REUSE_GRACE: '5',
@@ -241,6 +253,22 @@ function isProxyAddress(text: string): boolean {
   return /^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
 }
 
+/** Every form the README documents, read by the parser the store connects with. */
+const redisUrl = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === '') return undefined;
+    try {
+      parseRedisUrl(v.trim());
+      return v.trim();
+    } catch (error) {
+      const why = error instanceof RedisUrlError ? error.message : 'is not a Redis URL';
+      ctx.addIssue({ code: 'custom', message: `must be a URL starting with redis://, rediss://, redis+sentinel:// or redis+cluster:// (${why})` });
+      return z.NEVER;
+    }
+  });
+
 const flag = z
   .string()
   .optional()
@@ -285,6 +313,18 @@ const brandName = optionalText.refine((v) => v === undefined || (v.length <= 60 
   message: 'must be at most 60 characters, without control characters',
 });
 
+const onOff = (fallback: boolean) => z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const value = v?.trim().toLowerCase();
+    if (value === undefined || value === '') return fallback;
+    if (value === 'on' || value === '1' || value === 'true') return true;
+    if (value === 'off' || value === '0' || value === 'false') return false;
+    ctx.addIssue({ code: 'custom', message: 'must be on or off' });
+    return z.NEVER;
+  });
+
 const envSchema = z.object({
   IDP_BASE_URL: baseUrl,
   PORT: integerIn(0, 65535, 3000),
@@ -294,7 +334,7 @@ const envSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: urlWithSchemes(['http:', 'https:']),
   DATABASE_URL: urlWithSchemes(['postgres:', 'postgresql:']),
   IDP_DATA_DIR: optionalText.transform((v) => v ?? './.idp-data'),
-  REDIS_URL: urlWithSchemes(['redis:', 'rediss:', 'redis+sentinel:', 'redis+cluster:']),
+  REDIS_URL: redisUrl,
   IDP_SECRET: masterSecret,
   IDP_SECRET_PREVIOUS: previousSecrets,
   // A typo (`prod`) must not quietly run development mode.
@@ -333,6 +373,8 @@ const envSchema = z.object({
   IDP_TOKEN_RATE_LIMIT: integerIn(1, 10_000_000, 600),
   IDP_AUTHORIZE_RATE_LIMIT: integerIn(1, 10_000_000, 300),
   IDP_DATABASE_POOL_SIZE: integerIn(1, 1000, 20),
+  IDP_DATABASE_LISTEN_URL: urlWithSchemes(['postgres:', 'postgresql:']),
+  IDP_DATABASE_PREPARED_STATEMENTS: onOff(true),
   IDP_REFRESH_TOKEN_IDLE_LIFETIME: integerIn(60, 10 * 365 * 86400, 14 * 86400),
   IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME: integerIn(60, 10 * 365 * 86400, 90 * 86400),
   IDP_REFRESH_TOKEN_REUSE_GRACE: integerIn(0, 300, 5),
@@ -451,6 +493,9 @@ function crossCheck(env: Env): { variable: string; message: string } | undefined
   if (env.IDP_SECRET_PREVIOUS.length > 0 && !env.IDP_SECRET) {
     return { variable: 'IDP_SECRET', message: 'is required when IDP_SECRET_PREVIOUS is set (the current secret, which seals everything new)' };
   }
+  if (env.IDP_DATABASE_LISTEN_URL && !env.DATABASE_URL) {
+    return { variable: 'IDP_DATABASE_LISTEN_URL', message: 'needs DATABASE_URL (the embedded database has no separate listen connection)' };
+  }
   if (env.IDP_REFRESH_TOKEN_IDLE_LIFETIME > env.IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME) {
     return { variable: 'IDP_REFRESH_TOKEN_IDLE_LIFETIME', message: 'must not exceed IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME' };
   }
@@ -506,6 +551,9 @@ function toConfig(env: Env): Config {
     otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
     databaseUrl: env.DATABASE_URL,
     databasePoolSize: env.IDP_DATABASE_POOL_SIZE,
+    databaseListenUrl: env.IDP_DATABASE_LISTEN_URL ?? env.DATABASE_URL,
+    databaseListenUrlSet: env.IDP_DATABASE_LISTEN_URL !== undefined,
+    databasePreparedStatements: env.IDP_DATABASE_PREPARED_STATEMENTS,
     dataDir: env.IDP_DATA_DIR,
     redisUrl: env.REDIS_URL,
     secret: env.IDP_SECRET,

@@ -81,6 +81,8 @@ async function openAndMigrate(config: Config, logger?: Logger): Promise<DurableS
     databaseUrl: config.databaseUrl,
     dataDir: config.databaseUrl ? undefined : embeddedDatabasePath(config.dataDir),
     poolSize: config.databasePoolSize,
+    listenUrl: config.databaseListenUrl,
+    preparedStatements: config.databasePreparedStatements,
     onError: (error) => logger?.warn({ err: error.message }, 'database connection error'),
   });
   try {

@@ -8,7 +8,8 @@ import type { Config } from '../config.ts';
 import type { DurableStore } from '../store/types.ts';
 import type { MasterSecrets } from '../tokens/secret-box.ts';
 
-export type CheckStatus = 'ok' | 'FAIL' | 'skip';
+/** `warn`: works now, but a likely mistake; only FAIL fails the command. */
+export type CheckStatus = 'ok' | 'FAIL' | 'warn' | 'skip';
 
 /** What one check saw; `fix` says what to change, on a failure. */
 export interface Outcome {
@@ -52,6 +53,7 @@ export const HTTP_TIMEOUT_MS = 4000;
 export const ok = (detail: string): Outcome => ({ status: 'ok', detail });
 export const skip = (detail: string): Outcome => ({ status: 'skip', detail });
 export const fail = (detail: string, fix: string): Outcome => ({ status: 'FAIL', detail, fix });
+export const warn = (detail: string, fix: string): Outcome => ({ status: 'warn', detail, fix });
 
 /** One GET with a timeout; redirects are reported, not followed (a redirect is itself a finding). */
 export function get(context: DoctorContext, url: string): Promise<Response> {

@@ -5,9 +5,9 @@
 import type { Config } from '../config.ts';
 import { createLdapSource } from '../sources/ldap.ts';
 import { createUpstreamSource } from '../sources/oidc.ts';
-import { createRedisEphemeralStore } from '../store/ephemeral/redis.ts';
+import { createRedisEphemeralStore, describeRedisTarget, parseRedisUrl } from '../store/ephemeral/redis.ts';
 import type { UserRepository } from '../store/types.ts';
-import { describeError, fail, isOutcome, ok, openOrSkip, skip, type DoctorContext, type Outcome } from './doctor-context.ts';
+import { describeError, fail, isOutcome, ok, openOrSkip, skip, warn, type DoctorContext, type Outcome } from './doctor-context.ts';
 
 /** Tokens carry whole seconds and relying parties allow a little skew; beyond this, tokens go wrong. */
 const MAX_DRIFT_MS = 5000;
@@ -75,6 +75,43 @@ export async function checkDatabase(context: DoctorContext): Promise<Outcome> {
   }
 }
 
+/** How long the change feed may take to prove itself (its probe waits 2 s at most). */
+const FEED_WAIT_MS = 3000;
+
+/** PgBouncer's default port, and the names poolers go by. */
+const POOLER_PORTS = new Set(['6432']);
+const POOLER_NAMES = /pgbouncer|pooler|pgcat|odyssey|supavisor|pgpool/i;
+
+/**
+ * The database's change notifications (SQL edits of clients and users, key rotations) reach
+ * this instance: the probe the store sends through a data connection came back on the listen
+ * connection. Behind a transaction pooler it does not, unless IDP_DATABASE_LISTEN_URL points
+ * past the pooler; a DATABASE_URL that looks like a pooler with no listen URL is warned about
+ * even when the probe got through (a session-mode pool today may be a transaction-mode one tomorrow).
+ */
+export async function checkChangeFeed(context: DoctorContext): Promise<Outcome> {
+  const { config } = context;
+  if (!config.databaseUrl) return ok('embedded database: notifications stay in the process');
+  const durable = await openOrSkip(context);
+  if (isOutcome(durable)) return durable;
+  const deadline = context.clock() + FEED_WAIT_MS;
+  while (durable.changeFeed() !== 'listening' && context.clock() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const listenWhere = config.databaseListenUrl ? databaseName({ ...config, databaseUrl: config.databaseListenUrl }) : databaseName(config);
+  const fix = 'set IDP_DATABASE_LISTEN_URL to a direct connection to PostgreSQL (LISTEN needs a session of its own, which a transaction pooler does not keep)';
+  if (durable.changeFeed() !== 'listening') {
+    return fail(`change notifications do not arrive on ${listenWhere}: SQL edits of clients and users and key rotations would go unnoticed`, fix);
+  }
+  if (!config.databaseListenUrlSet && looksLikePooler(config.databaseUrl)) {
+    return warn(`DATABASE_URL looks like a connection pooler (${databaseName(config)}) and IDP_DATABASE_LISTEN_URL is unset; notifications arrive now`, fix);
+  }
+  return ok(`change notifications arrive on ${listenWhere}`);
+}
+
+function looksLikePooler(databaseUrl: string): boolean {
+  const url = new URL(databaseUrl);
+  return POOLER_PORTS.has(url.port) || POOLER_NAMES.test(url.hostname) || url.searchParams.has('pgbouncer');
+}
+
 /** Where the database is, without its credentials. */
 function databaseName(config: Config): string {
   if (!config.databaseUrl) return `embedded database in ${config.dataDir}`;
@@ -85,7 +122,7 @@ function databaseName(config: Config): string {
 export async function checkStore(context: DoctorContext): Promise<Outcome> {
   const { redisUrl } = context.config;
   if (!redisUrl) return ok('in-process store (single instance)');
-  const where = `Redis at ${new URL(redisUrl).host}`;
+  const where = describeRedisTarget(parseRedisUrl(redisUrl));
   const store = createRedisEphemeralStore({ url: redisUrl });
   try {
     await store.ping();

@@ -8,7 +8,7 @@ import { parseCommand } from './args.ts';
 import { masterSecrets, UsageError, type CliContext, type ExitCode } from './context.ts';
 import { checkCookies } from './doctor-cookies.ts';
 import { describeError, fail, fetchDiscovery, type Check, type CheckResult, type DiscoveryAnswer, type DoctorContext } from './doctor-context.ts';
-import { checkClock, checkDatabase, checkForwarded, checkSignInSource, checkStore } from './doctor-host.ts';
+import { checkChangeFeed, checkClock, checkDatabase, checkForwarded, checkSignInSource, checkStore } from './doctor-host.ts';
 import { checkDiscovery, checkHsts, checkIssuer, checkJwks } from './doctor-http.ts';
 import { checkSecret } from './doctor-secret.ts';
 import { report } from './output.ts';
@@ -24,6 +24,7 @@ export const CHECKS: readonly Check[] = [
   { name: 'clock', run: checkClock },
   { name: 'database', run: checkDatabase },
   { name: 'secret', run: checkSecret },
+  { name: 'change feed', run: checkChangeFeed },
   { name: 'store', run: checkStore },
   { name: 'sign-in source', run: checkSignInSource },
 ];

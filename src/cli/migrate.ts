@@ -4,14 +4,17 @@
  * command opens the database itself, taking the embedded database's lock as main.ts does.
  */
 import { embeddedDatabasePath, embeddedSocketPath, lockEmbeddedDatabase } from '../data-dir.ts';
+import type { Config } from '../config.ts';
 import { openDurableStore, openSharedDurableStore } from '../store/sql/durable.ts';
 import type { DurableStore } from '../store/types.ts';
 import { parseCommand } from './args.ts';
 import { UsageError, type CliContext, type ExitCode } from './context.ts';
 import { report } from './output.ts';
 
-async function migrateDatabase(databaseUrl: string | undefined, dataDir: string | undefined): Promise<string[]> {
-  return migrateStore(await openDurableStore({ databaseUrl, dataDir }));
+async function migrateDatabase(config: Config | undefined, dataDir: string | undefined): Promise<string[]> {
+  return migrateStore(await openDurableStore(config
+    ? { databaseUrl: config.databaseUrl, listenUrl: config.databaseListenUrl, preparedStatements: config.databasePreparedStatements, poolSize: 2 }
+    : { dataDir }));
 }
 
 async function migrateStore(durable: DurableStore): Promise<string[]> {
@@ -43,7 +46,7 @@ async function migrateEmbedded(dataDir: string): Promise<string[]> {
 export async function runMigrate(args: string[], context: CliContext): Promise<ExitCode> {
   parseCommand({ usage: 'idp migrate', options: {}, positionals: [] }, args);
   const { databaseUrl, dataDir } = context.config;
-  const applied = databaseUrl ? await migrateDatabase(databaseUrl, undefined) : await migrateEmbedded(dataDir);
+  const applied = databaseUrl ? await migrateDatabase(context.config, undefined) : await migrateEmbedded(dataDir);
   report(context, { applied }, () =>
     applied.length === 0 ? ['database is up to date'] : applied.map((name) => `applied ${name}`),
   );

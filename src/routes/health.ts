@@ -1,6 +1,7 @@
 /**
  * GET /healthz (the process runs) and GET /readyz (the database, the store and any directory
- * answer, and the signing key opens under the secrets in force).
+ * answer, the signing key opens under the secrets in force, and the database's change
+ * notifications arrive).
  */
 import type { FastifyInstance } from 'fastify';
 import type { SignInSource } from '../sources/types.ts';
@@ -41,10 +42,12 @@ export async function healthRoutes(
       // The signer is kept in memory once opened: this costs nothing but after a key change.
       keys ? probe(async () => void (await keys.signer())) : undefined,
     ]);
-    const ready = database === 'ok' && store === 'ok' && directory !== 'unavailable' && signing !== 'unavailable';
+    // Without the change feed, SQL edits of clients and users and key rotations go unnoticed here.
+    const changes = options.durable.changeFeed() === 'listening' ? 'ok' : 'unavailable';
+    const ready = database === 'ok' && store === 'ok' && changes === 'ok' && directory !== 'unavailable' && signing !== 'unavailable';
     return reply
       .code(ready ? 200 : 503)
       .header('cache-control', 'no-store')
-      .send({ status: ready ? 'ready' : 'unavailable', database, store, ...(directory ? { directory } : {}), ...(signing ? { signing_key: signing } : {}) });
+      .send({ status: ready ? 'ready' : 'unavailable', database, store, changes, ...(directory ? { directory } : {}), ...(signing ? { signing_key: signing } : {}) });
   });
 }

@@ -304,6 +304,7 @@ export interface SecretCheckRepository {
    */
   put(sealed: string, replacing?: string): Promise<boolean>;
 }
+export type ChangeFeedState = 'listening' | 'unavailable';
 
 export interface DurableStore {
   readonly kind: 'postgres' | 'embedded';
@@ -322,6 +323,12 @@ export interface DurableStore {
   transaction<T>(fn: (store: DurableStore) => Promise<T>): Promise<T>;
   /** Subscribes to changes made by any instance or by SQL; returns an unsubscribe function. */
   onChange(listener: (event: ChangeEvent) => void): () => void;
+  /**
+   * Whether changes are known to arrive: `listening` once a probe sent through a data connection
+   * came back on the listen connection; `unavailable` while it is down or the probe is lost (a
+   * transaction pooler in between).
+   */
+  changeFeed(): ChangeFeedState;
   /** Resolves when the database answers; rejects otherwise. */
   ping(): Promise<void>;
   /** The database server's clock (`now()`), to measure this machine's drift against it. */

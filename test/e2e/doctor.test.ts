@@ -16,7 +16,7 @@ import { freePort, runIdp, startServer, tempDir, type RunningServer } from '../h
 import { REDIS_URL, createTestDatabase, postgresAvailable, redisAvailable, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'd'.repeat(64);
-const NAMES = ['discovery', 'issuer', 'jwks', 'https', 'cookies', 'forwarded', 'clock', 'database', 'secret', 'store', 'sign-in source'];
+const NAMES = ['discovery', 'issuer', 'jwks', 'https', 'cookies', 'forwarded', 'clock', 'database', 'secret', 'change feed', 'store', 'sign-in source'];
 
 /** A Redis of our own, to stop under a running deployment. */
 async function startRedis(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
@@ -47,7 +47,7 @@ function accepts(port: number): Promise<boolean> {
 
 /** `ok    cookies   idp_session: …` -> its status and name (names may hold a space). */
 function parseLine(line: string): { status: string; name: string; rest: string } {
-  const match = /^(ok|FAIL|skip) +(sign-in source|\S+) +(.*)$/.exec(line);
+  const match = /^(ok|FAIL|warn|skip) +(sign-in source|change feed|\S+) +(.*)$/.exec(line);
   return { status: match?.[1] ?? '?', name: match?.[2] ?? '?', rest: match?.[3] ?? line };
 }
 

@@ -12,6 +12,7 @@
  */
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisServersAvailable, startRedisCluster } from '../helpers/distributed.ts';
 import { postgresAvailable } from '../helpers/services.ts';
 import type { RunningServer } from '../helpers/process.ts';
 import { alertText, awayFromStepEnd, describePage, isOtpPage, kindOf, nowSeconds, submit, totp, THROTTLED_TEXT } from './account-support.ts';
@@ -20,7 +21,7 @@ import {
   type Deployment, type OwnRedis,
 } from './operations-support.ts';
 import {
-  Browser, authorize, decodeJwt, expectOAuthError, introspect, isSignInPage, pkce, readForm, token, type ClientCredentials,
+  Browser, authorize, decodeJwt, expectOAuthError, introspect, isSignInPage, pkce, readForm, refresh, revoke, token, userinfo, type ClientCredentials,
 } from './token-lifecycle-support.ts';
 
 const RATE_LIMIT = 4;
@@ -44,8 +45,25 @@ async function within(limitMs: number, what: string, check: () => Promise<boolea
   return Date.now() - started;
 }
 
-describe.runIf(postgresAvailable)('two instances on one database and one Redis', () => {
-  let redis: OwnRedis;
+interface SharedRedis {
+  url: string;
+  stop(): Promise<void>;
+  /** A cluster's: how many keys each master holds. */
+  keysPerMaster?(): Promise<number[]>;
+}
+
+/**
+ * The shared Redis: one server, and a Cluster of three masters started by the test and reached
+ * through the documented `redis+cluster://host:port,…` list, where every multi-key operation
+ * must stay within one hash slot.
+ */
+const REDIS_KINDS: Array<{ kind: string; start: () => Promise<SharedRedis> }> = [
+  { kind: 'one Redis', start: (): Promise<OwnRedis> => startOwnRedis() },
+  ...(redisServersAvailable ? [{ kind: 'a Redis Cluster of three masters', start: () => startRedisCluster(3) }] : []),
+];
+
+describe.runIf(postgresAvailable).each(REDIS_KINDS)('two instances on one database and $kind', ({ start }) => {
+  let redis: SharedRedis;
   let lb: Balancer;
   let deployment: Deployment;
   let A: RunningServer;
@@ -53,16 +71,16 @@ describe.runIf(postgresAvailable)('two instances on one database and one Redis',
   let base: string;
 
   beforeAll(async () => {
-    [redis, lb] = await Promise.all([startOwnRedis(), Balancer.start()]);
+    [redis, lb] = await Promise.all([start(), Balancer.start()]);
     base = lb.url;
     deployment = await startDeployment({
       seed: seedOf(
-        [webClient('web'), webClient('web-session'), webClient('web-mfa'), serviceClient('svc-keys'), serviceClient('svc-sql'), serviceClient('svc-metered'), serviceClient('svc-other')],
+        [webClient('web'), webClient('web-session'), webClient('web-mfa'), webClient('web-refresh'), webClient('web-revoke'), serviceClient('svc-keys'), serviceClient('svc-sql'), serviceClient('svc-metered'), serviceClient('svc-other')],
         [ALICE, MIA, TOM],
       ),
       env: {
         IDP_BASE_URL: base, REDIS_URL: redis.url, IDP_TRUST_PROXY: 'true',
-        IDP_TOKEN_RATE_LIMIT: String(RATE_LIMIT), IDP_LOGIN_MAX_FAILURES: '3',
+        IDP_TOKEN_RATE_LIMIT: String(RATE_LIMIT), IDP_LOGIN_MAX_FAILURES: '3', IDP_REFRESH_TOKEN_REUSE_GRACE: '0',
       },
       instances: 2,
     });
@@ -307,5 +325,43 @@ describe.runIf(postgresAvailable)('two instances on one database and one Redis',
       expect(isSignInPage(page), describePage(page)).toBe(true);
       expect(alertText(page)).toContain(THROTTLED_TEXT);
     }
+  });
+  // Each test below stays within the client's IDP_TOKEN_RATE_LIMIT of token requests.
+  it('rotates a refresh token at B; the old one used again at A revokes the family at both', async () => {
+    const who = web('web-refresh');
+    lb.use(A);
+    const { code, verifier } = await authorize(new Browser(), base, 'web-refresh', WEB_REDIRECT, ALICE, 'openid offline_access');
+    const issued = await token(base, who, { grant_type: 'authorization_code', code, redirect_uri: WEB_REDIRECT, code_verifier: verifier });
+    expect(issued.status, issued.text).toBe(200);
+    const first = String(issued.body.refresh_token);
+    lb.use(B);
+    const second = await refresh(base, who, first);
+    expect(second.status, second.text).toBe(200);
+    // RFC 9700 4.14.2: a rotated token presented again means theft; the whole family ends.
+    lb.use(A);
+    expectOAuthError(await refresh(base, who, first), 400, 'invalid_grant');
+    lb.use(B);
+    expectOAuthError(await refresh(base, who, String(second.body.refresh_token)), 400, 'invalid_grant');
+  });
+
+  it('revokes at A an access token that B then refuses at once', async () => {
+    const who = web('web-revoke');
+    lb.use(B);
+    const { code, verifier } = await authorize(new Browser(), base, 'web-revoke', WEB_REDIRECT, ALICE, 'openid offline_access');
+    const issued = await token(base, who, { grant_type: 'authorization_code', code, redirect_uri: WEB_REDIRECT, code_verifier: verifier });
+    const accessToken = String(issued.body.access_token);
+    expect((await userinfo(base, accessToken)).status).toBe(200);
+    lb.use(A);
+    expect((await revoke(base, who, accessToken, { token_type_hint: 'access_token' })).status).toBe(200);
+    lb.use(B);
+    expect((await userinfo(base, accessToken)).status).toBe(401);
+    expect((await introspect(base, who, accessToken)).body).toStrictEqual({ active: false });
+  });
+
+  it('spreads what it keeps over every master of a cluster', async ({ skip }) => {
+    if (!redis.keysPerMaster) return skip('one Redis: no masters to spread over');
+    const perMaster = await redis.keysPerMaster();
+    expect(perMaster.length).toBe(3);
+    for (const keys of perMaster) expect(keys, `keys per master: ${perMaster.join(', ')}`).toBeGreaterThan(0);
   });
 });

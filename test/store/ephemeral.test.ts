@@ -1,11 +1,13 @@
 /**
- * The ephemeral store contract on every backend: Redis (a key prefix of its own, removed after)
- * and the in-process map with an injected clock.
+ * The ephemeral store contract on every backend: Redis (a key prefix of its own, removed after),
+ * a real Redis Cluster of three masters (started once for the file: every multi-key operation
+ * must keep to one hash slot there) and the in-process map with an injected clock.
  */
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createMemoryEphemeralStore } from '../../src/store/ephemeral/memory.ts';
 import { createRedisEphemeralStore } from '../../src/store/ephemeral/redis.ts';
+import { redisServersAvailable, startRedisCluster, type RedisClusterServers } from '../helpers/distributed.ts';
 import { REDIS_URL, redisAvailable, redisPrefix } from '../helpers/services.ts';
 import { ephemeralContract, type OpenedEphemeralStore } from './ephemeral-contract.ts';
 
@@ -72,6 +74,25 @@ describe.runIf(redisAvailable)('Redis', () => {
     // The value, the counter, the consumed value and its use marker.
     expect(await deleteKeys(keyPrefix)).toBe(4);
     expect(await deleteKeys(keyPrefix)).toBe(0);
+  });
+});
+
+describe.runIf(redisServersAvailable)('Redis Cluster', () => {
+  let cluster: Promise<RedisClusterServers> | undefined;
+  afterAll(async () => {
+    await (await cluster)?.stop();
+  });
+  ephemeralContract('Redis Cluster', async () => {
+    const { url } = await (cluster ??= startRedisCluster(3));
+    const keyPrefix = redisPrefix();
+    const store = createRedisEphemeralStore({ url, keyPrefix });
+    return {
+      store,
+      advance: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      openAnother: async () => createRedisEphemeralStore({ url, keyPrefix }),
+      // The cluster goes away with the file.
+      cleanup: () => store.close(),
+    };
   });
 });
 

@@ -134,6 +134,17 @@ describe('parseConfig', () => {
     });
   });
 
+  it('listens for changes on IDP_DATABASE_LISTEN_URL, else DATABASE_URL, and turns prepared statements off with off', () => {
+    const pooled = { DATABASE_URL: 'postgres://idp@pgbouncer:6432/idp' };
+    expect(config(pooled)).toMatchObject({ databaseListenUrl: pooled.DATABASE_URL, databaseListenUrlSet: false, databasePreparedStatements: true });
+    expect(config({ ...pooled, IDP_DATABASE_LISTEN_URL: 'postgres://idp@db:5432/idp', IDP_DATABASE_PREPARED_STATEMENTS: 'off' }))
+      .toMatchObject({ databaseListenUrl: 'postgres://idp@db:5432/idp', databaseListenUrlSet: true, databasePreparedStatements: false });
+    expect(parseConfig({ ...pooled, IDP_DATABASE_PREPARED_STATEMENTS: 'maybe' })).toStrictEqual({
+      ok: false, message: 'configuration error: IDP_DATABASE_PREPARED_STATEMENTS must be on or off (example: IDP_DATABASE_PREPARED_STATEMENTS=off)',
+    });
+    expect(parseConfig({ IDP_DATABASE_LISTEN_URL: 'postgres://idp@db:5432/idp' })).toMatchObject({ ok: false, message: expect.stringMatching(/^configuration error: IDP_DATABASE_LISTEN_URL needs DATABASE_URL/) });
+  });
+
   it('never echoes the secret it refuses', () => {
     const result = parseConfig({ IDP_SECRET: 'hunter2-not-long-enough' });
     expect(result.ok).toBe(false);

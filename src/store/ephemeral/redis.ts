@@ -4,6 +4,9 @@
  */
 import { Cluster, Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 import type { ChannelListener, Consumed, EphemeralStore, EphemeralWrite } from '../types.ts';
+import { parseRedisUrl } from './redis-url.ts';
+
+export { describeRedisTarget, parseRedisUrl, type RedisTarget } from './redis-url.ts';
 
 // Returns the value and 1 when this call marked it used first, 0 when it was used before.
 const CONSUME = `
@@ -58,31 +61,6 @@ export interface RedisEphemeralOptions {
   url: string;
   /** Prefix for every key, so that tests and deployments can share one Redis. */
   keyPrefix?: string;
-}
-
-export type RedisTarget =
-  | { kind: 'single'; url: string }
-  | { kind: 'sentinel' | 'cluster'; nodes: Array<{ host: string; port: number }>; master: string; db: number; password: string | undefined };
-
-/**
- * redis://, rediss:// (TLS), redis+sentinel://[:password@]host:port[,host:port...]/master[/db]
- * and redis+cluster://[:password@]host:port[,host:port...].
- */
-export function parseRedisUrl(url: string): RedisTarget {
-  const match = /^redis\+(sentinel|cluster):\/\/(?:[^:@/]*:([^@/]*)@)?([^/]+)(?:\/([^/]+))?(?:\/(\d+))?$/.exec(url);
-  if (!match) return { kind: 'single', url };
-  const [, kind = 'sentinel', password, hosts = '', master, db] = match;
-  const nodes = hosts.split(',').map((h) => {
-    const [host = 'localhost', port = kind === 'sentinel' ? '26379' : '6379'] = h.split(':');
-    return { host, port: Number(port) };
-  });
-  return {
-    kind: kind as 'sentinel' | 'cluster',
-    nodes,
-    master: master ?? 'mymaster',
-    db: db ? Number(db) : 0,
-    password: password ? decodeURIComponent(password) : undefined,
-  };
 }
 
 function connect(url: string, options: RedisOptions): Redis | Cluster {
@@ -248,7 +226,8 @@ function subscribeChannel(redis: Redis | Cluster, channel: string, listener: Cha
   let stopped = false;
   subscriber.on('error', () => {});
   subscriber.on('message', (from: string, message: string) => {
-    if (from === channel) listener.message(message);
+    // Unsubscribing takes a round trip (longer on a cluster): nothing reaches a stopped listener.
+    if (from === channel && !stopped) listener.message(message);
   });
   subscriber.on('ready', () => {
     subscriber.subscribe(channel).then(

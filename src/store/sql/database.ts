@@ -2,10 +2,10 @@
  * Kysely over PostgreSQL (a pg pool) or embedded PGlite, and the change feed (LISTEN
  * idp_changes) that the triggers of the initial migration publish to.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Kysely, PGliteDialect, PostgresDialect, type ColumnType, type Generated, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import type { ChangeEvent } from '../types.ts';
+import type { ChangeEvent, ChangeFeedState } from '../types.ts';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
@@ -142,12 +142,28 @@ export type Db = Kysely<Database>;
 export interface Connection {
   kind: 'postgres' | 'embedded';
   db: Db;
-  listen(onEvent: (event: ChangeEvent) => void): Promise<() => Promise<void>>;
+  listen(onEvent: (event: ChangeEvent) => void): Promise<ChangeFeed>;
   /** A pool's connections in use and the queries waiting for one (PostgreSQL only). */
   poolStats?(): { inUse: number; waiting: number };
   /** Embedded only: serves the database to the command line on a Unix socket until stopped. */
   share?(socketPath: string): Promise<() => Promise<void>>;
   close(): Promise<void>;
+}
+
+/** The notifications of one connection: whether they are known to arrive, and how to stop them. */
+export interface ChangeFeed {
+  state(): ChangeFeedState;
+  stop(): Promise<void>;
+}
+
+export interface PostgresOptions {
+  databaseUrl: string;
+  /** Where LISTEN runs (a session of its own, which a transaction pooler does not keep); default databaseUrl. */
+  listenUrl?: string | undefined;
+  onError?: (error: Error) => void;
+  poolSize?: number | undefined;
+  /** Named prepared statements (default true); off for poolers that cannot carry them. */
+  preparedStatements?: boolean | undefined;
 }
 
 export const CHANGE_CHANNEL = 'idp_changes';
@@ -174,7 +190,8 @@ function parseRevoked(rest: string): ChangeEvent | undefined {
   return colon > 0 && Number.isSafeInteger(seconds) && key !== '' ? { kind: 'revoked', key, expiresAt: new Date(seconds * 1000) } : undefined;
 }
 
-export function connectPostgres(databaseUrl: string, onError: (error: Error) => void = () => {}, poolSize = 20): Connection {
+export function connectPostgres(options: PostgresOptions): Connection {
+  const { databaseUrl, onError = () => {}, poolSize = 20, preparedStatements = true } = options;
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     // Every token request commits; a commit waits for the disk, so the pool, not the CPU, can
@@ -189,11 +206,15 @@ export function connectPostgres(databaseUrl: string, onError: (error: Error) => 
   // A dropped connection is replaced by the pool; it must never crash the process, idle or busy.
   pool.on('error', onError);
   pool.on('connect', (client) => client.on('error', onError));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatements ? preparingPool(pool) : pool }) });
+  // The probe goes where the triggers' notifications start: a data connection, through any pooler.
+  const notify = async (payload: string) => {
+    await pool.query('select pg_notify($1, $2)', [CHANGE_CHANNEL, payload]);
+  };
   return {
     kind: 'postgres',
     db,
-    listen: (onEvent) => listenPostgres(databaseUrl, onEvent, onError),
+    listen: (onEvent) => listenPostgres(options.listenUrl ?? databaseUrl, notify, onEvent, onError),
     poolStats: () => ({ inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };
@@ -240,23 +261,66 @@ function preparingPool(pool: pg.Pool): PostgresPool {
   };
 }
 
+/** How long a probe notification may take to come back before the feed counts as not arriving. */
+const PROBE_TIMEOUT_MS = 2000;
+/** While notifications do not arrive on a live connection, how often the probe is sent again. */
+const REPROBE_INTERVAL_MS = 10_000;
+/** When the probe could not even be sent (the data connections are away), how soon it is tried again. */
+const RESEND_INTERVAL_MS = 1000;
+
 /**
  * Holds one dedicated connection in LISTEN. When it drops it reconnects with a growing delay,
  * and announces "everything changed" since notifications sent meanwhile were lost.
+ *
+ * A LISTEN that succeeds proves nothing behind a transaction pooler (PgBouncer): the session
+ * that listens goes back to the pool and what is sent to it is dropped. So once listening, a
+ * probe is sent through a data connection, as the triggers send theirs; the feed counts as
+ * listening only when the probe comes back. A connection that cannot be had at start is
+ * retried in the background: the feed is then unavailable, which /readyz reports.
  */
 async function listenPostgres(
-  databaseUrl: string,
+  listenUrl: string,
+  notify: (payload: string) => Promise<void>,
   onEvent: (event: ChangeEvent) => void,
   onError: (error: Error) => void,
-): Promise<() => Promise<void>> {
+): Promise<ChangeFeed> {
   let client: pg.Client | undefined;
   let stopped = false;
   let delay = 100;
   let timer: NodeJS.Timeout | undefined;
+  let state: ChangeFeedState = 'unavailable';
+  let probe: { payload: string; arrived: () => void } | undefined;
+  let reprobe: NodeJS.Timeout | undefined;
+
+  const verify = async (c: pg.Client): Promise<void> => {
+    const payload = `probe:${randomBytes(9).toString('base64url')}`;
+    const arrived = new Promise<boolean>((resolve) => {
+      const timeout = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+      timeout.unref();
+      probe = { payload, arrived: () => (clearTimeout(timeout), resolve(true)) };
+    });
+    let sent = true;
+    try {
+      await notify(payload);
+    } catch {
+      // The data connections are away: nothing learnt; tried again soon.
+      sent = false;
+    }
+    const ok = sent && (await arrived);
+    probe = undefined;
+    if (stopped || client !== c) return;
+    state = ok ? 'listening' : 'unavailable';
+    if (!ok) {
+      if (sent) onError(new Error('change notifications do not arrive on the listen connection (a transaction pooler in between?): set IDP_DATABASE_LISTEN_URL to a direct connection'));
+      reprobe = setTimeout(() => void verify(c), sent ? REPROBE_INTERVAL_MS : RESEND_INTERVAL_MS);
+      reprobe.unref();
+    }
+  };
 
   const connect = async (isReconnect: boolean): Promise<void> => {
-    const c = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
+    const c = new pg.Client({ connectionString: listenUrl, connectionTimeoutMillis: 5000 });
     c.on('notification', (msg) => {
+      if (probe && msg.payload === probe.payload) return probe.arrived();
       const event = parseChange(msg.payload);
       if (event) onEvent(event);
     });
@@ -269,6 +333,7 @@ async function listenPostgres(
     await c.connect();
     await c.query(`LISTEN ${CHANGE_CHANNEL}`);
     delay = 100;
+    void verify(c);
     if (isReconnect) {
       onEvent({ kind: 'clients' });
       onEvent({ kind: 'users' });
@@ -279,7 +344,9 @@ async function listenPostgres(
   };
 
   const scheduleReconnect = () => {
+    state = 'unavailable';
     if (stopped || timer) return;
+    if (reprobe) clearTimeout(reprobe);
     client?.removeAllListeners();
     client?.on('error', () => {});
     void client?.end().catch(() => {});
@@ -294,13 +361,23 @@ async function listenPostgres(
     delay = Math.min(delay * 2, 5000);
   };
 
-  await connect(false);
-  return async () => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
-    client?.removeAllListeners();
-    client?.on('error', () => {});
-    await client?.end().catch(() => {});
+  try {
+    await connect(false);
+  } catch (error) {
+    // Serving goes on (the data connections may work); /readyz says the feed is away.
+    onError(error as Error);
+    scheduleReconnect();
+  }
+  return {
+    state: () => state,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      if (reprobe) clearTimeout(reprobe);
+      client?.removeAllListeners();
+      client?.on('error', () => {});
+      await client?.end().catch(() => {});
+    },
   };
 }
 
@@ -318,7 +395,8 @@ export async function connectEmbedded(dataDir: string | undefined): Promise<Conn
         const event = parseChange(payload);
         if (event) onEvent(event);
       });
-      return unsubscribe;
+      // In process: a notification cannot get lost on the way.
+      return { state: () => 'listening', stop: unsubscribe };
     },
     share: async (socketPath) => {
       const { shareEmbedded } = await import('./shared-embedded.ts');

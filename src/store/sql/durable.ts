@@ -4,7 +4,7 @@ import { Migrator } from 'kysely/migration';
 import { migrations } from '../../../migrations/index.ts';
 import type { ChangeEvent, DurableStore } from '../types.ts';
 import { sqlClients } from './clients.ts';
-import { connectEmbedded, connectPostgres, type Connection, type Db } from './database.ts';
+import { connectEmbedded, connectPostgres, type ChangeFeed, type Connection, type Db } from './database.ts';
 import { sqlAccessTokens } from './access-tokens.ts';
 import { sqlRefreshTokens } from './refresh-tokens.ts';
 import { sqlRevocations } from './revocations.ts';
@@ -20,11 +20,15 @@ export interface DurableStoreOptions {
   onError?: (error: Error) => void;
   /** PostgreSQL only: connections kept at most (default 20). */
   poolSize?: number | undefined;
+  /** PostgreSQL only: where LISTEN runs (default databaseUrl); see connectPostgres. */
+  listenUrl?: string | undefined;
+  /** PostgreSQL only: named prepared statements (default true). */
+  preparedStatements?: boolean | undefined;
 }
 
 export async function openDurableStore(options: DurableStoreOptions): Promise<DurableStore> {
   const connection = options.databaseUrl
-    ? connectPostgres(options.databaseUrl, options.onError, options.poolSize)
+    ? connectPostgres({ ...options, databaseUrl: options.databaseUrl })
     : await connectEmbedded(options.dataDir);
   return createStore(connection);
 }
@@ -46,9 +50,9 @@ async function createStore(connection: Connection): Promise<DurableStore> {
   };
   // LISTEN from the start rather than on the first onChange(): LISTEN takes a round trip on
   // its own connection, and a change committed meanwhile would never reach that listener.
-  let stopListening: () => Promise<void>;
+  let feed: ChangeFeed;
   try {
-    stopListening = await connection.listen(emit);
+    feed = await connection.listen(emit);
   } catch (error) {
     await connection.close().catch(() => {});
     throw error;
@@ -68,9 +72,10 @@ async function createStore(connection: Connection): Promise<DurableStore> {
     },
     ...(connection.poolStats ? { poolStats: connection.poolStats } : {}),
     ...(connection.share ? { share: connection.share } : {}),
+    changeFeed: () => feed.state(),
     async close() {
       listeners.clear();
-      await stopListening().catch(() => {});
+      await feed.stop().catch(() => {});
       await connection.close();
     },
   };
@@ -78,7 +83,7 @@ async function createStore(connection: Connection): Promise<DurableStore> {
 }
 
 /** Repositories over a database handle: the connection itself, or a transaction. */
-function repositories(kind: DurableStore['kind'], db: Db): Omit<DurableStore, 'migrate' | 'onChange' | 'close'> {
+function repositories(kind: DurableStore['kind'], db: Db): Omit<DurableStore, 'migrate' | 'onChange' | 'changeFeed' | 'close'> {
   return {
     kind,
     clients: sqlClients(db),
@@ -96,6 +101,7 @@ function repositories(kind: DurableStore['kind'], db: Db): Omit<DurableStore, 'm
           ...repositories(kind, trx),
           migrate: () => Promise.reject(new Error('migrate inside a transaction')),
           onChange: () => () => false,
+          changeFeed: () => 'listening',
           close: () => Promise.reject(new Error('close inside a transaction')),
         }),
       ),

@@ -286,7 +286,7 @@ export async function connectShared(socketPath: string): Promise<Connection | un
     kind: 'embedded',
     db,
     // The command line needs no change feed: the server, which has one, sees its changes.
-    listen: async () => async () => {},
+    listen: async () => ({ state: () => 'listening', stop: async () => {} }),
     close: () => db.destroy(),
   };
 }
