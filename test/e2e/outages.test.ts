@@ -413,7 +413,7 @@ describe.runIf(postgresAvailable)('outages of Redis and PostgreSQL, and SIGTERM'
         await readyAgain(proxied, 10_000);
         const after = await post();
         expect(after.status, `signed in, not throttled: ${after.body.slice(0, 300)}`).toBe(302);
-        expect(after.location).toMatch(/^http:\/\/rp\.test\/cb\?code=/);
+        expect(after.location).toMatch(/^https:\/\/rp\.test\/cb\?code=/);
       });
 
       it('frozen: a request that needs the database answers 503 within the deadline instead of hanging, and /readyz says 503', async () => {
