@@ -265,7 +265,7 @@ const killedOnPurpose = new Set<RunningServer>();
 function instanceEnv(): Record<string, string> {
   return {
     DATABASE_URL: db.url, IDP_SECRET, REDIS_URL: sentinel.url, IDP_BASE_URL: lb.url, NODE_ENV: 'production', IDP_ALLOW_HTTP: '1',
-    IDP_TOKEN_RATE_LIMIT: '10000000', IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: '1000000', LOG_LEVEL: 'warn',
+    IDP_TOKEN_RATE_LIMIT: '10000000', IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: '1000000', IDP_LOGIN_MAX_FAILURES: '1000', IDP_AUTHORIZE_RATE_LIMIT: '10000000', LOG_LEVEL: 'warn',
   };
 }
 

@@ -450,7 +450,7 @@ export function describeStartup(config: Config, port = config.port): StartupSumm
     mode: config.production ? 'production' : 'development',
     issuer: config.issuer,
     database: describeDatabase(config),
-    store: config.redisUrl ? `redis ${hostOf(config.redisUrl)}` : 'in-process (one instance only)',
+    store: config.redisUrl ? describeRedis(config.redisUrl) : 'in-process (one instance only)',
     signInSource: config.signInSource,
     listening: `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
   };
@@ -467,6 +467,14 @@ export function describeDatabase(config: Config): string {
   if (!config.databaseUrl) return `embedded ${config.dataDir.replace(/\/+$/, '')}/db`;
   const url = new URL(config.databaseUrl);
   return `postgres ${hostOf(config.databaseUrl)}${url.pathname.length > 1 ? url.pathname : ''}`;
+}
+
+/** The store as `redis host:port`, or the kind and nodes of a Sentinel or Cluster URL; no password. */
+function describeRedis(urlText: string): string {
+  const target = parseRedisUrl(urlText);
+  if (target.kind === 'single') return `redis ${hostOf(urlText)}`;
+  const nodes = target.nodes.map((n) => `${n.host}:${n.port}`).join(',');
+  return target.kind === 'sentinel' ? `redis sentinel ${nodes} master ${target.master}` : `redis cluster ${nodes}`;
 }
 
 function hostOf(urlText: string): string {

@@ -22,7 +22,7 @@ const FLOOD = 320;
 /** UNSTARTED_INTERACTION_TTL_SECONDS and INTERACTION_TTL_SECONDS of the service. */
 const SHORT_TTL = 10 * 60;
 const FULL_TTL = 30 * 60;
-const ZOE: SeedUser = { username: 'zoe', password: 'zoe has a fine long password 9' };
+const ZOE: SeedUser = { username: 'zoe', password: 'she has a fine long password 9' };
 
 describe.runIf(postgresAvailable)('anonymous visitors at the authorize endpoint', () => {
   let redisServer: OwnRedis;

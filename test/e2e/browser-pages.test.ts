@@ -24,7 +24,7 @@ const SECRET = 'd'.repeat(64);
 const CLIENT_ID = 'pages-app';
 const CLIENT_NAME = 'Pages App';
 const USERNAME = 'pat';
-const PASSWORD = 'pat signs in for the first time 7';
+const PASSWORD = 'they sign in for the first time 7';
 const NEW_PASSWORD = 'lighthouse keeper 42 drinks tea';
 const BRAND_NAME = 'Acme & Co';
 /** A light colour: the button text must turn black to keep AA contrast. */

@@ -19,7 +19,7 @@ const OLD = IDP_SECRET;
 const NEW = Buffer.alloc(32, 0x5b).toString('base64');
 const WEB: ClientCredentials = { clientId: 'web', secret: WEB_SECRET };
 const SERVICE: ClientCredentials = { clientId: 'service', secret: SERVICE_SECRET };
-const TOM = { username: 'tom', password: 'toms long and secret password 9' };
+const TOM = { username: 'tom', password: 'his long and secret password 9' };
 
 function expectWrongSecretLine(result: { code: number | null; stderr: string }): void {
   expect(result.code, result.stderr).toBe(2);

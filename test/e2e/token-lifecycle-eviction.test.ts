@@ -18,12 +18,12 @@ import {
   type Cluster, type Tokens, type User,
 } from './token-lifecycle-support.ts';
 
-const PAT: User = { username: 'pat', password: 'pats first long password 1' };
-const LOU: User = { username: 'lou', password: 'lous first long password 2' };
-const MAX: User = { username: 'max', password: 'maxs first long password 3' };
-const REM: User = { username: 'rem', password: 'rems first long password 4' };
-const SQL_USER: User = { username: 'quinn', password: 'quinns first long password 5' };
-const SEEDY: User = { username: 'seedy', password: 'seedys first long password 6' };
+const PAT: User = { username: 'pat', password: 'a first long password of theirs 1' };
+const LOU: User = { username: 'lou', password: 'a first long password of theirs 2' };
+const MAX: User = { username: 'max', password: 'a first long password of theirs 3' };
+const REM: User = { username: 'rem', password: 'a first long password of theirs 4' };
+const SQL_USER: User = { username: 'quinn', password: 'a first long password of theirs 5' };
+const SEEDY: User = { username: 'seedy', password: 'a first long password of theirs 6' };
 const USERS = [PAT, LOU, MAX, REM, SQL_USER, SEEDY];
 
 /** Everything a user holds at the web client: a refresh token family, and an access token issued on its own. */
@@ -129,7 +129,7 @@ describe.runIf(postgresAvailable)('what evicts a user\'s tokens', () => {
 
   it('a new password given by `idp seed` revokes everything; the same password again revokes nothing', async () => {
     const held = await hold(SEEDY);
-    const renewed = { ...SEEDY, password: 'seedys second long password 7' };
+    const renewed = { ...SEEDY, password: 'a second long password of theirs 7' };
     await seedWith(seedFor(USERS.map((u) => (u === SEEDY ? renewed : u))), cluster.env);
     await propagation();
     await expectEvicted(held);
