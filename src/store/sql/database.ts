@@ -3,7 +3,7 @@
  * idp_changes) that the triggers of the initial migration publish to.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Kysely, PGliteDialect, PostgresDialect, type ColumnType, type Generated, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { Kysely, PGliteDialect, PostgresAdapter, PostgresDialect, sql, type ColumnType, type QueryExecutorProvider, type Generated, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import type { ChangeEvent, ChangeFeedState } from '../types.ts';
 
@@ -190,6 +190,33 @@ function parseRevoked(rest: string): ChangeEvent | undefined {
   return colon > 0 && Number.isSafeInteger(seconds) && key !== '' ? { kind: 'revoked', key, expiresAt: new Date(seconds * 1000) } : undefined;
 }
 
+const MIGRATION_LOCK_ID = BigInt('3853314791062309107');
+
+/**
+ * Kysely takes its migration lock with the session-level pg_advisory_lock and releases it with a
+ * later statement. Behind a transaction pooler the two can reach different server connections:
+ * the unlock misses and the lock stays held on a pooled connection, so the next start waits for
+ * it until its query times out. A transaction-level lock, taken inside the migration's own
+ * transaction (DurableStore.migrate runs the migrator in one), ends with it wherever it ran.
+ */
+export async function lockMigrations(db: QueryExecutorProvider): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK_ID)})`.execute(db);
+}
+
+class TransactionLockAdapter extends PostgresAdapter {
+  override async acquireMigrationLock(db: Kysely<unknown>): Promise<void> {
+    await lockMigrations(db);
+  }
+
+  override async releaseMigrationLock(): Promise<void> {}
+}
+
+class PoolerSafePostgresDialect extends PostgresDialect {
+  override createAdapter(): PostgresAdapter {
+    return new TransactionLockAdapter();
+  }
+}
+
 export function connectPostgres(options: PostgresOptions): Connection {
   const { databaseUrl, onError = () => {}, poolSize = 20, preparedStatements = true } = options;
   const pool = new pg.Pool({
@@ -206,7 +233,7 @@ export function connectPostgres(options: PostgresOptions): Connection {
   // A dropped connection is replaced by the pool; it must never crash the process, idle or busy.
   pool.on('error', onError);
   pool.on('connect', (client) => client.on('error', onError));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatements ? preparingPool(pool) : pool }) });
+  const db = new Kysely<Database>({ dialect: new PoolerSafePostgresDialect({ pool: preparedStatements ? preparingPool(pool) : pool }) });
   // The probe goes where the triggers' notifications start: a data connection, through any pooler.
   const notify = async (payload: string) => {
     await pool.query('select pg_notify($1, $2)', [CHANGE_CHANNEL, payload]);

@@ -4,7 +4,7 @@ import { Migrator } from 'kysely/migration';
 import { migrations } from '../../../migrations/index.ts';
 import type { ChangeEvent, DurableStore } from '../types.ts';
 import { sqlClients } from './clients.ts';
-import { connectEmbedded, connectPostgres, type ChangeFeed, type Connection, type Db } from './database.ts';
+import { connectEmbedded, connectPostgres, lockMigrations, type ChangeFeed, type Connection, type Db } from './database.ts';
 import { sqlAccessTokens } from './access-tokens.ts';
 import { sqlRefreshTokens } from './refresh-tokens.ts';
 import { sqlRevocations } from './revocations.ts';
@@ -61,8 +61,19 @@ async function createStore(connection: Connection): Promise<DurableStore> {
   const store: DurableStore = {
     ...repositories(connection.kind, connection.db),
     async migrate() {
-      const migrator = new Migrator({ db: connection.db, provider: { getMigrations: async () => migrations } });
-      const { error, results } = await migrator.migrateToLatest();
+      const migrate = (db: typeof connection.db) => new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateToLatest();
+      // On PostgreSQL in one transaction of ours, locked first (the migrator creates its own
+      // tables before it locks): the lock is transaction-level (database.ts), so a transaction
+      // pooler cannot strand it on a pooled connection, and concurrent starts wait in turn.
+      // A failed migration throws out of the transaction, so that nothing of the run is kept.
+      const { error, results } = connection.kind === 'postgres'
+        ? await connection.db.transaction().execute(async (trx) => {
+          await lockMigrations(trx);
+          const result = await migrate(trx);
+          if (result.error) throw result.error instanceof Error ? result.error : new Error(String(result.error));
+          return result;
+        })
+        : await migrate(connection.db);
       if (error) throw error instanceof Error ? error : new Error(String(error));
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     },
