@@ -84,7 +84,12 @@ describe.runIf(slapdAvailable && postgresAvailable)('signing in through a direct
 
   it('names the account in sign-in audit lines as the directory reads it, whatever form was typed; never the password', async () => {
     const signInLines = () => server.output().split('\n').filter((l) => l.includes('"event":"sign_in"')).map((l) => JSON.parse(l) as Record<string, unknown>);
-    const before = signInLines().length;
+    // Lines of earlier tests' bursts are written asynchronously: count once they have settled.
+    let before = -1;
+    for (let i = 0; i < 40 && before !== signInLines().length; i++) {
+      before = signInLines().length;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     await idTokenFor({ username: 'EXAMPLE\\Bob.Smith', password: DIRECTORY_USERS.bob.password });
     const browser = new Browser();
     const page = await browser.follow(await browser.get(codeRequest(server.url, CLIENT.clientId, REDIRECT, pkce().challenge)), server.url);
