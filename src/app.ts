@@ -164,7 +164,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
   const secureCookies = config.baseUrl.startsWith('https:');
   const page = pageContext(config, basePath);
   const throttle = createSignInThrottle(ephemeral, { maxFailures: config.loginMaxFailures, maxFailuresPerAddress: config.loginMaxFailuresPerAddress });
-  const accountName = (typed: string) => canonicalAccountName(services.source.kind, typed);
+  const accountName = (typed: string) => canonicalAccountName(services.source, typed);
   const flow = createSignInFlow({
     issuer: config.issuer, basePath, secureCookies, clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle,
     audit, accountName,
