@@ -5,7 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
+import { Kysely, PostgresDialect } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import pg from 'pg';
+import { migrations } from '../../migrations/index.ts';
 
 export const POSTGRES_ADMIN_URL = process.env.IDP_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.IDP_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -77,4 +80,16 @@ export async function runSql<T extends pg.QueryResultRow = pg.QueryResultRow>(ur
 /** A key prefix of its own in the shared Redis, for one suite. */
 export function redisPrefix(): string {
   return `idp-test-${randomBytes(6).toString('hex')}:`;
+}
+
+/** Migrates a database as a release before `upgrade` left it: every migration named before it. */
+export async function migrateBefore(url: string, upgrade: string): Promise<void> {
+  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
+  try {
+    const earlier = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < upgrade));
+    const { error } = await new Migrator({ db, provider: { getMigrations: async () => earlier } }).migrateToLatest();
+    if (error) throw error;
+  } finally {
+    await db.destroy();
+  }
 }

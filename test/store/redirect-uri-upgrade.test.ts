@@ -3,33 +3,18 @@
  * 2026-11-24-0001): `idp migrate` stops, names each client and URI, and changes nothing; once an
  * administrator has fixed them, the upgrade applies.
  */
-import { Kysely, PostgresDialect } from 'kysely';
-import { Migrator } from 'kysely/migration';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.ts';
 import { runIdp } from '../helpers/process.ts';
-import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { createTestDatabase, migrateBefore, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 
 const UPGRADE = '2026-11-24-0001-redirect-uri-schemes';
 const IDP_SECRET = 'd'.repeat(64);
-
-async function migrateBefore(url: string): Promise<void> {
-  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
-  try {
-    const earlier = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < UPGRADE));
-    const { error } = await new Migrator({ db, provider: { getMigrations: async () => earlier } }).migrateToLatest();
-    if (error) throw error;
-  } finally {
-    await db.destroy();
-  }
-}
 
 describe.skipIf(!postgresAvailable)('a database with redirect URIs the new rule refuses, on upgrade', () => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await createTestDatabase();
-    await migrateBefore(database.url);
+    await migrateBefore(database.url, UPGRADE);
     await runSql(database.url, `INSERT INTO clients (client_id, redirect_uris, post_logout_redirect_uris) VALUES
       ('good', '{https://app.example/cb,http://127.0.0.1:8080/cb,com.example.app:/cb}', '{}'),
       ('evil', '{javascript:alert(1)}', '{http://app.example/bye}')`);

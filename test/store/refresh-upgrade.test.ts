@@ -5,14 +5,10 @@
  * tokens issued before the upgrade.
  */
 import { randomUUID } from 'node:crypto';
-import { Kysely, PostgresDialect } from 'kysely';
-import { Migrator } from 'kysely/migration';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.ts';
 import { hashToken, randomToken } from '../../src/tokens/opaque.ts';
 import { START, openHarness, outcome, type Harness } from '../unit/grants/grant-harness.ts';
-import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { createTestDatabase, migrateBefore, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 
 const UPGRADE = '2026-11-22-0003-refresh-generations';
 const GRACE = 10;
@@ -25,14 +21,7 @@ const hour = (n: number) => new Date(START + n * 3600_000);
 
 /** The database as the release before generations left it: one family, a rotated token and its successor. */
 async function databaseBeforeUpgrade(url: string): Promise<void> {
-  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
-  try {
-    const earlier = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < UPGRADE));
-    const { error } = await new Migrator({ db, provider: { getMigrations: async () => earlier } }).migrateToLatest();
-    if (error) throw error;
-  } finally {
-    await db.destroy();
-  }
+  await migrateBefore(url, UPGRADE);
   await runSql(url, `INSERT INTO clients (client_id, grant_types, scopes, redirect_uris) VALUES ('web', '{authorization_code,refresh_token}', '{openid,offline_access}', '{https://rp.example/cb}')`);
   await runSql(url, `INSERT INTO users (id, subject, username) VALUES ($1, $1, 'legacy')`, [USER]);
   await runSql(url, `
