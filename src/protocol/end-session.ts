@@ -21,7 +21,7 @@ export interface EndSessionDeps {
   issuer: string;
   clock: Clock;
   keys: KeyManager;
-  csrfKey: Keyring;
+  csrfKey: Buffer | Keyring;
   clients: Pick<ClientsCache, 'get'>;
   users: Pick<UserRepository, 'getById'>;
   sessions: Pick<SessionStore, 'load' | 'destroy'>;

@@ -74,6 +74,7 @@ export interface HarnessOptions {
 
 export const SECRET = 'unit-test-client-secret-0123456789abcdefghij';
 export const REDIRECT = 'https://rp.example/cb';
+export const POST_LOGOUT_REDIRECT = 'https://rp.example/signed-out';
 
 function clientRecord(clientId: string, overrides: Partial<ClientRecord> = {}): ClientRecord {
   return {
@@ -99,6 +100,9 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     ['web', clientRecord('web')],
     ['other', clientRecord('other')],
     ['service', clientRecord('service', { grantTypes: ['client_credentials'], scopes: ['orders.read', 'orders.write'], displayName: 'Order service' })],
+    // For end session: a client with a post-logout redirect URI, and a disabled one.
+    ['rp', clientRecord('rp', { postLogoutRedirectUris: [POST_LOGOUT_REDIRECT] })],
+    ['disabled', clientRecord('disabled', { enabled: false })],
   ]);
   for (const record of clients.values()) await durable.clients.upsert(record);
 
