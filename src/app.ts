@@ -50,7 +50,7 @@ const TEMPLATES_DIR = join(import.meta.dirname, '..', 'templates');
 const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 /** What the grants, introspection and revocation need (each request binds the audit to itself). */
-type GrantBase = GrantsDeps & IntrospectionDeps & RevocationDeps;
+type ApiDeps = GrantsDeps & IntrospectionDeps & RevocationDeps;
 
 export async function buildApp(config: Config, services: Services, logger: Logger): Promise<FastifyInstance> {
   const app = Fastify({
@@ -136,7 +136,7 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
     if (event === 'sign_in') metrics.signIns.inc({ result: String(fields.result) });
     if (event === 'sign_in' && fields.result === 'throttled') metrics.rateLimited.inc({ kind: 'sign_in' });
   });
-  const grantDeps: GrantBase = {
+  const grantDeps: ApiDeps = {
     issuer: config.issuer,
     clock,
     keys,
@@ -218,7 +218,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
 }
 
 /** Token, userinfo, revocation (with per-client CORS) and introspection (without). */
-async function registerApiRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: GrantBase, audit: RequestAudit): Promise<void> {
+async function registerApiRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: ApiDeps, audit: RequestAudit): Promise<void> {
   const { clock, keys, ephemeral, users, clients } = services;
   await app.register(async (corsScope) => {
     // The plugin's OPTIONS route is global: the path decides, so introspection never says yes.

@@ -37,7 +37,7 @@ const paramsSchema = z.object({ refresh_token: z.string(), scope: z.string().opt
 const invalidGrant = (detail: string) => new OAuthError('invalid_grant', 'The refresh token is invalid, expired or revoked.', { detail });
 
 /** RFC 6749 §6: the scope may narrow what was granted, never widen it. */
-export function narrowedScopes(asked: string | undefined, granted: string[]): string[] {
+function narrowedScopes(asked: string | undefined, granted: string[]): string[] {
   const scopes = parseScope(asked);
   if (scopes.length === 0) return granted;
   const wider = scopes.find((s) => !granted.includes(s));

@@ -66,7 +66,7 @@ function accountName(user: UserRecord): string {
 }
 
 /** Every check of the request; any failure is an error page, never a redirect. */
-export async function validateLogoutRequest(params: Params, deps: Pick<EndSessionDeps, 'issuer' | 'clock' | 'keys' | 'clients'>): Promise<LogoutRequest> {
+async function validateLogoutRequest(params: Params, deps: Pick<EndSessionDeps, 'issuer' | 'clock' | 'keys' | 'clients'>): Promise<LogoutRequest> {
   let hint: TokenClaims | undefined;
   if (params.id_token_hint !== undefined) {
     // An expired hint still says who it was for; a hint signed by a key not yet retired verifies.
