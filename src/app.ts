@@ -12,7 +12,9 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { OAuthError } from './errors.ts';
-import type { GrantDeps } from './grants/common.ts';
+import { createGrants, type GrantsDeps } from './grants/index.ts';
+import type { IntrospectionDeps } from './protocol/introspection.ts';
+import type { RevocationDeps } from './protocol/revocation.ts';
 import { createRequestAudit, type RequestAudit } from './routes/shared/audit.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { metricsRoutes } from './routes/metrics.ts';
@@ -47,8 +49,8 @@ const TEMPLATES_DIR = join(import.meta.dirname, '..', 'templates');
 /** OAuth and OIDC requests are small forms; anything larger is refused with 413. */
 const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
-/** What the grants need but the audit, which each request binds to itself. */
-type GrantBase = Omit<GrantDeps, 'audit'>;
+/** What the grants, introspection and revocation need (each request binds the audit to itself). */
+type ApiDeps = GrantsDeps & IntrospectionDeps & RevocationDeps;
 
 export async function buildApp(config: Config, services: Services, logger: Logger): Promise<FastifyInstance> {
   const app = Fastify({
@@ -134,7 +136,7 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
     if (event === 'sign_in') metrics.signIns.inc({ result: String(fields.result) });
     if (event === 'sign_in' && fields.result === 'throttled') metrics.rateLimited.inc({ kind: 'sign_in' });
   });
-  const grantDeps: GrantBase = {
+  const grantDeps: ApiDeps = {
     issuer: config.issuer,
     clock,
     keys,
@@ -193,20 +195,22 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     flow,
   });
   await app.register(logoutRoutes, {
-    issuer: config.issuer,
     page,
     secureCookies,
-    csrfKey: deriveKeyring(services.secrets, 'cookies'),
-    clock,
-    keys,
-    clients,
-    users,
-    sessions,
-    refreshTokens: durable.refreshTokens,
-    accessTokens: durable.accessTokens,
-    revocations: services.revocations,
     audit,
-    ...(upstream ? { continueUpstream: (idToken: string, trip: SignOutTrip) => upstreamSignOutUrl(upstream, idToken, trip) } : {}),
+    endSession: {
+      issuer: config.issuer,
+      csrfKey: deriveKeyring(services.secrets, 'cookies'),
+      clock,
+      keys,
+      clients,
+      users,
+      sessions,
+      refreshTokens: durable.refreshTokens,
+      accessTokens: durable.accessTokens,
+      revocations: services.revocations,
+      ...(upstream ? { continueUpstream: (idToken: string, trip: SignOutTrip) => upstreamSignOutUrl(upstream, idToken, trip) } : {}),
+    },
   });
   if (upstream) {
     await app.register(upstreamRoutes, { ...upstream, page, secureCookies, interactions, sessions, flow });
@@ -214,7 +218,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
 }
 
 /** Token, userinfo, revocation (with per-client CORS) and introspection (without). */
-async function registerApiRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: GrantBase, audit: RequestAudit): Promise<void> {
+async function registerApiRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: ApiDeps, audit: RequestAudit): Promise<void> {
   const { clock, keys, ephemeral, users, clients } = services;
   await app.register(async (corsScope) => {
     // The plugin's OPTIONS route is global: the path decides, so introspection never says yes.
@@ -227,12 +231,12 @@ async function registerApiRoutes(app: FastifyInstance, config: Config, services:
       },
     });
     const rateLimiter = createRateLimiter(ephemeral, clock, config.tokenRateLimit);
-    await corsScope.register(tokenRoutes, { clients, grantDeps, audit, rateLimiter });
+    await corsScope.register(tokenRoutes, { clients, clock, grants: createGrants(grantDeps), audit, rateLimiter });
     await corsScope.register(userinfoRoutes, { issuer: config.issuer, clock, keys, revocations: services.revocations, users, clients });
-    await corsScope.register(revokeRoutes, { clients, grantDeps, audit });
+    await corsScope.register(revokeRoutes, { clients, revocation: grantDeps, audit });
   });
   // RFC 7662 §4 and interface.md: introspection never answers browsers of another origin.
-  await app.register(introspectRoutes, { clients, grantDeps, audit });
+  await app.register(introspectRoutes, { clients, introspection: grantDeps, audit });
 }
 
 /** What the pages need to know: where they live, and the brand they show. */

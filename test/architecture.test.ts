@@ -48,8 +48,8 @@ describe('architecture', () => {
     expect(importers.map((f) => f.file)).toStrictEqual([]);
   });
 
-  it('keeps grants, tokens, sessions, sources and store free of Fastify and of the routes', () => {
-    const layered = files.filter(({ file }) => /^(grants|tokens|sessions|sources|store)\//.test(file));
+  it('keeps grants, protocol, tokens, sessions, sources and store free of Fastify and of the routes', () => {
+    const layered = files.filter(({ file }) => /^(grants|protocol|tokens|sessions|sources|store)\//.test(file));
     const offenders = layered.filter(({ imports }) => imports.some((s) => s.startsWith('fastify') || s.includes('/routes/') || s.includes('../app.ts')));
     expect(offenders.map((f) => f.file)).toStrictEqual([]);
   });

@@ -7,11 +7,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { OAuthError } from '../errors.ts';
-import type { ClientRecord, EphemeralWrite } from '../store/types.ts';
+import type { Audit } from '../protocol/audit.ts';
+import type { AccessTokenRepository, ClientRecord, EphemeralStore, EphemeralWrite, RefreshTokenRepository, UserRepository } from '../store/types.ts';
 import { hashToken, randomToken } from '../tokens/opaque.ts';
 import { verifyPkce } from '../tokens/pkce.ts';
-import { revokedFamilyTokens } from '../tokens/revocation.ts';
-import type { Grant, GrantDeps } from './common.ts';
+import type { RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
+import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation.ts';
+import { defineGrant, type Grant, type RefreshLifetime, type SigningDeps } from './common.ts';
 import { assertUserMayReceiveTokens, mintUserTokens, type Authorization, type FamilyIssue } from './user-tokens.ts';
 
 /** interface.md: a code is valid for 5 minutes. */
@@ -38,8 +40,21 @@ export function newCode(record: CodeRecord): { code: string; write: EphemeralWri
   return { code, write: { op: 'set', ns: NS.code, key: hashToken(code), value: record, ttlSeconds: CODE_TTL_SECONDS } };
 }
 
+export interface AuthorizationCodeDeps extends SigningDeps {
+  ephemeral: EphemeralStore;
+  users: Pick<UserRepository, 'getById'>;
+  refreshTokens: Pick<RefreshTokenRepository, 'createFamily' | 'revokeFamily'>;
+  refreshTokenCodec: Pick<RefreshTokenCodec, 'issue' | 'accessJti'>;
+  accessTokens: Pick<AccessTokenRepository, 'record'>;
+  revocations: Pick<RevocationList, 'revoke'>;
+  refreshLifetime: RefreshLifetime;
+}
+
+/** The deps of one redemption: the grant's, and the request's audit. */
+type Redemption = AuthorizationCodeDeps & { audit: Audit };
+
 /** Stores a code record under the code's hash and returns the code. */
-export async function issueCode(deps: Pick<GrantDeps, 'ephemeral'>, record: CodeRecord): Promise<string> {
+export async function issueCode(deps: Pick<AuthorizationCodeDeps, 'ephemeral'>, record: CodeRecord): Promise<string> {
   const { code, write } = newCode(record);
   await deps.ephemeral.write([write]);
   return code;
@@ -50,14 +65,12 @@ const paramsSchema = z.object({
   redirect_uri: z.string(),
   code_verifier: z.string(),
 });
-type Params = z.infer<typeof paramsSchema>;
 
 const invalidGrant = (detail: string) => new OAuthError('invalid_grant', 'The authorization code is invalid, expired or already used.', { detail });
 
-export const authorizationCodeGrant: Grant<Params> = {
-  grantType: 'authorization_code',
-  paramsSchema,
-  async handle(params, { client }, deps) {
+export function createAuthorizationCodeGrant(grantDeps: AuthorizationCodeDeps): Grant {
+  return defineGrant('authorization_code', paramsSchema, async (params, { client }, audit) => {
+    const deps: Redemption = { ...grantDeps, audit };
     const codeHash = hashToken(params.code);
     const consumed = await deps.ephemeral.consume<CodeRecord>(NS.code, codeHash);
     if (!consumed) throw invalidGrant('unknown or expired code');
@@ -87,8 +100,8 @@ export const authorizationCodeGrant: Grant<Params> = {
     await recordIssued(codeHash, { jti: issued.jti, accessExpiresAt: issued.accessExpiresAt, familyId }, deps);
     deps.audit('token_issued', { grant: 'authorization_code', client_id: client.clientId, user_id: user.id, refresh: familyId !== null });
     return issued.response;
-  },
-};
+  });
+}
 
 /** interface.md: a refresh token only with the refresh grant and offline_access. */
 function mayRefresh(client: ClientRecord, record: CodeRecord): boolean {
@@ -99,7 +112,7 @@ function mayRefresh(client: ClientRecord, record: CodeRecord): boolean {
  * A new refresh token family at generation 0: its first token, and its row (written after
  * signing, with the expiry of the access token signed).
  */
-function newFamily(record: CodeRecord, client: ClientRecord, now: number, deps: GrantDeps) {
+function newFamily(record: CodeRecord, client: ClientRecord, now: number, deps: AuthorizationCodeDeps) {
   const familyId = randomUUID();
   const tokenSalt = randomBytes(32);
   const issue: FamilyIssue = {
@@ -128,7 +141,7 @@ function newFamily(record: CodeRecord, client: ClientRecord, now: number, deps: 
  * Remembers what the first redemption issued. If a second redemption came in while the first
  * was minting, it left a mark instead; then the first revokes its own tokens now.
  */
-async function recordIssued(codeHash: string, issued: IssuedFromCode, deps: GrantDeps): Promise<void> {
+async function recordIssued(codeHash: string, issued: IssuedFromCode, deps: Redemption): Promise<void> {
   // Sent together: one connection keeps them in this order, in one round trip.
   const [, reused] = await Promise.all([
     deps.ephemeral.set(NS.issued, codeHash, issued, CODE_TTL_SECONDS),
@@ -137,13 +150,13 @@ async function recordIssued(codeHash: string, issued: IssuedFromCode, deps: Gran
   if (reused) await revoke(issued, deps);
 }
 
-async function revokeIssuedFromCode(codeHash: string, deps: GrantDeps): Promise<void> {
+async function revokeIssuedFromCode(codeHash: string, deps: Redemption): Promise<void> {
   const issued = await deps.ephemeral.get<IssuedFromCode>(NS.issued, codeHash);
   if (issued) await revoke(issued, deps);
   else await deps.ephemeral.set(NS.reused, codeHash, 1, CODE_TTL_SECONDS);
 }
 
-async function revoke(issued: IssuedFromCode, deps: GrantDeps): Promise<void> {
+async function revoke(issued: IssuedFromCode, deps: Redemption): Promise<void> {
   await deps.revocations.revoke([{ jti: issued.jti, exp: issued.accessExpiresAt }]);
   if (issued.familyId) {
     const revoked = await deps.refreshTokens.revokeFamily(issued.familyId, 'authorization code reused', new Date(deps.clock()));

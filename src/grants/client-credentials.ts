@@ -9,10 +9,9 @@ import { OAuthError } from '../errors.ts';
 import type { ClientRecord } from '../store/types.ts';
 import { signJwt } from '../tokens/jwt.ts';
 import { OIDC_SCOPES, SERVICE_SCOPES, parseScope } from '../scopes.ts';
-import type { Grant } from './common.ts';
+import { defineGrant, type Grant, type SigningDeps } from './common.ts';
 
 const paramsSchema = z.object({ scope: z.string().optional() });
-type Params = z.infer<typeof paramsSchema>;
 
 /**
  * The scopes granted: each asked-for scope must be allowed to the client and be an API scope.
@@ -28,10 +27,10 @@ function grantedScopes(client: ClientRecord, asked: string[]): string[] {
   return asked;
 }
 
-export const clientCredentialsGrant: Grant<Params> = {
-  grantType: 'client_credentials',
-  paramsSchema,
-  async handle(params, { client, method }, deps) {
+export type ClientCredentialsDeps = SigningDeps;
+
+export function createClientCredentialsGrant(deps: ClientCredentialsDeps): Grant {
+  return defineGrant('client_credentials', paramsSchema, async (params, { client, method }, audit) => {
     if (method === 'none') throw new OAuthError('unauthorized_client', 'Public clients may not use the client credentials grant.');
     const scopes = grantedScopes(client, parseScope(params.scope));
     const iat = epochSeconds(deps.clock);
@@ -46,7 +45,7 @@ export const clientCredentialsGrant: Grant<Params> = {
       scope,
       name: client.displayName || client.clientId,
     });
-    deps.audit('token_issued', { grant: 'client_credentials', client_id: client.clientId });
+    audit('token_issued', { grant: 'client_credentials', client_id: client.clientId });
     return { access_token: accessToken, token_type: 'Bearer', expires_in: client.accessTokenLifetime, scope };
-  },
-};
+  });
+}

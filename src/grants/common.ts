@@ -1,11 +1,16 @@
-/** What every grant shares: scopes, the deps a grant may use, the token response. */
+/**
+ * What every grant shares: the shape of a grant as the token endpoint sees it, the token
+ * response, and the few services that signing a token needs. Each grant declares its own deps
+ * beside its code; `defineGrant` binds a grant's schema to its handler, so the registry holds
+ * grants of one type without casts.
+ */
 import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
-import type { AccessTokenRepository, EphemeralStore, GrantType, RefreshTokenRepository, UserRecord, UserRepository } from '../store/types.ts';
+import type { Audit } from '../protocol/audit.ts';
+import type { AuthenticatedClient } from '../protocol/client-auth.ts';
+import { parseParams, type Params } from '../protocol/params.ts';
+import type { GrantType } from '../store/types.ts';
 import type { KeyManager } from '../tokens/keys.ts';
-import type { RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
-import type { RevocationList } from '../tokens/revocation.ts';
-import type { AuthenticatedClient } from './client-auth.ts';
 
 export interface TokenResponse {
   access_token: string;
@@ -23,28 +28,24 @@ export interface RefreshLifetime {
   absoluteSeconds: number;
 }
 
-/** What the grants may use. */
-export interface GrantDeps {
+/** What signing this service's tokens takes. */
+export interface SigningDeps {
   issuer: string;
   clock: Clock;
   keys: KeyManager;
-  ephemeral: EphemeralStore;
-  revocations: RevocationList;
-  users: Pick<UserRepository, 'getById'>;
-  /** The user as the sign-in source knows them now (a directory is asked again); undefined when gone. */
-  currentUser(user: UserRecord): Promise<UserRecord | undefined>;
-  refreshTokens: RefreshTokenRepository;
-  refreshTokenCodec: RefreshTokenCodec;
-  accessTokens: Pick<AccessTokenRepository, 'record'>;
-  refreshLifetime: RefreshLifetime;
-  /** Seconds a rotated-out refresh token still gets its successor response again. */
-  refreshReuseGraceSeconds: number;
-  /** An audit event (one log line operators can alert on). */
-  audit(event: string, fields: Record<string, unknown>): void;
 }
 
-export interface Grant<P> {
+export interface Grant {
   grantType: GrantType;
-  paramsSchema: z.ZodType<P>;
-  handle(params: P, client: AuthenticatedClient, deps: GrantDeps): Promise<TokenResponse>;
+  /** Parses the grant's own parameters (`invalid_request`), then answers with tokens or throws OAuthError. */
+  handle(params: Params, client: AuthenticatedClient, audit: Audit): Promise<TokenResponse>;
+}
+
+/** A grant from its parameter schema and its handler of the parsed parameters. */
+export function defineGrant<P>(
+  grantType: GrantType,
+  paramsSchema: z.ZodType<P>,
+  handle: (params: P, client: AuthenticatedClient, audit: Audit) => Promise<TokenResponse>,
+): Grant {
+  return { grantType, handle: (params, client, audit) => handle(parseParams(paramsSchema, params), client, audit) };
 }

@@ -9,14 +9,30 @@
 import { z } from 'zod';
 import { OAuthError } from '../errors.ts';
 import { isStandardScope, parseScope } from '../scopes.ts';
-import type { ClientRecord, RefreshFamilyState } from '../store/types.ts';
-import { revokedFamilyTokens } from '../tokens/revocation.ts';
-import type { Grant, GrantDeps, TokenResponse } from './common.ts';
-import { currentGenerationIssuedAt, findRefreshToken } from './token-lookup.ts';
+import type { Audit } from '../protocol/audit.ts';
+import { currentGenerationIssuedAt, findRefreshToken, type RefreshLookupDeps } from '../protocol/token-lookup.ts';
+import type { ClientRecord, RefreshFamilyState, RefreshTokenRepository, UserRecord, UserRepository } from '../store/types.ts';
+import type { RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
+import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation.ts';
+import { defineGrant, type Grant, type RefreshLifetime, type SigningDeps, type TokenResponse } from './common.ts';
 import { assertUserMayReceiveTokens, mintUserTokens } from './user-tokens.ts';
 
+export interface RefreshTokenDeps extends SigningDeps, RefreshLookupDeps {
+  users: Pick<UserRepository, 'getById'>;
+  /** The user as the sign-in source knows them now (a directory is asked again); undefined when gone. */
+  currentUser(user: UserRecord): Promise<UserRecord | undefined>;
+  refreshTokens: RefreshLookupDeps['refreshTokens'] & Pick<RefreshTokenRepository, 'advance' | 'revokeFamily'>;
+  refreshTokenCodec: RefreshLookupDeps['refreshTokenCodec'] & Pick<RefreshTokenCodec, 'issue' | 'accessJti'>;
+  revocations: Pick<RevocationList, 'revoke'>;
+  refreshLifetime: Pick<RefreshLifetime, 'idleSeconds'>;
+  /** Seconds a rotated-out refresh token still gets its successor response again. */
+  refreshReuseGraceSeconds: number;
+}
+
+/** The deps of one refresh: the grant's, and the request's audit. */
+type Refresh = RefreshTokenDeps & { audit: Audit };
+
 const paramsSchema = z.object({ refresh_token: z.string(), scope: z.string().optional() });
-type Params = z.infer<typeof paramsSchema>;
 
 const invalidGrant = (detail: string) => new OAuthError('invalid_grant', 'The refresh token is invalid, expired or revoked.', { detail });
 
@@ -29,24 +45,32 @@ function narrowedScopes(asked: string | undefined, granted: string[]): string[] 
   return scopes;
 }
 
+/**
+ * The scopes a new generation carries: those asked for (or all granted), less any API scope
+ * removed from the client since the sign-in (idp scopes remove). Reads nothing: checked before
+ * the user is looked up or anything is signed.
+ */
+function generationScopes(asked: string | undefined, family: RefreshFamilyState, client: ClientRecord): string[] {
+  return narrowedScopes(asked, family.scopes).filter((s) => isStandardScope(s) || client.scopes.includes(s));
+}
+
 /** When the successor of `generation` was issued, if that was within the grace window. */
-function successorIssuedInGrace(family: RefreshFamilyState, generation: number, deps: GrantDeps): Date | undefined {
+function successorIssuedInGrace(family: RefreshFamilyState, generation: number, deps: RefreshTokenDeps): Date | undefined {
   // 0: the generation just rotated out; 1: the one before it; and so on.
   const back = family.generation - 1 - generation;
   const issuedAt = back === 0 ? family.rotatedAt : family.earlierRotations[back - 1];
   return issuedAt && deps.clock() - issuedAt.getTime() <= deps.refreshReuseGraceSeconds * 1000 ? issuedAt : undefined;
 }
 
-/** Signs the tokens of one generation of a family, issued at `iat` (seconds). */
-async function mintGeneration(family: RefreshFamilyState, generation: number, iat: number, client: ClientRecord, params: Params, deps: GrantDeps) {
+/** Signs the tokens of one generation of a family with `scopes`, issued at `iat` (seconds). */
+async function mintGeneration(family: RefreshFamilyState, generation: number, iat: number, client: ClientRecord, scopes: string[], deps: Refresh) {
   const stored = await deps.users.getById(family.userId);
   // A directory account disabled or removed since the sign-in ends the session here.
   const user = stored ? await deps.currentUser(stored) : undefined;
   assertUserMayReceiveTokens(user);
   return mintUserTokens(user, client, {
     userId: family.userId,
-    // An API scope removed since the sign-in (idp scopes remove) is granted no more.
-    scopes: narrowedScopes(params.scope, family.scopes).filter((s) => isStandardScope(s) || client.scopes.includes(s)),
+    scopes,
     authTime: Math.floor(family.authTime.getTime() / 1000),
     amr: family.amr,
     // OIDC Core §12.2: a refreshed ID token carries no nonce.
@@ -62,17 +86,18 @@ async function mintGeneration(family: RefreshFamilyState, generation: number, ia
 }
 
 /** The response that rotated `generation` out, signed again. */
-async function successorAgain(family: RefreshFamilyState, generation: number, issuedAt: Date, client: ClientRecord, params: Params, deps: GrantDeps): Promise<TokenResponse> {
+async function successorAgain(family: RefreshFamilyState, generation: number, issuedAt: Date, client: ClientRecord, scopes: string[], deps: Refresh): Promise<TokenResponse> {
   const iat = Math.floor(issuedAt.getTime() / 1000);
-  return (await mintGeneration(family, generation + 1, iat, client, params, deps)).response;
+  return (await mintGeneration(family, generation + 1, iat, client, scopes, deps)).response;
 }
 
 /** Moves a family on from its current generation; signed before the rotation commits, so a failure leaves the token usable. */
-async function rotate(family: RefreshFamilyState, client: ClientRecord, params: Params, deps: GrantDeps): Promise<TokenResponse> {
+async function rotate(family: RefreshFamilyState, client: ClientRecord, asked: string | undefined, deps: Refresh): Promise<TokenResponse> {
   const now = deps.clock();
   if (family.tokenExpiresAt.getTime() <= now || family.expiresAt.getTime() <= now) throw invalidGrant('refresh token expired');
+  const scopes = generationScopes(asked, family, client);
   const iat = Math.floor(now / 1000);
-  const issued = await mintGeneration(family, family.generation + 1, iat, client, params, deps);
+  const issued = await mintGeneration(family, family.generation + 1, iat, client, scopes, deps);
   const advanced = await deps.refreshTokens.advance({
     familyId: family.id,
     clientId: client.clientId,
@@ -91,21 +116,21 @@ async function rotate(family: RefreshFamilyState, client: ClientRecord, params: 
   const after = await deps.refreshTokens.get(family.id);
   const issuedAt = after && after.revokedAt === null ? successorIssuedInGrace(after, family.generation, deps) : undefined;
   if (!after || !issuedAt) throw invalidGrant('refresh token not current');
-  return issuedAt.getTime() === iat * 1000 ? issued.response : successorAgain(after, family.generation, issuedAt, client, params, deps);
+  return issuedAt.getTime() === iat * 1000 ? issued.response : successorAgain(after, family.generation, issuedAt, client, scopes, deps);
 }
 
-export const refreshTokenGrant: Grant<Params> = {
-  grantType: 'refresh_token',
-  paramsSchema,
-  async handle(params, { client }, deps): Promise<TokenResponse> {
+export function createRefreshTokenGrant(grantDeps: RefreshTokenDeps): Grant {
+  return defineGrant('refresh_token', paramsSchema, async (params, { client }, audit) => {
+    const deps: Refresh = { ...grantDeps, audit };
+    // The one read before the checks: the family says what was granted.
     const found = await findRefreshToken(params.refresh_token, deps);
     if (!found || found.family.clientId !== client.clientId) throw invalidGrant('unknown refresh token, or another client\'s');
     const { family, generation } = found;
     if (family.revokedAt) throw invalidGrant('family revoked');
-    if (generation === family.generation) return rotate(family, client, params, deps);
+    if (generation === family.generation) return rotate(family, client, params.scope, deps);
     if (generation > family.generation) throw invalidGrant('refresh token of a generation not issued');
     const issuedAt = successorIssuedInGrace(family, generation, deps);
-    if (issuedAt) return successorAgain(family, generation, issuedAt, client, params, deps);
+    if (issuedAt) return successorAgain(family, generation, issuedAt, client, generationScopes(params.scope, family, client), deps);
     const now = deps.clock();
     const revoked = await deps.refreshTokens.revokeFamily(family.id, 'refresh token reused', new Date(now));
     // Only the request that revoked the family reports it (two thieves' requests at once: one event).
@@ -120,5 +145,5 @@ export const refreshTokenGrant: Grant<Params> = {
       });
     }
     throw invalidGrant('rotated-out refresh token reused: family revoked');
-  },
-};
+  });
+}

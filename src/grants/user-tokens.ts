@@ -10,7 +10,7 @@ import { OAuthError } from '../errors.ts';
 import type { ClientRecord, UserRecord } from '../store/types.ts';
 import { acrFor, permittedClaims, userClaims, type ClaimsRequest } from '../tokens/claims.ts';
 import { signJwt } from '../tokens/jwt.ts';
-import type { GrantDeps, TokenResponse } from './common.ts';
+import type { SigningDeps, TokenResponse } from './common.ts';
 
 /** What an authorization granted; kept with the code, and with the refresh token family. */
 export interface Authorization {
@@ -60,7 +60,7 @@ export async function mintUserTokens(
   user: UserRecord,
   client: ClientRecord,
   authorization: Authorization,
-  deps: GrantDeps,
+  deps: SigningDeps,
   family?: FamilyIssue,
 ): Promise<IssuedTokens> {
   const iat = family?.iat ?? epochSeconds(deps.clock);

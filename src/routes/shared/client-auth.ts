@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../clock.ts';
 import { OAuthError } from '../../errors.ts';
-import { authenticateClient, type AuthenticatedClient } from '../../grants/client-auth.ts';
+import { authenticateClient, type AuthenticatedClient } from '../../protocol/client-auth.ts';
 import type { ClientsCache } from '../../store/clients-cache.ts';
 import type { ClientRecord } from '../../store/types.ts';
 import type { RequestAudit } from './audit.ts';

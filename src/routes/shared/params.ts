@@ -1,9 +1,8 @@
 /**
- * Form and query parameters -> typed values, or `invalid_request`. Wire names stay as the RFCs
- * spell them; a parameter sent twice is refused (RFC 6749 §3.1, §3.2: MUST NOT be included
- * more than once).
+ * Form and query parameters -> single string values, or `invalid_request` (protocol/params.ts
+ * parses them with a schema). Wire names stay as the RFCs spell them; a parameter sent twice is
+ * refused (RFC 6749 §3.1, §3.2: MUST NOT be included more than once).
  */
-import type { z } from 'zod';
 import { OAuthError } from '../../errors.ts';
 
 export type Params = Record<string, string>;
@@ -23,14 +22,4 @@ export function singleValued(input: unknown): Params {
     if (value !== '') params[name] = value;
   }
   return params;
-}
-
-/** Parses parameters with a zod schema; the first problem becomes the error description. */
-export function parseParams<T>(schema: z.ZodType<T>, params: Params): T {
-  const result = schema.safeParse(params);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const name = issue?.path.join('.') || 'request';
-  const missing = issue?.code === 'invalid_type' && params[name] === undefined;
-  throw new OAuthError('invalid_request', missing ? `The ${name} parameter is required.` : `The ${name} parameter is invalid.`);
 }

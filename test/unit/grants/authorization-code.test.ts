@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthErrorCode } from '../../../src/errors.ts';
-import { authorizationCodeGrant, issueCode, type CodeRecord } from '../../../src/grants/authorization-code.ts';
+import { issueCode, type CodeRecord } from '../../../src/grants/authorization-code.ts';
 import type { TokenResponse } from '../../../src/grants/common.ts';
 import { REDIRECT, jwtPayload, openHarness, outcome, pkce, type Harness } from './grant-harness.ts';
 
@@ -52,7 +52,7 @@ describe('authorization code grant', () => {
   }
 
   const redeem = (issued: Issued, clientId = 'web', redirectUri = REDIRECT, verifier = issued.verifier): Promise<TokenResponse> =>
-    authorizationCodeGrant.handle({ code: issued.code, redirect_uri: redirectUri, code_verifier: verifier }, h.client(clientId), h.deps);
+    h.grants.code.handle({ code: issued.code, redirect_uri: redirectUri, code_verifier: verifier }, h.client(clientId), h.log);
 
   for (const c of cases) {
     it(c.name, async () => {

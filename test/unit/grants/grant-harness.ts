@@ -5,11 +5,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { OAuthError } from '../../../src/errors.ts';
-import { authorizationCodeGrant, issueCode, type CodeRecord } from '../../../src/grants/authorization-code.ts';
-import type { AuthenticatedClient } from '../../../src/grants/client-auth.ts';
-import type { GrantDeps, RefreshLifetime, TokenResponse } from '../../../src/grants/common.ts';
-import { refreshTokenGrant } from '../../../src/grants/refresh-token.ts';
-import { findRefreshToken } from '../../../src/grants/token-lookup.ts';
+import { createAuthorizationCodeGrant, issueCode, type CodeRecord } from '../../../src/grants/authorization-code.ts';
+import { createClientCredentialsGrant } from '../../../src/grants/client-credentials.ts';
+import type { Grant, RefreshLifetime, TokenResponse } from '../../../src/grants/common.ts';
+import type { GrantsDeps } from '../../../src/grants/index.ts';
+import { createRefreshTokenGrant } from '../../../src/grants/refresh-token.ts';
+import type { Audit } from '../../../src/protocol/audit.ts';
+import type { AuthenticatedClient } from '../../../src/protocol/client-auth.ts';
+import type { IntrospectionDeps } from '../../../src/protocol/introspection.ts';
+import type { RevocationDeps } from '../../../src/protocol/revocation.ts';
+import { findRefreshToken } from '../../../src/protocol/token-lookup.ts';
 import { createMemoryEphemeralStore } from '../../../src/store/ephemeral/memory.ts';
 import { openDurableStore } from '../../../src/store/sql/durable.ts';
 import type { ClientRecord, DurableStore, EphemeralStore, RefreshFamilyState, UserRecord } from '../../../src/store/types.ts';
@@ -29,11 +34,18 @@ export interface AuditEvent {
   fields: Record<string, unknown>;
 }
 
+/** Everything the grants, introspection and revocation use, as the app wires it. */
+export type HarnessDeps = GrantsDeps & IntrospectionDeps & RevocationDeps;
+
 export interface Harness {
   durable: DurableStore;
   ephemeral: EphemeralStore;
   keys: KeyManager;
-  deps: GrantDeps;
+  deps: HarnessDeps;
+  /** The grants, made over `deps`. */
+  grants: { code: Grant; refresh: Grant; clientCredentials: Grant };
+  /** The audit a request is handed: records each event into `audit`. */
+  log: Audit;
   /** Milliseconds since the epoch, as the injected clock reads. */
   now(): number;
   /** Moves the injected clock forward. */
@@ -62,6 +74,7 @@ export interface HarnessOptions {
 
 export const SECRET = 'unit-test-client-secret-0123456789abcdefghij';
 export const REDIRECT = 'https://rp.example/cb';
+export const POST_LOGOUT_REDIRECT = 'https://rp.example/signed-out';
 
 function clientRecord(clientId: string, overrides: Partial<ClientRecord> = {}): ClientRecord {
   return {
@@ -87,6 +100,9 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     ['web', clientRecord('web')],
     ['other', clientRecord('other')],
     ['service', clientRecord('service', { grantTypes: ['client_credentials'], scopes: ['orders.read', 'orders.write'], displayName: 'Order service' })],
+    // For end session: a client with a post-logout redirect URI, and a disabled one.
+    ['rp', clientRecord('rp', { postLogoutRedirectUris: [POST_LOGOUT_REDIRECT] })],
+    ['disabled', clientRecord('disabled', { enabled: false })],
   ]);
   for (const record of clients.values()) await durable.clients.upsert(record);
 
@@ -106,7 +122,8 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
   const user = await addUser('alice');
 
   const audit: AuditEvent[] = [];
-  const deps: GrantDeps = {
+  const log: Audit = (event, fields) => audit.push({ event, fields });
+  const deps: HarnessDeps = {
     issuer: ISSUER,
     clock,
     keys,
@@ -120,8 +137,8 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     accessTokens: durable.accessTokens,
     refreshLifetime: options.refreshLifetime ?? { idleSeconds: 3600, absoluteSeconds: 4 * 3600 },
     refreshReuseGraceSeconds: options.graceSeconds ?? 10,
-    audit: (event, fields) => audit.push({ event, fields }),
   };
+  const grants = { code: createAuthorizationCodeGrant(deps), refresh: createRefreshTokenGrant(deps), clientCredentials: createClientCredentialsGrant(deps) };
 
   const client = (clientId: string): AuthenticatedClient => {
     const record = clients.get(clientId);
@@ -130,7 +147,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
   };
 
   return {
-    durable, ephemeral, keys, deps, audit, user, addUser,
+    durable, ephemeral, keys, deps, grants, log, audit, user, addUser,
     now: () => now,
     advance(seconds) {
       now += seconds * 1000;
@@ -143,12 +160,12 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
         clientId, redirectUri: REDIRECT, codeChallenge: challenge,
       };
       const code = await issueCode(deps, record);
-      const response = await authorizationCodeGrant.handle({ code, redirect_uri: REDIRECT, code_verifier: verifier }, client(clientId), deps);
+      const response = await grants.code.handle({ code, redirect_uri: REDIRECT, code_verifier: verifier }, client(clientId), log);
       if (!response.refresh_token) throw new Error('no refresh token issued');
       return response as TokenResponse & { refresh_token: string };
     },
     refresh(refreshToken, clientId = 'web', scope) {
-      return refreshTokenGrant.handle({ refresh_token: refreshToken, ...(scope !== undefined ? { scope } : {}) }, client(clientId), deps);
+      return grants.refresh.handle({ refresh_token: refreshToken, ...(scope !== undefined ? { scope } : {}) }, client(clientId), log);
     },
     async refreshState(refreshToken) {
       const found = await findRefreshToken(refreshToken, deps);

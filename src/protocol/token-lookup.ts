@@ -4,11 +4,25 @@
  * the family's salt; or, issued before generations, by hash), tried in the order the hint
  * suggests (RFC 7009 §2.1: a wrong hint only changes the order).
  */
-import { epochSeconds } from '../clock.ts';
-import type { RefreshFamilyState } from '../store/types.ts';
+import { epochSeconds, type Clock } from '../clock.ts';
+import type { RefreshFamilyState, RefreshTokenRepository } from '../store/types.ts';
 import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
+import type { KeyManager } from '../tokens/keys.ts';
 import { hashToken } from '../tokens/opaque.ts';
-import type { GrantDeps } from './common.ts';
+import type { RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
+
+/** What finding a refresh token reads: the families, and the codec that checks a token is ours. */
+export interface RefreshLookupDeps {
+  refreshTokens: Pick<RefreshTokenRepository, 'get' | 'findLegacy'>;
+  refreshTokenCodec: Pick<RefreshTokenCodec, 'read' | 'isGenuine'>;
+}
+
+/** What finding any token reads: the refresh token lookup, and the keys that verify access tokens. */
+export interface TokenLookupDeps extends RefreshLookupDeps {
+  issuer: string;
+  clock: Clock;
+  keys: KeyManager;
+}
 
 export type FoundToken =
   | { kind: 'access'; payload: TokenClaims & { jti?: string; client_id?: string } }
@@ -26,14 +40,14 @@ const LEGACY_REFRESH_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 
-async function findAccess(token: string, deps: GrantDeps, allowExpired: boolean): Promise<FoundToken | undefined> {
+async function findAccess(token: string, deps: TokenLookupDeps): Promise<FoundToken | undefined> {
   if (!looksLikeJwt(token)) return undefined;
-  const payload = await verifyJwt(deps.keys, 'access', token, { issuer: deps.issuer, now: epochSeconds(deps.clock), allowExpired });
+  const payload = await verifyJwt(deps.keys, 'access', token, { issuer: deps.issuer, now: epochSeconds(deps.clock) });
   return payload ? { kind: 'access', payload } : undefined;
 }
 
 /** The family and generation of a refresh token this service issued; undefined for anything else. */
-export async function findRefreshToken(token: string, deps: Pick<GrantDeps, 'refreshTokens' | 'refreshTokenCodec'>): Promise<PresentedRefresh | undefined> {
+export async function findRefreshToken(token: string, deps: RefreshLookupDeps): Promise<PresentedRefresh | undefined> {
   const presented = deps.refreshTokenCodec.read(token);
   if (presented) {
     const family = await deps.refreshTokens.get(presented.familyId);
@@ -46,15 +60,16 @@ export async function findRefreshToken(token: string, deps: Pick<GrantDeps, 'ref
   return legacy && family ? { family, generation: legacy.current ? 0 : -1 } : undefined;
 }
 
-async function findRefresh(token: string, deps: GrantDeps): Promise<FoundToken | undefined> {
+async function findRefresh(token: string, deps: RefreshLookupDeps): Promise<FoundToken | undefined> {
   const found = await findRefreshToken(token, deps);
   return found ? { kind: 'refresh', ...found } : undefined;
 }
 
-export async function findToken(token: string, hint: string | undefined, deps: GrantDeps, options: { allowExpired: boolean }): Promise<FoundToken | undefined> {
+/** A token this service issued and that has not expired (an access token), or undefined. */
+export async function findToken(token: string, hint: string | undefined, deps: TokenLookupDeps): Promise<FoundToken | undefined> {
   const lookups = hint === 'refresh_token'
-    ? [() => findRefresh(token, deps), () => findAccess(token, deps, options.allowExpired)]
-    : [() => findAccess(token, deps, options.allowExpired), () => findRefresh(token, deps)];
+    ? [() => findRefresh(token, deps), () => findAccess(token, deps)]
+    : [() => findAccess(token, deps), () => findRefresh(token, deps)];
   for (const lookup of lookups) {
     const found = await lookup();
     if (found) return found;

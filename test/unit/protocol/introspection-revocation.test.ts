@@ -1,16 +1,14 @@
 /**
- * Client credentials, introspection (RFC 7662) and revocation (RFC 7009) without HTTP,
- * table-driven on the real stores with the injected clock: which tokens are active to whom,
- * and what a revocation takes with it.
+ * Introspection (RFC 7662) and revocation (RFC 7009) without HTTP, table-driven on the real
+ * stores with the injected clock: which tokens are active to whom, and what a revocation takes
+ * with it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientCredentialsGrant } from '../../../src/grants/client-credentials.ts';
-import type { TokenResponse } from '../../../src/grants/common.ts';
-import { introspect } from '../../../src/grants/introspection.ts';
-import { revoke } from '../../../src/grants/revocation.ts';
-import { ISSUER, jwtPayload, openHarness, outcome, type Harness } from './grant-harness.ts';
+import { introspect } from '../../../src/protocol/introspection.ts';
+import { revoke } from '../../../src/protocol/revocation.ts';
+import { ISSUER, jwtPayload, openHarness, outcome, type Harness } from '../grants/grant-harness.ts';
 
-describe('client credentials, introspection and revocation', () => {
+describe('introspection and revocation', () => {
   let h: Harness;
   beforeAll(async () => {
     h = await openHarness({ refreshLifetime: { idleSeconds: 3600, absoluteSeconds: 4 * 3600 }, graceSeconds: 10 });
@@ -20,42 +18,37 @@ describe('client credentials, introspection and revocation', () => {
   });
 
   const client = (id: string) => h.client(id).client;
-  const active = async (token: string, clientId = 'web', hint?: string) => (await introspect(token, hint, client(clientId), h.deps)).active;
+  const request = (token: string, hint?: string) => ({ token, ...(hint !== undefined ? { token_type_hint: hint } : {}) });
+  const inspect = (token: string, hint?: string, clientId = 'web') => introspect(request(token, hint), h.client(clientId), h.deps, h.log);
+  const active = async (token: string, clientId = 'web', hint?: string) => (await inspect(token, hint, clientId)).active;
+  const revokeAs = (clientId: string, token: string, hint?: string) => revoke(request(token, hint), client(clientId), h.deps, h.log);
 
-  describe('client credentials', () => {
-    const cases: Array<{ scope: string | undefined; clientId?: string; method?: 'none'; expect: string }> = [
-      { scope: 'orders.read', expect: 'orders.read' },
-      { scope: 'orders.read orders.write', expect: 'orders.read orders.write' },
-      { scope: undefined, expect: 'orders.read orders.write' },
-      { scope: 'orders.read invoices.read', expect: 'invalid_scope' },
-      { scope: 'openid', expect: 'invalid_scope' },
-      { scope: 'orders.read', method: 'none', expect: 'unauthorized_client' },
+  describe('requests', () => {
+    const cases: Array<{ name: string; call(): Promise<unknown>; expect: string }> = [
+      { name: 'introspection by a public client', call: () => introspect({ token: 'x' }, { ...h.client('web'), method: 'none' }, h.deps, h.log), expect: 'invalid_client' },
+      { name: 'introspection without a token', call: () => introspect({}, h.client('web'), h.deps, h.log), expect: 'invalid_request' },
+      { name: 'revocation without a token', call: () => revoke({}, client('web'), h.deps, h.log), expect: 'invalid_request' },
     ];
     for (const c of cases) {
-      it(`scope ${c.scope ?? '(none)'}${c.method ? ' by a public client' : ''} -> ${c.expect}`, async () => {
-        let result: TokenResponse | undefined;
-        const auth = { ...h.client(c.clientId ?? 'service'), ...(c.method ? { method: c.method } : {}) };
-        const got = await outcome(clientCredentialsGrant.handle(c.scope === undefined ? {} : { scope: c.scope }, auth, h.deps).then((r) => (result = r)));
-        if (!c.expect.includes('.')) {
-          expect(got).toBe(c.expect);
-          return;
-        }
-        expect(got).toBe('ok');
-        expect(Object.keys(result ?? {}).sort()).toStrictEqual(['access_token', 'expires_in', 'scope', 'token_type']);
-        expect(result?.scope).toBe(c.expect);
-        expect(jwtPayload(result?.access_token ?? '')).toMatchObject({ iss: ISSUER, sub: 'service', client_id: 'service', name: 'Order service', scope: c.expect });
+      it(`${c.name} -> ${c.expect}`, async () => {
+        expect(await outcome(c.call())).toBe(c.expect);
       });
     }
+
+    it('audits a public client\'s introspection as a failed client authentication', async () => {
+      await outcome(introspect({ token: 'x' }, { ...h.client('web'), method: 'none' }, h.deps, h.log));
+      expect(h.audit.at(-1)).toStrictEqual({ event: 'client_authentication_failed', fields: { reason: 'public_client', client_id: 'web' } });
+    });
   });
 
   describe('introspection', () => {
     it('describes an active access token and refresh token to their client with exactly the members of interface.md', async () => {
       const t = await h.signIn();
       const access = jwtPayload(t.access_token);
-      expect(await introspect(t.access_token, undefined, client('web'), h.deps)).toStrictEqual({
+      expect(await inspect(t.access_token)).toStrictEqual({
         active: true, iss: ISSUER, sub: h.user.subject, client_id: 'web', scope: t.scope, token_type: 'Bearer', iat: access.iat, exp: access.exp,
       });
-      const refresh = await introspect(t.refresh_token, 'refresh_token', client('web'), h.deps);
+      const refresh = await inspect(t.refresh_token, 'refresh_token');
       expect(refresh).toStrictEqual({
         active: true, iss: ISSUER, sub: h.user.subject, client_id: 'web', scope: t.scope, token_type: 'Bearer',
         iat: expect.any(Number), exp: Math.floor(h.now() / 1000) + 3600,
@@ -76,7 +69,7 @@ describe('client credentials, introspection and revocation', () => {
     for (const row of table) {
       it(`${row.active ? 'reports' : 'does not report'} ${row.name} as active`, async () => {
         const token = await row.make();
-        const result = await introspect(token, undefined, client('web'), h.deps);
+        const result = await inspect(token);
         if (row.active) expect(result.active).toBe(true);
         else expect(result).toStrictEqual({ active: false });
       });
@@ -87,7 +80,7 @@ describe('client credentials, introspection and revocation', () => {
     it('revokes a refresh token\'s family and every access token issued from it', async () => {
       const t = await h.signIn();
       const second = await h.refresh(t.refresh_token);
-      await revoke(second.refresh_token ?? '', 'refresh_token', client('web'), h.deps);
+      await revokeAs('web', second.refresh_token ?? '', 'refresh_token');
       expect(await active(second.refresh_token ?? '')).toBe(false);
       expect(await active(second.access_token)).toBe(false);
       expect(await active(t.access_token)).toBe(false);
@@ -97,16 +90,16 @@ describe('client credentials, introspection and revocation', () => {
 
     it('revokes an access token alone', async () => {
       const t = await h.signIn();
-      await revoke(t.access_token, undefined, client('web'), h.deps);
+      await revokeAs('web', t.access_token);
       expect(await active(t.access_token)).toBe(false);
     });
 
     it('revokes nothing for another client, or for an unknown token', async () => {
       const t = await h.signIn();
       const before = h.audit.length;
-      await revoke(t.refresh_token, 'refresh_token', client('other'), h.deps);
-      await revoke(t.access_token, 'access_token', client('other'), h.deps);
-      await revoke('unknown-token', undefined, client('web'), h.deps);
+      await revokeAs('other', t.refresh_token, 'refresh_token');
+      await revokeAs('other', t.access_token, 'access_token');
+      await revokeAs('web', 'unknown-token');
       expect(h.audit.slice(before).filter((e) => e.event === 'token_revoked')).toHaveLength(0);
       expect(await active(t.access_token)).toBe(true);
       expect(await active(t.refresh_token)).toBe(true);

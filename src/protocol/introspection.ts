@@ -1,21 +1,36 @@
 /**
- * RFC 7662 token introspection, for the client the token was issued to only: to anyone else,
- * and for anything expired, revoked, rotated or unknown, or of a user locked or removed, exactly
- * `{"active": false}`.
+ * RFC 7662 token introspection, for confidential clients, about tokens issued to the asking
+ * client only: to anyone else, and for anything expired, revoked, rotated or unknown, or of a
+ * user locked or removed, exactly `{"active": false}`.
  */
-import type { ClientRecord } from '../store/types.ts';
-import { isAccessTokenRevoked } from '../tokens/revocation.ts';
-import type { GrantDeps } from './common.ts';
-import { currentGenerationIssuedAt, findToken, isRefreshActive } from './token-lookup.ts';
+import { OAuthError } from '../errors.ts';
+import type { UserRepository } from '../store/types.ts';
+import { isAccessTokenRevoked, type RevocationList } from '../tokens/revocation.ts';
+import type { Audit } from './audit.ts';
+import type { AuthenticatedClient } from './client-auth.ts';
+import type { Params } from './params.ts';
+import { currentGenerationIssuedAt, findToken, isRefreshActive, type TokenLookupDeps } from './token-lookup.ts';
 
 export type IntrospectionResponse =
   | { active: false }
   | { active: true; iss: string; sub: string; client_id: string; scope: string; token_type: 'Bearer'; iat: number; exp: number };
 
+export interface IntrospectionDeps extends TokenLookupDeps {
+  revocations: RevocationList;
+  users: Pick<UserRepository, 'getById'>;
+}
+
 const INACTIVE: IntrospectionResponse = { active: false };
 
-export async function introspect(token: string, hint: string | undefined, client: ClientRecord, deps: GrantDeps): Promise<IntrospectionResponse> {
-  const found = await findToken(token, hint, deps, { allowExpired: false });
+/** The introspection request of an authenticated client: `token` and `token_type_hint`. */
+export async function introspect(params: Params, { client, method }: AuthenticatedClient, deps: IntrospectionDeps, audit: Audit): Promise<IntrospectionResponse> {
+  // interface.md: introspection is for confidential clients; a public one fails authentication.
+  if (method === 'none') {
+    audit('client_authentication_failed', { reason: 'public_client', client_id: client.clientId });
+    throw new OAuthError('invalid_client', 'Client authentication failed.', { detail: `public client ${client.clientId} may not introspect` });
+  }
+  if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is required.');
+  const found = await findToken(params.token, params.token_type_hint, deps);
   if (!found) return INACTIVE;
   if (found.kind === 'access') {
     const { payload } = found;
