@@ -1,0 +1,256 @@
+/**
+ * Moves an interaction forward: decides the next step (steps.ts) and either sends the browser
+ * to the page for it or completes the authorization with a code for the client. No HTTP here:
+ * each function returns what the browser is to be answered (a FlowResult) for a route to send.
+ * What a request has read (the client, the users, the consents) is carried in a FlowState and
+ * handed on, never read a second time.
+ */
+import type { Clock } from '../clock.ts';
+import { epochSeconds } from '../clock.ts';
+import { OAuthError } from '../errors.ts';
+import type { CodeRecord } from '../grants/authorization-code.ts';
+import type { ClientRecord, ConsentRepository, EphemeralStore, EphemeralWrite, UserRecord, UserRepository } from '../store/types.ts';
+import type { AuthorizationRequest, AuthorizationTarget } from './authorization-request.ts';
+import { authorizationResponse, type ClientResponse } from './authorization-response.ts';
+import type { LoadedSession, SessionStore } from './browser-session.ts';
+import type { Interaction, InteractionStore, PendingSignIn } from './interaction.ts';
+import { nextStep, type Step } from './steps.ts';
+import type { SignInThrottle } from './throttle.ts';
+
+/** What the flow needs of the browser request it serves; the route binds it. */
+export interface BrowserRequest {
+  /** The value of the session cookie, when the browser sent one. */
+  sessionId: string | undefined;
+  /** The source address (as IDP_TRUST_PROXY resolves it): the throttle counts it. */
+  address: string;
+  /** Writes an audit event of this request. */
+  audit(event: string, fields: Record<string, unknown>): void;
+  /** The authorization request is known: from now on, errors may go back to its client. */
+  trust(target: AuthorizationTarget): void;
+}
+
+/** What a step's page shows besides the step: what was typed, and what went wrong. */
+export interface StepFeedback {
+  username?: string;
+  error?: string;
+  invalid?: string[];
+}
+
+/** The steps that have a page (a form posted to `{page}/{step}`). */
+export type ShownStep = 'sign-in' | 'otp' | 'enrol' | 'password' | 'consent';
+
+/** MFA enrolment: the new secret, and its otpauth:// URI as a QR code (SVG made here). */
+export interface Enrolment {
+  secret: string;
+  qrSvg: string;
+}
+
+export type FlowOutcome =
+  /** Show the page of `step` (with the enrolment secret, for enrol). */
+  | { kind: 'show-step'; step: ShownStep; action: string; state: FlowState; feedback: StepFeedback; enrolment?: Enrolment }
+  /** Send the browser on (303): to the page of the next step, or to the upstream provider. */
+  | { kind: 'redirect'; location: string }
+  /** Deliver the authorization response to the client. */
+  | { kind: 'respond-to-client'; response: ClientResponse }
+  /** Fail with `error` (an OAuthError or an outage), once the cookie is set. */
+  | { kind: 'error'; error: unknown };
+
+export interface FlowResult {
+  outcome: FlowOutcome;
+  /** A new browser session id for the cookie: a new visitor's, or the one a sign-in rotates to. */
+  newSessionId?: string;
+}
+
+export interface SignInFlowDeps {
+  issuer: string;
+  basePath: string;
+  clock: Clock;
+  clients: { get(clientId: string): Promise<ClientRecord | undefined> };
+  users: Pick<UserRepository, 'getById'>;
+  consents: Pick<ConsentRepository, 'get'>;
+  sessions: SessionStore;
+  interactions: InteractionStore;
+  ephemeral: EphemeralStore;
+  throttle: Pick<SignInThrottle, 'successWrite'>;
+  /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
+  accountName(typed: string): string;
+  /** A new code for a finished authorization, with the write that stores it. */
+  newCode(record: CodeRecord): { code: string; write: EphemeralWrite };
+}
+
+/** An interaction with the browser session it is bound to. */
+export interface BoundInteraction {
+  interaction: Interaction;
+  loaded: LoadedSession;
+}
+
+/** Where an interaction stands, with everything read to decide it. */
+export interface FlowState extends BoundInteraction {
+  client: ClientRecord;
+  /** The session's user as stored now; undefined when signed out. */
+  user: UserRecord | undefined;
+  /** The interaction's pending user. */
+  pendingUser: UserRecord | undefined;
+  /** Scopes the user consented to for this client before (read only for clients that ask consent). */
+  consented: string[];
+  step: Step;
+}
+
+export function createSignInFlow(deps: SignInFlowDeps) {
+  const now = () => epochSeconds(deps.clock);
+
+  const consentsOf = async (client: ClientRecord, user: UserRecord | undefined): Promise<string[]> =>
+    user && client.requireConsent ? deps.consents.get(user.id, client.clientId) : [];
+
+  /** The state with its step decided again (after a change made in this request). */
+  function decided(state: Omit<FlowState, 'step'>): FlowState {
+    return { ...state, step: nextStep({ ...state, session: state.loaded.session, now: now() }) };
+  }
+
+  /**
+   * Where the interaction stands (a disabled client ends it with unauthorized_client). A
+   * `pendingUser` the caller just read (a sign-in's result) is not read again.
+   */
+  async function stateOf({ interaction, loaded }: BoundInteraction, known: { pendingUser?: UserRecord } = {}): Promise<FlowState> {
+    const client = await deps.clients.get(interaction.request.clientId);
+    if (!client?.enabled) throw new OAuthError('unauthorized_client', 'The client is disabled.');
+    const userId = loaded.session.userId;
+    const pendingId = interaction.pending?.userId;
+    const [user, pendingRead] = await Promise.all([
+      userId ? deps.users.getById(userId) : undefined,
+      pendingId && !known.pendingUser && pendingId !== userId ? deps.users.getById(pendingId) : undefined,
+    ]);
+    const pendingUser = !pendingId ? undefined : (known.pendingUser ?? (pendingId === userId ? user : pendingRead));
+    return decided({ interaction, loaded, client, user, pendingUser, consented: await consentsOf(client, user) });
+  }
+
+  /**
+   * Starts an interaction for an authorization request in the browser's session. A browser
+   * without one gets a cookie with a new id, but nothing is stored for it: a session is written
+   * only at sign-in, and an anonymous visitor's interaction is short-lived (interaction.ts).
+   */
+  async function begin(browser: BrowserRequest, request: AuthorizationRequest): Promise<FlowResult> {
+    const loaded = await deps.sessions.loadBrowser(browser.sessionId);
+    if (loaded) return start(browser, request, loaded);
+    const { sid, key, session } = deps.sessions.create();
+    return withCookie(sid, () => start(browser, request, { key, session }));
+  }
+
+  async function start(browser: BrowserRequest, request: AuthorizationRequest, loaded: LoadedSession): Promise<FlowResult> {
+    const { interaction, write } = deps.interactions.create(request, loaded.key, loaded.session.userId === null);
+    await deps.ephemeral.write([write]);
+    return goOn(browser, await stateOf({ interaction, loaded }), false);
+  }
+
+  /**
+   * The pending user passed every step: the browser session becomes theirs, under a new id
+   * (an id planted before sign-in is worthless: no session fixation). Returns the state after,
+   * and the writes that make it so, for the caller to send with the rest of the step.
+   */
+  async function finishSignIn(current: FlowState, pending: PendingSignIn) {
+    const { interaction, loaded } = current;
+    const sameUser = loaded.session.userId === pending.userId;
+    const rotated = deps.sessions.rotation(loaded.key, {
+      userId: pending.userId,
+      authTime: now(),
+      amr: pending.amr,
+      clients: sameUser ? loaded.session.clients : [],
+      createdAt: now(),
+      upstreamIdToken: pending.upstreamIdToken,
+    });
+    const user = current.pendingUser;
+    const state = decided({
+      ...current,
+      interaction: { ...interaction, sessionKey: rotated.key, signedInAt: now(), pending: null },
+      loaded: { key: rotated.key, session: rotated.session },
+      user,
+      pendingUser: undefined,
+      consented: sameUser && current.user ? current.consented : await consentsOf(current.client, user),
+    });
+    return { state, sid: rotated.sid, writes: [...rotated.writes, deps.throttle.successWrite(pending.username)] };
+  }
+
+  /** An error after a new session id was decided is an outcome: the cookie is set all the same. */
+  async function withCookie(sid: string, next: () => Promise<FlowResult>): Promise<FlowResult> {
+    try {
+      return { newSessionId: sid, ...(await next()) };
+    } catch (error) {
+      return { outcome: { kind: 'error', error }, newSessionId: sid };
+    }
+  }
+
+  function pageUrl(interaction: Interaction): string {
+    return `${deps.basePath}/interaction/${encodeURIComponent(interaction.id)}`;
+  }
+
+  /**
+   * Goes on from `current`, whose interaction is `changed` since it was stored (or not): signs
+   * the pending user in once every step is passed, then sends the browser to the page of the
+   * next step, or completes. What this changes is written in one batch.
+   */
+  async function goOn(browser: BrowserRequest, current: FlowState, changed: boolean): Promise<FlowResult> {
+    const pending = current.step === 'finish-sign-in' ? current.interaction.pending : null;
+    if (!pending) return moveTo(current, [], changed);
+    const signedIn = await finishSignIn(current, pending);
+    return withCookie(signedIn.sid, async () => {
+      const result = await moveTo(signedIn.state, signedIn.writes, true);
+      browser.audit('sign_in', { result: 'success', username: deps.accountName(pending.username), user_id: pending.userId, amr: pending.amr });
+      return result;
+    });
+  }
+
+  /** Completes, or saves the interaction (when `save`) and sends the browser to its next page. */
+  async function moveTo(current: FlowState, writes: EphemeralWrite[], save: boolean): Promise<FlowResult> {
+    if (current.step === 'done') return { outcome: { kind: 'respond-to-client', response: await complete(current, writes) } };
+    const all = save ? [...writes, deps.interactions.saveWrite(current.interaction)] : writes;
+    if (all.length > 0) await deps.ephemeral.write(all);
+    return { outcome: { kind: 'redirect', location: pageUrl(current.interaction) } };
+  }
+
+  /**
+   * Issues the code (once per interaction) for the client. `writes` (a sign-in that just
+   * finished) go out with the code's, in one batch.
+   */
+  async function complete(current: FlowState, writes: EphemeralWrite[]): Promise<ClientResponse> {
+    const { interaction, loaded, client, user, consented } = current;
+    const finished = await deps.interactions.finish(interaction.id);
+    if (!finished || !user || loaded.session.authTime === null) {
+      // The sign-in itself stands (its cookie is set); only this code is refused.
+      await deps.ephemeral.write(writes);
+      throw new OAuthError('invalid_request', 'This sign-in has already been completed.', { redirectable: false });
+    }
+    const { request } = finished;
+    const allowedScopes = client.requireConsent ? [...new Set([...consented, ...request.scopes])] : client.scopes;
+    const { code, write } = deps.newCode({
+      clientId: client.clientId,
+      redirectUri: request.redirectUri,
+      codeChallenge: request.codeChallenge,
+      userId: user.id,
+      scopes: request.scopes,
+      authTime: loaded.session.authTime,
+      amr: loaded.session.amr,
+      nonce: request.nonce,
+      claims: request.claims,
+      allowedScopes,
+    });
+    const sessionWrites = loaded.session.clients.includes(client.clientId)
+      ? []
+      : [deps.sessions.saveWrite(loaded.key, { ...loaded.session, clients: [...loaded.session.clients, client.clientId] })];
+    await deps.ephemeral.write([...writes, write, ...sessionWrites]);
+    return authorizationResponse(request, deps.issuer, { code });
+  }
+
+  return {
+    begin,
+    stateOf,
+    decided,
+    pageUrl,
+    clock: deps.clock,
+    /** Goes on from a state whose interaction is as stored: nothing to save but what the step changes. */
+    advance: (browser: BrowserRequest, current: FlowState) => goOn(browser, current, false),
+    /** Goes on from a state whose interaction was changed in this request: it is saved (or finished). */
+    saveAndAdvance: (browser: BrowserRequest, current: FlowState) => goOn(browser, current, true),
+  };
+}
+
+export type SignInFlow = ReturnType<typeof createSignInFlow>;
