@@ -3,9 +3,9 @@
  * throttle (throttle.ts), then the pending user goes on to the steps they still owe.
  */
 import { OAuthError } from '../errors.ts';
-import type { UserRecord } from '../store/types.ts';
 import { withFullLifetime } from './interaction.ts';
-import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, SignInFlow, StepFeedback } from './sign-in-flow.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-result.ts';
+import type { SignInFlow } from './sign-in-flow.ts';
 import type { SignInAttempt } from './throttle.ts';
 import type { Form, StepFormsDeps } from './step-forms.ts';
 
@@ -71,15 +71,11 @@ export function createPasswordForm(deps: PasswordFormDeps) {
       const invalid = result.reason === 'invalid_credentials' ? ['username', 'password'] : [];
       return signInAgain(bound, { username, error: SIGN_IN_MESSAGES[result.reason], invalid });
     }
-    await attempt.giveBack();
-    return goOnAs(browser, bound, { userId: result.user.id, username: account, amr: result.amr }, result.user);
-  }
-
-  /** The user who gave the right password is pending: on to what they still owe. */
-  async function goOnAs(browser: BrowserRequest, bound: BoundInteraction, who: { userId: string; username: string; amr: string[] }, user: UserRecord) {
-    const interaction = { ...bound.interaction, pending: { ...who, enrolSecretSealed: null } };
-    // The source just read the user: not read again.
-    return flow.saveAndAdvance(browser, await flow.stateOf({ ...bound, interaction }, { pendingUser: user }));
+    // The user who gave the right password is pending: on to what they still owe. The source
+    // just read the user (not read again); giving the attempt back needs nothing of the rest.
+    const pending = { userId: result.user.id, username: account, amr: result.amr, enrolSecretSealed: null };
+    const [current] = await Promise.all([flow.stateOf({ ...bound, interaction: { ...bound.interaction, pending } }, { pendingUser: result.user }), attempt.giveBack()]);
+    return flow.saveAndAdvance(browser, current);
   }
 
   return { signIn };

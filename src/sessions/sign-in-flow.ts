@@ -10,56 +10,13 @@ import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
 import type { CodeRecord } from '../grants/authorization-code.ts';
 import type { ClientRecord, ConsentRepository, EphemeralStore, EphemeralWrite, UserRecord, UserRepository } from '../store/types.ts';
-import type { AuthorizationRequest, AuthorizationTarget } from './authorization-request.ts';
-import { authorizationResponse, type ClientResponse } from './authorization-response.ts';
+import type { AuthorizationRequest } from './authorization-request.ts';
 import type { LoadedSession, SessionStore } from './browser-session.ts';
+import { completeAuthorization } from './complete-authorization.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState } from './flow-result.ts';
 import type { Interaction, InteractionStore, PendingSignIn } from './interaction.ts';
-import { nextStep, type Step } from './steps.ts';
+import { nextStep } from './steps.ts';
 import type { SignInThrottle } from './throttle.ts';
-
-/** What the flow needs of the browser request it serves; the route binds it. */
-export interface BrowserRequest {
-  /** The value of the session cookie, when the browser sent one. */
-  sessionId: string | undefined;
-  /** The source address (as IDP_TRUST_PROXY resolves it): the throttle counts it. */
-  address: string;
-  /** Writes an audit event of this request. */
-  audit(event: string, fields: Record<string, unknown>): void;
-  /** The authorization request is known: from now on, errors may go back to its client. */
-  trust(target: AuthorizationTarget): void;
-}
-
-/** What a step's page shows besides the step: what was typed, and what went wrong. */
-export interface StepFeedback {
-  username?: string;
-  error?: string;
-  invalid?: string[];
-}
-
-/** The steps that have a page (a form posted to `{page}/{step}`). */
-export type ShownStep = 'sign-in' | 'otp' | 'enrol' | 'password' | 'consent';
-
-/** MFA enrolment: the new secret, and its otpauth:// URI as a QR code (SVG made here). */
-export interface Enrolment {
-  secret: string;
-  qrSvg: string;
-}
-
-export type FlowOutcome =
-  /** Show the page of `step` (with the enrolment secret, for enrol). */
-  | { kind: 'show-step'; step: ShownStep; action: string; state: FlowState; feedback: StepFeedback; enrolment?: Enrolment }
-  /** Send the browser on (303): to the page of the next step, or to the upstream provider. */
-  | { kind: 'redirect'; location: string }
-  /** Deliver the authorization response to the client. */
-  | { kind: 'respond-to-client'; response: ClientResponse }
-  /** Fail with `error` (an OAuthError or an outage), once the cookie is set. */
-  | { kind: 'error'; error: unknown };
-
-export interface FlowResult {
-  outcome: FlowOutcome;
-  /** A new browser session id for the cookie: a new visitor's, or the one a sign-in rotates to. */
-  newSessionId?: string;
-}
 
 export interface SignInFlowDeps {
   issuer: string;
@@ -76,24 +33,6 @@ export interface SignInFlowDeps {
   accountName(typed: string): string;
   /** A new code for a finished authorization, with the write that stores it. */
   newCode(record: CodeRecord): { code: string; write: EphemeralWrite };
-}
-
-/** An interaction with the browser session it is bound to. */
-export interface BoundInteraction {
-  interaction: Interaction;
-  loaded: LoadedSession;
-}
-
-/** Where an interaction stands, with everything read to decide it. */
-export interface FlowState extends BoundInteraction {
-  client: ClientRecord;
-  /** The session's user as stored now; undefined when signed out. */
-  user: UserRecord | undefined;
-  /** The interaction's pending user. */
-  pendingUser: UserRecord | undefined;
-  /** Scopes the user consented to for this client before (read only for clients that ask consent). */
-  consented: string[];
-  step: Step;
 }
 
 export function createSignInFlow(deps: SignInFlowDeps) {
@@ -201,43 +140,10 @@ export function createSignInFlow(deps: SignInFlowDeps) {
 
   /** Completes, or saves the interaction (when `save`) and sends the browser to its next page. */
   async function moveTo(current: FlowState, writes: EphemeralWrite[], save: boolean): Promise<FlowResult> {
-    if (current.step === 'done') return { outcome: { kind: 'respond-to-client', response: await complete(current, writes) } };
+    if (current.step === 'done') return { outcome: { kind: 'respond-to-client', response: await completeAuthorization(deps, current, writes) } };
     const all = save ? [...writes, deps.interactions.saveWrite(current.interaction)] : writes;
     if (all.length > 0) await deps.ephemeral.write(all);
     return { outcome: { kind: 'redirect', location: pageUrl(current.interaction) } };
-  }
-
-  /**
-   * Issues the code (once per interaction) for the client. `writes` (a sign-in that just
-   * finished) go out with the code's, in one batch.
-   */
-  async function complete(current: FlowState, writes: EphemeralWrite[]): Promise<ClientResponse> {
-    const { interaction, loaded, client, user, consented } = current;
-    const finished = await deps.interactions.finish(interaction.id);
-    if (!finished || !user || loaded.session.authTime === null) {
-      // The sign-in itself stands (its cookie is set); only this code is refused.
-      await deps.ephemeral.write(writes);
-      throw new OAuthError('invalid_request', 'This sign-in has already been completed.', { redirectable: false });
-    }
-    const { request } = finished;
-    const allowedScopes = client.requireConsent ? [...new Set([...consented, ...request.scopes])] : client.scopes;
-    const { code, write } = deps.newCode({
-      clientId: client.clientId,
-      redirectUri: request.redirectUri,
-      codeChallenge: request.codeChallenge,
-      userId: user.id,
-      scopes: request.scopes,
-      authTime: loaded.session.authTime,
-      amr: loaded.session.amr,
-      nonce: request.nonce,
-      claims: request.claims,
-      allowedScopes,
-    });
-    const sessionWrites = loaded.session.clients.includes(client.clientId)
-      ? []
-      : [deps.sessions.saveWrite(loaded.key, { ...loaded.session, clients: [...loaded.session.clients, client.clientId] })];
-    await deps.ephemeral.write([...writes, write, ...sessionWrites]);
-    return authorizationResponse(request, deps.issuer, { code });
   }
 
   return {

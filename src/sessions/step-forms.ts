@@ -5,17 +5,17 @@
  * to. Steps: sign-in (password), otp (second factor), enrol (MFA enrolment), password
  * (change), consent. What the request read is read once (sign-in-flow.ts FlowState).
  */
-import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
 import type { SignInSource } from '../sources/types.ts';
 import type { ConsentRepository } from '../store/types.ts';
 import type { SessionStore } from './browser-session.ts';
 import { isSameBrowser, type Interaction, type InteractionStore } from './interaction.ts';
 import type { MfaSecrets } from './mfa.ts';
-import { createPasswordForm, judgeAttempt, THROTTLED } from './password-form.ts';
-import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, SignInFlow, StepFeedback } from './sign-in-flow.ts';
+import { createPasswordForm } from './password-form.ts';
+import { createCodeForms } from './code-forms.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-result.ts';
+import type { SignInFlow } from './sign-in-flow.ts';
 import type { SignInThrottle } from './throttle.ts';
-import { acceptTotp } from './totp.ts';
 
 export interface StepFormsDeps {
   flow: SignInFlow;
@@ -40,7 +40,7 @@ const expired = () => new OAuthError('invalid_request', 'This sign-in has expire
 const foreign = () => new OAuthError('invalid_request', 'This form was not sent from the browser that started the sign-in.', { redirectable: false });
 
 export function createStepForms(deps: StepFormsDeps) {
-  const { flow, mfa, throttle } = deps;
+  const { flow, mfa } = deps;
 
   /**
    * The interaction of the URL, from its own browser session; a form post (`csrfToken` not
@@ -75,29 +75,8 @@ export function createStepForms(deps: StepFormsDeps) {
     return { outcome: { ...outcome, enrolment: { secret, qrSvg: await mfa.qrSvg(current.pendingUser?.username ?? '', secret) } } };
   }
 
-  /** Judges a TOTP code for the pending user, with the throttle; undefined when accepted. */
-  async function codeProblem(browser: BrowserRequest, current: FlowState, secret: string, code: string, wrong: string): Promise<StepFeedback | undefined> {
-    const pending = current.interaction.pending!;
-    const userId = pending.userId;
-    // As for passwords: the attempt is taken before the code is judged (a wrong code keeps it).
-    const attempt = await throttle.attempt(pending.username, browser.address);
-    // Audit lines are about signing in: an enrolment is not one yet.
-    const audit = (fields: Record<string, unknown>) => current.step === 'otp'
-      && browser.audit('sign_in', { ...fields, user_id: userId, username: deps.accountName(pending.username) });
-    if (!attempt) {
-      audit({ result: 'throttled', step: 'otp' });
-      return { error: THROTTLED };
-    }
-    const accepted = await judgeAttempt(attempt, () => acceptTotp(mfa.ephemeral, userId, secret, code, epochSeconds(flow.clock)));
-    if (!accepted) {
-      audit({ result: 'failure', step: 'otp', reason: 'wrong_code' });
-      return { error: wrong, invalid: ['otp'] };
-    }
-    await attempt.giveBack();
-    return undefined;
-  }
-
   const password = createPasswordForm({ ...deps, open, show });
+  const codes = createCodeForms({ ...deps, open, show });
 
   return {
     /** GET: the page of the current step (or on, when there is none to show). */
@@ -111,30 +90,8 @@ export function createStepForms(deps: StepFormsDeps) {
     },
 
     'sign-in': password.signIn,
-
-    async otp(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
-      const current = await flow.stateOf(await open(browser, id, form.csrf_token));
-      const { pending } = current.interaction;
-      if (current.step !== 'otp' || !pending || !current.pendingUser?.totpSecretSealed) return flow.advance(browser, current);
-      const secret = mfa.openUserSecret(current.pendingUser.id, current.pendingUser.totpSecretSealed);
-      const problem = await codeProblem(browser, current, secret, form.otp ?? '', 'That code is not right, or was used already. Enter the current code from your app.');
-      if (problem) return show(current, problem);
-      const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'] } };
-      return flow.saveAndAdvance(browser, flow.decided({ ...current, interaction }));
-    },
-
-    async enrol(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
-      const current = await flow.stateOf(await open(browser, id, form.csrf_token));
-      const { pending } = current.interaction;
-      if (current.step !== 'enrol' || !pending?.enrolSecretSealed || !current.pendingUser) return flow.advance(browser, current);
-      const secret = mfa.openEnrolSecret(current.interaction.id, pending.enrolSecretSealed);
-      const problem = await codeProblem(browser, current, secret, form.otp ?? '', 'That code is not right. Enter the code your app shows now.');
-      if (problem) return show(current, problem);
-      await mfa.enrol(current.pendingUser.id, secret);
-      // The user record now holds the secret; with `mfa` in amr no second factor is owed either way.
-      const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } };
-      return flow.saveAndAdvance(browser, flow.decided({ ...current, interaction }));
-    },
+    otp: codes.otp,
+    enrol: codes.enrol,
 
     async password(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
       const current = await flow.stateOf(await open(browser, id, form.csrf_token));

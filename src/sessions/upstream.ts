@@ -11,7 +11,8 @@ import { randomToken } from '../tokens/opaque.ts';
 import { withQuery } from './authorization-response.ts';
 import type { SessionStore } from './browser-session.ts';
 import { withFullLifetime, type Interaction, type InteractionStore } from './interaction.ts';
-import type { BrowserRequest, FlowResult, SignInFlow } from './sign-in-flow.ts';
+import type { BrowserRequest, FlowResult } from './flow-result.ts';
+import type { SignInFlow } from './sign-in-flow.ts';
 
 const ROUND_TRIP_TTL_SECONDS = 15 * 60;
 const NS = { signIn: 'upstream-sign-in', signOut: 'upstream-sign-out' } as const;

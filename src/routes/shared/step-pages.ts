@@ -1,6 +1,6 @@
 /** The page of each sign-in step, with what its template needs (CONTRACT section 5 names). */
 import type { FastifyReply } from 'fastify';
-import type { FlowOutcome } from '../../sessions/sign-in-flow.ts';
+import type { FlowOutcome } from '../../sessions/flow-result.ts';
 import { passwordRules } from '../../sources/password-policy.ts';
 import { formActionSource, renderPage, type PageContext } from './pages.ts';
 import { describeScopes } from './scope-descriptions.ts';
