@@ -11,7 +11,7 @@ import { OAuthError } from '../errors.ts';
 import type { CodeRecord } from '../grants/authorization-code.ts';
 import type { ClientRecord, ConsentRepository, EphemeralStore, EphemeralWrite, UserRecord, UserRepository } from '../store/types.ts';
 import type { AuthorizationRequest } from './authorization-request.ts';
-import type { LoadedSession, SessionStore } from './browser-session.ts';
+import type { LoadedSession, NewSession, SessionStore } from './browser-session.ts';
 import { completeAuthorization } from './complete-authorization.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState } from './flow-result.ts';
 import type { Interaction, InteractionStore, PendingSignIn } from './interaction.ts';
@@ -83,30 +83,33 @@ export function createSignInFlow(deps: SignInFlowDeps) {
 
   /**
    * The pending user passed every step: the browser session becomes theirs, under a new id
-   * (an id planted before sign-in is worthless: no session fixation). Returns the state after,
-   * and the writes that make it so, for the caller to send with the rest of the step.
+   * (an id planted before sign-in is worthless: no session fixation). Not yet written.
    */
-  async function finishSignIn(current: FlowState, pending: PendingSignIn) {
-    const { interaction, loaded } = current;
+  function rotation({ loaded }: FlowState, pending: PendingSignIn): NewSession {
+    const signedInAt = now();
     const sameUser = loaded.session.userId === pending.userId;
-    const rotated = deps.sessions.rotation(loaded.key, {
+    return deps.sessions.rotation(loaded.key, {
       userId: pending.userId,
-      authTime: now(),
+      authTime: signedInAt,
       amr: pending.amr,
       clients: sameUser ? loaded.session.clients : [],
-      createdAt: now(),
+      createdAt: signedInAt,
       upstreamIdToken: pending.upstreamIdToken,
     });
+  }
+
+  /** Where the interaction stands once the session is the pending user's: their user record is the one read already. */
+  async function signedInState(current: FlowState, rotated: NewSession): Promise<FlowState> {
     const user = current.pendingUser;
-    const state = decided({
+    const sameUser = current.user !== undefined && current.user.id === user?.id;
+    return decided({
       ...current,
-      interaction: { ...interaction, sessionKey: rotated.key, signedInAt: now(), pending: null },
+      interaction: { ...current.interaction, sessionKey: rotated.key, signedInAt: rotated.session.authTime, pending: null },
       loaded: { key: rotated.key, session: rotated.session },
       user,
       pendingUser: undefined,
-      consented: sameUser && current.user ? current.consented : await consentsOf(current.client, user),
+      consented: sameUser ? current.consented : await consentsOf(current.client, user),
     });
-    return { state, sid: rotated.sid, writes: [...rotated.writes, deps.throttle.successWrite(pending.username)] };
   }
 
   /** An error after a new session id was decided is an outcome: the cookie is set all the same. */
@@ -130,9 +133,10 @@ export function createSignInFlow(deps: SignInFlowDeps) {
   async function goOn(browser: BrowserRequest, current: FlowState, changed: boolean): Promise<FlowResult> {
     const pending = current.step === 'finish-sign-in' ? current.interaction.pending : null;
     if (!pending) return moveTo(current, [], changed);
-    const signedIn = await finishSignIn(current, pending);
-    return withCookie(signedIn.sid, async () => {
-      const result = await moveTo(signedIn.state, signedIn.writes, true);
+    const rotated = rotation(current, pending);
+    return withCookie(rotated.sid, async () => {
+      const writes = [...rotated.writes, deps.throttle.successWrite(pending.username)];
+      const result = await moveTo(await signedInState(current, rotated), writes, true);
       browser.audit('sign_in', { result: 'success', username: deps.accountName(pending.username), user_id: pending.userId, amr: pending.amr });
       return result;
     });
