@@ -11,10 +11,11 @@ import type { ConsentRepository } from '../store/types.ts';
 import type { SessionStore } from './browser-session.ts';
 import { isSameBrowser, type Interaction, type InteractionStore } from './interaction.ts';
 import type { MfaSecrets } from './mfa.ts';
-import { createPasswordForm } from './password-form.ts';
 import { createCodeForms } from './code-forms.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-result.ts';
+import { createPasswordForm } from './password-form.ts';
 import type { SignInFlow } from './sign-in-flow.ts';
+import type { Step } from './steps.ts';
 import type { SignInThrottle } from './throttle.ts';
 
 export interface StepFormsDeps {
@@ -38,6 +39,9 @@ export type Form = Record<string, string>;
 
 const expired = () => new OAuthError('invalid_request', 'This sign-in has expired or was already used. Start again from the application.', { redirectable: false });
 const foreign = () => new OAuthError('invalid_request', 'This form was not sent from the browser that started the sign-in.', { redirectable: false });
+
+/** The page a step is shown on: its own, or the sign-in page for a step that has none. */
+const pageOf = (step: Step): ShownStep => POSTED_STEPS.find((shown) => shown === step) ?? 'sign-in';
 
 export function createStepForms(deps: StepFormsDeps) {
   const { flow, mfa } = deps;
@@ -67,7 +71,7 @@ export function createStepForms(deps: StepFormsDeps) {
   }
 
   /** The page of `step` (by default the current one), with what was typed and what went wrong. */
-  async function show(current: FlowState, feedback: StepFeedback = {}, step = current.step as ShownStep): Promise<FlowResult> {
+  async function show(current: FlowState, feedback: StepFeedback = {}, step = pageOf(current.step)): Promise<FlowResult> {
     const action = `${flow.pageUrl(current.interaction)}/${step}`;
     const outcome = { kind: 'show-step', step, action, state: current, feedback } as const;
     if (step !== 'enrol') return { outcome };
