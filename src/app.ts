@@ -31,11 +31,15 @@ import { createHostCheck } from './routes/shared/host.ts';
 import type { PageContext } from './routes/shared/pages.ts';
 import { createRateLimiter } from './routes/shared/rate-limit.ts';
 import { jwksRoutes } from './routes/jwks.ts';
-import { createSignInFlow } from './routes/shared/sign-in-flow.ts';
 import { tokenRoutes } from './routes/token.ts';
-import { startUpstreamSignIn, upstreamRoutes, upstreamSignOutUrl, type SignOutTrip } from './routes/upstream.ts';
+import { upstreamRoutes } from './routes/upstream.ts';
 import { userinfoRoutes } from './routes/userinfo.ts';
+import { newCode } from './grants/authorization-code.ts';
+import { createFlowAdapter } from './routes/shared/flow-adapter.ts';
 import type { Interaction } from './sessions/interaction.ts';
+import { createSignInFlow } from './sessions/sign-in-flow.ts';
+import { createStepForms } from './sessions/step-forms.ts';
+import { startUpstreamSignIn, upstreamSignOutUrl, type SignOutTrip } from './sessions/upstream.ts';
 import type { Services } from './services.ts';
 import { createMfaSecrets } from './sessions/mfa.ts';
 import { createSignInThrottle } from './sessions/throttle.ts';
@@ -168,15 +172,14 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
   const throttle = createSignInThrottle(ephemeral, { maxFailures: config.loginMaxFailures, maxFailuresPerAddress: config.loginMaxFailuresPerAddress });
   const accountName = (typed: string) => canonicalAccountName(services.source, typed);
   const flow = createSignInFlow({
-    issuer: config.issuer, basePath, secureCookies, clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle,
-    audit, accountName,
+    issuer: config.issuer, basePath, clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, accountName, newCode,
   });
+  const adapter = createFlowAdapter({ page, secureCookies, audit });
   const upstream = services.source.kind === 'oidc' ? { upstream: services.source, ephemeral, baseUrl: config.baseUrl } : undefined;
   const rateLimiter = createRateLimiter(ephemeral, clock, config.authorizeRateLimit);
-  await app.register(authorizeRoutes, { clients, flow, rateLimiter, requestDeps: { issuer: config.issuer, keys, clock } });
-  await app.register(interactionRoutes, {
-    pages: { page, interactions },
-    secureCookies,
+  await app.register(authorizeRoutes, { clients, flow, adapter, rateLimiter, hintVerification: { issuer: config.issuer, keys, clock } });
+  const forms = createStepForms({
+    flow,
     interactions,
     sessions,
     consents: durable.consents,
@@ -190,10 +193,9 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
       if (problem === undefined) await services.revocations.revokeUser(userId, 'password changed');
       return problem;
     },
-    audit,
     accountName,
-    flow,
   });
+  await app.register(interactionRoutes, { forms, adapter });
   await app.register(logoutRoutes, {
     page,
     secureCookies,
@@ -213,7 +215,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     },
   });
   if (upstream) {
-    await app.register(upstreamRoutes, { ...upstream, page, secureCookies, interactions, sessions, flow });
+    await app.register(upstreamRoutes, { ...upstream, page, adapter, interactions, sessions, flow });
   }
 }
 

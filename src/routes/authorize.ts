@@ -4,22 +4,24 @@
  * `request.authorizationTarget`).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { trustTarget, validateAuthorizationRequest, type RequestDeps } from '../sessions/authorization-request.ts';
+import { trustTarget, validateAuthorizationRequest, type HintVerification } from '../sessions/authorization-request.ts';
+import type { SignInFlow } from '../sessions/sign-in-flow.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
+import type { FlowAdapter } from './shared/flow-adapter.ts';
 import { singleValued } from './shared/params.ts';
 import type { RateLimiter } from './shared/rate-limit.ts';
-import type { SignInFlow } from './shared/sign-in-flow.ts';
 
 export interface AuthorizeRouteOptions {
   clients: ClientsCache;
   flow: SignInFlow;
-  requestDeps: RequestDeps;
+  adapter: FlowAdapter;
+  hintVerification: HintVerification;
   /** IDP_AUTHORIZE_RATE_LIMIT per source address. */
   rateLimiter: RateLimiter;
 }
 
 export async function authorizeRoutes(app: FastifyInstance, options: AuthorizeRouteOptions): Promise<void> {
-  const { clients, flow, requestDeps, rateLimiter } = options;
+  const { clients, flow, adapter, hintVerification, rateLimiter } = options;
 
   async function authorize(request: FastifyRequest, reply: FastifyReply, input: unknown): Promise<unknown> {
     // Before anything is read or stored. Over the budget nothing is trusted yet, so the answer
@@ -28,8 +30,8 @@ export async function authorizeRoutes(app: FastifyInstance, options: AuthorizeRo
     const params = singleValued(input);
     const { client, target } = await trustTarget(params, (id) => clients.get(id));
     request.authorizationTarget = target;
-    const authorizationRequest = await validateAuthorizationRequest(params, client, target, requestDeps);
-    return flow.begin(request, reply, authorizationRequest);
+    const authorizationRequest = await validateAuthorizationRequest(params, client, target, hintVerification);
+    return adapter.send(reply, await flow.begin(adapter.browserRequest(request), authorizationRequest));
   }
 
   const config = { page: true };

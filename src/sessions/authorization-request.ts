@@ -68,7 +68,8 @@ export async function trustTarget(
   };
 }
 
-export interface RequestDeps {
+/** What checking an id_token_hint takes: it must be an ID token this issuer signed. */
+export interface HintVerification {
   issuer: string;
   keys: KeyManager;
   clock: Clock;
@@ -79,7 +80,7 @@ export async function validateAuthorizationRequest(
   params: Params,
   client: ClientRecord,
   target: AuthorizationTarget,
-  deps: RequestDeps,
+  deps: HintVerification,
 ): Promise<AuthorizationRequest> {
   if (!client.enabled) throw new OAuthError('unauthorized_client', 'The client is disabled.');
   for (const [name, value] of Object.entries(params)) {
@@ -142,7 +143,7 @@ function maxAge(value: string | undefined): number | undefined {
 }
 
 /** An id_token_hint must be an ID token this service issued; an expired one still names its user. */
-async function hintSubject(hint: string | undefined, deps: RequestDeps): Promise<string | undefined> {
+async function hintSubject(hint: string | undefined, deps: HintVerification): Promise<string | undefined> {
   if (hint === undefined) return undefined;
   const payload = await verifyJwt(deps.keys, 'id', hint, { issuer: deps.issuer, now: epochSeconds(deps.clock), allowExpired: true });
   if (!payload?.sub) throw new OAuthError('invalid_request', 'The id_token_hint is not an ID token issued by this service.');

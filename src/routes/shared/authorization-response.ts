@@ -1,24 +1,17 @@
-/**
- * Delivering an authorization response (a code or an error) to the client's redirect URI, in
- * its response mode, always with `iss` (RFC 9207) and `state` when the request had one.
- */
+/** Sends an authorization response as sessions/authorization-response.ts decided it. */
 import type { FastifyReply } from 'fastify';
 import type { AuthorizationTarget } from '../../sessions/authorization-request.ts';
+import { authorizationResponse, type ClientResponse } from '../../sessions/authorization-response.ts';
 import { renderFormPost } from './pages.ts';
 
-/** Appends parameters to a registered URI as registered: appended to, never re-serialised. */
-export function withQuery(uri: string, values: Record<string, string>, separator: '?' | '#' = '?'): string {
-  const encoded = new URLSearchParams(values).toString();
-  if (encoded === '') return uri;
-  if (separator === '#') return `${uri}#${encoded}`;
-  return `${uri}${uri.includes('?') ? '&' : '?'}${encoded}`;
+export { withQuery } from '../../sessions/authorization-response.ts';
+
+export function sendClientResponse(reply: FastifyReply, response: ClientResponse): FastifyReply {
+  if (response.mode === 'form_post') return renderFormPost(reply, response.action, response.fields);
+  return reply.header('cache-control', 'no-store').redirect(response.location, 302);
 }
 
+/** A code or an error for the client (the error handler's way back to it). */
 export function respondToClient(reply: FastifyReply, target: AuthorizationTarget, issuer: string, values: Record<string, string>): FastifyReply {
-  const fields: Record<string, string> = { ...values };
-  if (target.state !== undefined) fields.state = target.state;
-  fields.iss = issuer;
-  if (target.responseMode === 'form_post') return renderFormPost(reply, target.redirectUri, fields);
-  const location = withQuery(target.redirectUri, fields, target.responseMode === 'fragment' ? '#' : '?');
-  return reply.header('cache-control', 'no-store').redirect(location, 302);
+  return sendClientResponse(reply, authorizationResponse(target, issuer, values));
 }

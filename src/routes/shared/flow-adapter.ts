@@ -1,0 +1,50 @@
+/**
+ * The sign-in flow's edge: the HTTP request as the flow sees it (sessions/sign-in-flow.ts
+ * BrowserRequest), and its answer (a FlowResult) as HTTP: the cookie, then a page, a redirect
+ * or the client's response.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SESSION_TTL_SECONDS } from '../../sessions/browser-session.ts';
+import type { BrowserRequest, FlowResult } from '../../sessions/flow-result.ts';
+import type { RequestAudit } from './audit.ts';
+import { sendClientResponse } from './authorization-response.ts';
+import { readSessionCookie, setSessionCookie } from './cookies.ts';
+import type { PageContext } from './pages.ts';
+import { renderStepPage } from './step-pages.ts';
+
+export interface FlowAdapterOptions {
+  page: PageContext;
+  secureCookies: boolean;
+  audit: RequestAudit;
+}
+
+export function createFlowAdapter({ page, secureCookies, audit }: FlowAdapterOptions) {
+  return {
+    browserRequest(request: FastifyRequest): BrowserRequest {
+      return {
+        sessionId: readSessionCookie(request, secureCookies),
+        address: request.ip,
+        audit: (event, fields) => audit(request, event, fields),
+        trust: (target) => {
+          request.authorizationTarget = target;
+        },
+      };
+    },
+
+    send(reply: FastifyReply, { outcome, newSessionId }: FlowResult): FastifyReply {
+      if (newSessionId !== undefined) setSessionCookie(reply, newSessionId, { secure: secureCookies, maxAgeSeconds: SESSION_TTL_SECONDS });
+      switch (outcome.kind) {
+        case 'error':
+          throw outcome.error;
+        case 'redirect':
+          return reply.header('cache-control', 'no-store').redirect(outcome.location, 303);
+        case 'respond-to-client':
+          return sendClientResponse(reply, outcome.response);
+        case 'show-step':
+          return renderStepPage(reply, page, outcome);
+      }
+    },
+  };
+}
+
+export type FlowAdapter = ReturnType<typeof createFlowAdapter>;

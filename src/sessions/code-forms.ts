@@ -1,0 +1,66 @@
+/**
+ * The second-factor forms: a TOTP code from the app (otp), and the first code of a new secret
+ * (enrol). A code is judged behind the throttle, as passwords are (throttle.ts).
+ */
+import { epochSeconds } from '../clock.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-result.ts';
+import type { PendingSignIn } from './interaction.ts';
+import { judgeAttempt, THROTTLED } from './password-form.ts';
+import type { Form, StepFormsDeps } from './step-forms.ts';
+import { acceptTotp } from './totp.ts';
+
+interface CodeFormsDeps extends Pick<StepFormsDeps, 'flow' | 'mfa' | 'throttle' | 'accountName'> {
+  open(browser: BrowserRequest, id: string, csrfToken: string | undefined): Promise<BoundInteraction>;
+  show(current: FlowState, feedback: StepFeedback, step?: ShownStep): Promise<FlowResult>;
+}
+
+export function createCodeForms(deps: CodeFormsDeps) {
+  const { flow, mfa, throttle, open, show } = deps;
+
+  /** Judges a TOTP code for the pending user, with the throttle; undefined when accepted. */
+  async function codeProblem(browser: BrowserRequest, current: FlowState, pending: PendingSignIn, secret: string, code: string, wrong: string): Promise<StepFeedback | undefined> {
+    const userId = pending.userId;
+    // As for passwords: the attempt is taken before the code is judged (a wrong code keeps it).
+    const attempt = await throttle.attempt(pending.username, browser.address);
+    // Audit lines are about signing in: an enrolment is not one yet.
+    const audit = (fields: Record<string, unknown>) => current.step === 'otp'
+      && browser.audit('sign_in', { ...fields, user_id: userId, username: deps.accountName(pending.username) });
+    if (!attempt) {
+      audit({ result: 'throttled', step: 'otp' });
+      return { error: THROTTLED };
+    }
+    const accepted = await judgeAttempt(attempt, () => acceptTotp(mfa.ephemeral, userId, secret, code, epochSeconds(flow.clock)));
+    if (!accepted) {
+      audit({ result: 'failure', step: 'otp', reason: 'wrong_code' });
+      return { error: wrong, invalid: ['otp'] };
+    }
+    await attempt.giveBack();
+    return undefined;
+  }
+
+  async function otp(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
+    const current = await flow.stateOf(await open(browser, id, form.csrf_token));
+    const { pending } = current.interaction;
+    if (current.step !== 'otp' || !pending || !current.pendingUser?.totpSecretSealed) return flow.advance(browser, current);
+    const secret = mfa.openUserSecret(current.pendingUser.id, current.pendingUser.totpSecretSealed);
+    const problem = await codeProblem(browser, current, pending, secret, form.otp ?? '', 'That code is not right, or was used already. Enter the current code from your app.');
+    if (problem) return show(current, problem);
+    const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'] } };
+    return flow.saveAndAdvance(browser, flow.decided({ ...current, interaction }));
+  }
+
+  async function enrol(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
+    const current = await flow.stateOf(await open(browser, id, form.csrf_token));
+    const { pending } = current.interaction;
+    if (current.step !== 'enrol' || !pending?.enrolSecretSealed || !current.pendingUser) return flow.advance(browser, current);
+    const secret = mfa.openEnrolSecret(current.interaction.id, pending.enrolSecretSealed);
+    const problem = await codeProblem(browser, current, pending, secret, form.otp ?? '', 'That code is not right. Enter the code your app shows now.');
+    if (problem) return show(current, problem);
+    await mfa.enrol(current.pendingUser.id, secret);
+    // The user record now holds the secret; with `mfa` in amr no second factor is owed either way.
+    const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } };
+    return flow.saveAndAdvance(browser, flow.decided({ ...current, interaction }));
+  }
+
+  return { otp, enrol };
+}

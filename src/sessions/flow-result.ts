@@ -1,0 +1,73 @@
+/**
+ * What the sign-in flow sees of a browser request, and what it answers (a FlowResult): a page,
+ * a redirect, the client's response, the cookie to set. Routes turn these into HTTP
+ * (routes/shared/flow-adapter.ts); nothing here knows HTTP.
+ */
+import type { ClientRecord, UserRecord } from '../store/types.ts';
+import type { AuthorizationTarget } from './authorization-request.ts';
+import type { ClientResponse } from './authorization-response.ts';
+import type { LoadedSession } from './browser-session.ts';
+import type { Interaction } from './interaction.ts';
+import type { Step } from './steps.ts';
+
+/** What the flow needs of the browser request it serves; the route binds it. */
+export interface BrowserRequest {
+  /** The value of the session cookie, when the browser sent one. */
+  sessionId: string | undefined;
+  /** The source address (as IDP_TRUST_PROXY resolves it): the throttle counts it. */
+  address: string;
+  /** Writes an audit event of this request. */
+  audit(event: string, fields: Record<string, unknown>): void;
+  /** The authorization request is known: from now on, errors may go back to its client. */
+  trust(target: AuthorizationTarget): void;
+}
+
+/** What a step's page shows besides the step: what was typed, and what went wrong. */
+export interface StepFeedback {
+  username?: string;
+  error?: string;
+  invalid?: string[];
+}
+
+/** The steps that have a page (a form posted to `{page}/{step}`). */
+export type ShownStep = 'sign-in' | 'otp' | 'enrol' | 'password' | 'consent';
+
+/** MFA enrolment: the new secret, and its otpauth:// URI as a QR code (SVG made here). */
+export interface Enrolment {
+  secret: string;
+  qrSvg: string;
+}
+
+export type FlowOutcome =
+  /** Show the page of `step` (with the enrolment secret, for enrol). */
+  | { kind: 'show-step'; step: ShownStep; action: string; state: FlowState; feedback: StepFeedback; enrolment?: Enrolment }
+  /** Send the browser on (303): to the page of the next step, or to the upstream provider. */
+  | { kind: 'redirect'; location: string }
+  /** Deliver the authorization response to the client. */
+  | { kind: 'respond-to-client'; response: ClientResponse }
+  /** Fail with `error` (an OAuthError or an outage), once the cookie is set. */
+  | { kind: 'error'; error: unknown };
+
+export interface FlowResult {
+  outcome: FlowOutcome;
+  /** A new browser session id for the cookie: a new visitor's, or the one a sign-in rotates to. */
+  newSessionId?: string;
+}
+
+/** An interaction with the browser session it is bound to. */
+export interface BoundInteraction {
+  interaction: Interaction;
+  loaded: LoadedSession;
+}
+
+/** Where an interaction stands, with everything read to decide it. */
+export interface FlowState extends BoundInteraction {
+  client: ClientRecord;
+  /** The session's user as stored now; undefined when signed out. */
+  user: UserRecord | undefined;
+  /** The interaction's pending user. */
+  pendingUser: UserRecord | undefined;
+  /** Scopes the user consented to for this client before (read only for clients that ask consent). */
+  consented: string[];
+  step: Step;
+}

@@ -1,0 +1,82 @@
+/**
+ * The sign-in page's form: a username and password, judged by the sign-in source behind the
+ * throttle (throttle.ts), then the pending user goes on to the steps they still owe.
+ */
+import { OAuthError } from '../errors.ts';
+import { withFullLifetime } from './interaction.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-result.ts';
+import type { SignInFlow } from './sign-in-flow.ts';
+import type { SignInAttempt } from './throttle.ts';
+import type { Form, StepFormsDeps } from './step-forms.ts';
+
+export const THROTTLED = 'Too many failed attempts. Wait a few minutes, then try again.';
+const SIGN_IN_MESSAGES = {
+  invalid_credentials: 'The username or password is incorrect.',
+  locked: 'This account is locked. Contact your administrator.',
+  unavailable: 'The directory is unavailable right now. Try again in a moment.',
+} as const;
+
+/**
+ * Runs `judge` for an attempt taken. An exception is no wrong guess (the sources fail before
+ * checking, or after a right password), so the attempt goes back before it is passed on.
+ */
+export async function judgeAttempt<T>(attempt: SignInAttempt, judge: () => Promise<T>): Promise<T> {
+  try {
+    return await judge();
+  } catch (error) {
+    await attempt.giveBack().catch(() => undefined);
+    throw error;
+  }
+}
+
+interface PasswordFormDeps extends Pick<StepFormsDeps, 'interactions' | 'source' | 'throttle' | 'accountName'> {
+  flow: SignInFlow;
+  open(browser: BrowserRequest, id: string, csrfToken: string | undefined): Promise<BoundInteraction>;
+  show(current: FlowState, feedback: StepFeedback, step: ShownStep): Promise<FlowResult>;
+}
+
+export function createPasswordForm(deps: PasswordFormDeps) {
+  const { flow, source } = deps;
+
+  /** The sign-in page again, with what was typed and what went wrong. */
+  const signInAgain = async (bound: BoundInteraction, feedback: StepFeedback) => deps.show(await flow.stateOf(bound), feedback, 'sign-in');
+
+  async function signIn(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
+    const username = (form.username ?? '').trim();
+    const opened = await deps.open(browser, id, form.csrf_token);
+    if (source.kind === 'oidc') throw new OAuthError('invalid_request', 'Sign-in happens at the sign-in provider.', { redirectable: false });
+    // Someone is signing in: the interaction now lives its full time (it was short-lived while
+    // only an anonymous request stood behind it). Saved here unless the next step saves it.
+    const bound = { ...opened, interaction: withFullLifetime(opened.interaction) };
+    const keep = () => (bound.interaction === opened.interaction ? undefined : deps.interactions.save(bound.interaction));
+    /** A sign-in audit event, naming the account typed (never the password). */
+    const audit = (fields: Record<string, unknown>) => browser.audit('sign_in', { ...fields, username: deps.accountName(username) });
+    // Counted against the account, not the spelling: `alice`, `ALICE` and `EXAMPLE\alice` are one.
+    const account = source.accountOf(username);
+    // The attempt is taken before the password reaches any source, so that no more guesses than
+    // the limit reach a directory, however many arrive at once. Only from a real interaction:
+    // forms that lead nowhere do not use up anyone's attempts.
+    const attempt = await deps.throttle.attempt(account, browser.address);
+    if (!attempt) {
+      await keep();
+      audit({ result: 'throttled', step: 'password' });
+      return signInAgain(bound, { username, error: THROTTLED });
+    }
+    const result = await judgeAttempt(attempt, () => source.signIn(username, form.password ?? ''));
+    if (!result.ok) {
+      // Only guesses count: a locked account or a directory outage is not a wrong password.
+      await Promise.all([result.reason === 'invalid_credentials' ? undefined : attempt.giveBack(), keep()]);
+      audit({ result: 'failure', step: 'password', reason: result.reason });
+      // Which of the two was wrong is not said; both fields point at the message.
+      const invalid = result.reason === 'invalid_credentials' ? ['username', 'password'] : [];
+      return signInAgain(bound, { username, error: SIGN_IN_MESSAGES[result.reason], invalid });
+    }
+    // The user who gave the right password is pending: on to what they still owe. The source
+    // just read the user (not read again); giving the attempt back needs nothing of the rest.
+    const pending = { userId: result.user.id, username: account, amr: result.amr, enrolSecretSealed: null };
+    const [current] = await Promise.all([flow.stateOf({ ...bound, interaction: { ...bound.interaction, pending } }, { pendingUser: result.user }), attempt.giveBack()]);
+    return flow.saveAndAdvance(browser, current);
+  }
+
+  return { signIn };
+}

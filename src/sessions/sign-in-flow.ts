@@ -1,0 +1,166 @@
+/**
+ * Moves an interaction forward: decides the next step (steps.ts) and either sends the browser
+ * to the page for it or completes the authorization with a code for the client. No HTTP here:
+ * each function returns what the browser is to be answered (a FlowResult) for a route to send.
+ * What a request has read (the client, the users, the consents) is carried in a FlowState and
+ * handed on, never read a second time.
+ */
+import type { Clock } from '../clock.ts';
+import { epochSeconds } from '../clock.ts';
+import { OAuthError } from '../errors.ts';
+import type { CodeRecord } from '../grants/authorization-code.ts';
+import type { ClientRecord, ConsentRepository, EphemeralStore, EphemeralWrite, UserRecord, UserRepository } from '../store/types.ts';
+import type { AuthorizationRequest } from './authorization-request.ts';
+import type { LoadedSession, NewSession, SessionStore } from './browser-session.ts';
+import { completeAuthorization } from './complete-authorization.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState } from './flow-result.ts';
+import type { Interaction, InteractionStore, PendingSignIn } from './interaction.ts';
+import { nextStep } from './steps.ts';
+import type { SignInThrottle } from './throttle.ts';
+
+export interface SignInFlowDeps {
+  issuer: string;
+  basePath: string;
+  clock: Clock;
+  clients: { get(clientId: string): Promise<ClientRecord | undefined> };
+  users: Pick<UserRepository, 'getById'>;
+  consents: Pick<ConsentRepository, 'get'>;
+  sessions: SessionStore;
+  interactions: InteractionStore;
+  ephemeral: EphemeralStore;
+  throttle: Pick<SignInThrottle, 'successWrite'>;
+  /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
+  accountName(typed: string): string;
+  /** A new code for a finished authorization, with the write that stores it. */
+  newCode(record: CodeRecord): { code: string; write: EphemeralWrite };
+}
+
+export function createSignInFlow(deps: SignInFlowDeps) {
+  const now = () => epochSeconds(deps.clock);
+
+  const consentsOf = async (client: ClientRecord, user: UserRecord | undefined): Promise<string[]> =>
+    user && client.requireConsent ? deps.consents.get(user.id, client.clientId) : [];
+
+  /** The state with its step decided again (after a change made in this request). */
+  function decided(state: Omit<FlowState, 'step'>): FlowState {
+    return { ...state, step: nextStep({ ...state, session: state.loaded.session, now: now() }) };
+  }
+
+  /**
+   * Where the interaction stands (a disabled client ends it with unauthorized_client). A
+   * `pendingUser` the caller just read (a sign-in's result) is not read again.
+   */
+  async function stateOf({ interaction, loaded }: BoundInteraction, known: { pendingUser?: UserRecord } = {}): Promise<FlowState> {
+    const client = await deps.clients.get(interaction.request.clientId);
+    if (!client?.enabled) throw new OAuthError('unauthorized_client', 'The client is disabled.');
+    const userId = loaded.session.userId;
+    const pendingId = interaction.pending?.userId;
+    const [user, pendingRead] = await Promise.all([
+      userId ? deps.users.getById(userId) : undefined,
+      pendingId && !known.pendingUser && pendingId !== userId ? deps.users.getById(pendingId) : undefined,
+    ]);
+    const pendingUser = !pendingId ? undefined : (known.pendingUser ?? (pendingId === userId ? user : pendingRead));
+    return decided({ interaction, loaded, client, user, pendingUser, consented: await consentsOf(client, user) });
+  }
+
+  /**
+   * Starts an interaction for an authorization request in the browser's session. A browser
+   * without one gets a cookie with a new id, but nothing is stored for it: a session is written
+   * only at sign-in, and an anonymous visitor's interaction is short-lived (interaction.ts).
+   */
+  async function begin(browser: BrowserRequest, request: AuthorizationRequest): Promise<FlowResult> {
+    const loaded = await deps.sessions.loadBrowser(browser.sessionId);
+    if (loaded) return start(browser, request, loaded);
+    const { sid, key, session } = deps.sessions.create();
+    return withCookie(sid, () => start(browser, request, { key, session }));
+  }
+
+  async function start(browser: BrowserRequest, request: AuthorizationRequest, loaded: LoadedSession): Promise<FlowResult> {
+    const { interaction, write } = deps.interactions.create(request, loaded.key, loaded.session.userId === null);
+    await deps.ephemeral.write([write]);
+    return goOn(browser, await stateOf({ interaction, loaded }), false);
+  }
+
+  /**
+   * The pending user passed every step: the browser session becomes theirs, under a new id
+   * (an id planted before sign-in is worthless: no session fixation). Not yet written.
+   */
+  function rotation({ loaded }: FlowState, pending: PendingSignIn): NewSession {
+    const signedInAt = now();
+    const sameUser = loaded.session.userId === pending.userId;
+    return deps.sessions.rotation(loaded.key, {
+      userId: pending.userId,
+      authTime: signedInAt,
+      amr: pending.amr,
+      clients: sameUser ? loaded.session.clients : [],
+      createdAt: signedInAt,
+      upstreamIdToken: pending.upstreamIdToken,
+    });
+  }
+
+  /** Where the interaction stands once the session is the pending user's: their user record is the one read already. */
+  async function signedInState(current: FlowState, rotated: NewSession): Promise<FlowState> {
+    const user = current.pendingUser;
+    const sameUser = current.user !== undefined && current.user.id === user?.id;
+    return decided({
+      ...current,
+      interaction: { ...current.interaction, sessionKey: rotated.key, signedInAt: rotated.session.authTime, pending: null },
+      loaded: { key: rotated.key, session: rotated.session },
+      user,
+      pendingUser: undefined,
+      consented: sameUser ? current.consented : await consentsOf(current.client, user),
+    });
+  }
+
+  /** An error after a new session id was decided is an outcome: the cookie is set all the same. */
+  async function withCookie(sid: string, next: () => Promise<FlowResult>): Promise<FlowResult> {
+    try {
+      return { newSessionId: sid, ...(await next()) };
+    } catch (error) {
+      return { outcome: { kind: 'error', error }, newSessionId: sid };
+    }
+  }
+
+  function pageUrl(interaction: Interaction): string {
+    return `${deps.basePath}/interaction/${encodeURIComponent(interaction.id)}`;
+  }
+
+  /**
+   * Goes on from `current`, whose interaction is `changed` since it was stored (or not): signs
+   * the pending user in once every step is passed, then sends the browser to the page of the
+   * next step, or completes. What this changes is written in one batch.
+   */
+  async function goOn(browser: BrowserRequest, current: FlowState, changed: boolean): Promise<FlowResult> {
+    const pending = current.step === 'finish-sign-in' ? current.interaction.pending : null;
+    if (!pending) return moveTo(current, [], changed);
+    const rotated = rotation(current, pending);
+    return withCookie(rotated.sid, async () => {
+      const writes = [...rotated.writes, deps.throttle.successWrite(pending.username)];
+      const result = await moveTo(await signedInState(current, rotated), writes, true);
+      browser.audit('sign_in', { result: 'success', username: deps.accountName(pending.username), user_id: pending.userId, amr: pending.amr });
+      return result;
+    });
+  }
+
+  /** Completes, or saves the interaction (when `save`) and sends the browser to its next page. */
+  async function moveTo(current: FlowState, writes: EphemeralWrite[], save: boolean): Promise<FlowResult> {
+    if (current.step === 'done') return { outcome: { kind: 'respond-to-client', response: await completeAuthorization(deps, current, writes) } };
+    const all = save ? [...writes, deps.interactions.saveWrite(current.interaction)] : writes;
+    if (all.length > 0) await deps.ephemeral.write(all);
+    return { outcome: { kind: 'redirect', location: pageUrl(current.interaction) } };
+  }
+
+  return {
+    begin,
+    stateOf,
+    decided,
+    pageUrl,
+    clock: deps.clock,
+    /** Goes on from a state whose interaction is as stored: nothing to save but what the step changes. */
+    advance: (browser: BrowserRequest, current: FlowState) => goOn(browser, current, false),
+    /** Goes on from a state whose interaction was changed in this request: it is saved (or finished). */
+    saveAndAdvance: (browser: BrowserRequest, current: FlowState) => goOn(browser, current, true),
+  };
+}
+
+export type SignInFlow = ReturnType<typeof createSignInFlow>;

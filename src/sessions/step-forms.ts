@@ -1,0 +1,132 @@
+/**
+ * The pages of an interaction and the forms they post, without HTTP: each function takes the
+ * form's fields and returns what to answer (a FlowResult). GET shows the page of the current
+ * step; each form posts with the interaction's CSRF token, from the browser session it belongs
+ * to. Steps: sign-in (password), otp (second factor), enrol (MFA enrolment), password
+ * (change), consent. What the request read is read once (sign-in-flow.ts FlowState).
+ */
+import { OAuthError } from '../errors.ts';
+import type { SignInSource } from '../sources/types.ts';
+import type { ConsentRepository } from '../store/types.ts';
+import type { SessionStore } from './browser-session.ts';
+import { isSameBrowser, type Interaction, type InteractionStore } from './interaction.ts';
+import type { MfaSecrets } from './mfa.ts';
+import { createCodeForms } from './code-forms.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-result.ts';
+import { createPasswordForm } from './password-form.ts';
+import type { SignInFlow } from './sign-in-flow.ts';
+import type { Step } from './steps.ts';
+import type { SignInThrottle } from './throttle.ts';
+
+export interface StepFormsDeps {
+  flow: SignInFlow;
+  interactions: InteractionStore;
+  sessions: Pick<SessionStore, 'loadBrowser'>;
+  consents: Pick<ConsentRepository, 'grant'>;
+  source: SignInSource;
+  throttle: SignInThrottle;
+  mfa: MfaSecrets;
+  /** Changes a password after the policy allows it; returns the problem to show, if any. */
+  changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
+  /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
+  accountName(typed: string): string;
+  /** With an upstream provider: where to send the browser for the sign-in step. */
+  startUpstream?: (interaction: Interaction) => Promise<string>;
+}
+
+/** A posted form's fields (single values; routes/shared/params.ts). */
+export type Form = Record<string, string>;
+
+const expired = () => new OAuthError('invalid_request', 'This sign-in has expired or was already used. Start again from the application.', { redirectable: false });
+const foreign = () => new OAuthError('invalid_request', 'This form was not sent from the browser that started the sign-in.', { redirectable: false });
+
+/** The page a step is shown on: its own, or the sign-in page for a step that has none. */
+const pageOf = (step: Step): ShownStep => POSTED_STEPS.find((shown) => shown === step) ?? 'sign-in';
+
+export function createStepForms(deps: StepFormsDeps) {
+  const { flow, mfa } = deps;
+
+  /**
+   * The interaction of the URL, from its own browser session; a form post (`csrfToken` not
+   * null) must carry its CSRF token too.
+   */
+  async function open(browser: BrowserRequest, id: string, csrfToken: string | null | undefined): Promise<BoundInteraction> {
+    // Independent reads, asked together.
+    const [interaction, loaded] = await Promise.all([deps.interactions.load(id), deps.sessions.loadBrowser(browser.sessionId)]);
+    if (!interaction) throw expired();
+    const sameBrowser = csrfToken === null ? loaded?.key === interaction.sessionKey : isSameBrowser(interaction, loaded?.key, csrfToken);
+    if (!loaded || !sameBrowser) throw foreign();
+    browser.trust(interaction.request);
+    return { interaction, loaded };
+  }
+
+  /** The enrolment secret of this interaction, made (and kept) on first display. */
+  async function enrolmentSecret({ interaction }: FlowState): Promise<string> {
+    const pending = interaction.pending;
+    if (!pending) throw new Error('enrolment without a pending sign-in');
+    if (pending.enrolSecretSealed) return mfa.openEnrolSecret(interaction.id, pending.enrolSecretSealed);
+    const { secret, sealed } = mfa.startEnrolment(interaction.id);
+    await deps.interactions.save({ ...interaction, pending: { ...pending, enrolSecretSealed: sealed } });
+    return secret;
+  }
+
+  /** The page of `step` (by default the current one), with what was typed and what went wrong. */
+  async function show(current: FlowState, feedback: StepFeedback = {}, step = pageOf(current.step)): Promise<FlowResult> {
+    const action = `${flow.pageUrl(current.interaction)}/${step}`;
+    const outcome = { kind: 'show-step', step, action, state: current, feedback } as const;
+    if (step !== 'enrol') return { outcome };
+    const secret = await enrolmentSecret(current);
+    return { outcome: { ...outcome, enrolment: { secret, qrSvg: await mfa.qrSvg(current.pendingUser?.username ?? '', secret) } } };
+  }
+
+  const password = createPasswordForm({ ...deps, open, show });
+  const codes = createCodeForms({ ...deps, open, show });
+
+  return {
+    /** GET: the page of the current step (or on, when there is none to show). */
+    async view(browser: BrowserRequest, id: string): Promise<FlowResult> {
+      const current = await flow.stateOf(await open(browser, id, null));
+      if (current.step === 'done' || current.step === 'finish-sign-in') return flow.advance(browser, current);
+      if (current.step === 'sign-in' && deps.startUpstream) {
+        return { outcome: { kind: 'redirect', location: await deps.startUpstream(current.interaction) } };
+      }
+      return show(current);
+    },
+
+    'sign-in': password.signIn,
+    otp: codes.otp,
+    enrol: codes.enrol,
+
+    async password(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
+      const current = await flow.stateOf(await open(browser, id, form.csrf_token));
+      const { pendingUser } = current;
+      if (current.step !== 'password' || !current.interaction.pending || !pendingUser) return flow.advance(browser, current);
+      const problem = await deps.changePassword(pendingUser.id, form.new_password ?? '', form.confirm_password ?? '');
+      if (problem) {
+        // The confirmation is checked first: when the two differ, that is the field in error.
+        const invalid = [(form.new_password ?? '') === (form.confirm_password ?? '') ? 'new_password' : 'confirm_password'];
+        return show(current, { error: problem, invalid });
+      }
+      return flow.saveAndAdvance(browser, flow.decided({ ...current, pendingUser: { ...pendingUser, mustChangePassword: false } }));
+    },
+
+    async consent(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
+      const current = await flow.stateOf(await open(browser, id, form.csrf_token));
+      const { interaction, user, client } = current;
+      if (current.step !== 'consent' || !user) return flow.advance(browser, current);
+      if (form.decision === 'deny') {
+        await deps.interactions.finish(interaction.id);
+        throw new OAuthError('access_denied', 'The user denied the request.');
+      }
+      if (form.decision !== 'allow') throw new OAuthError('invalid_request', 'The decision must be allow or deny.', { redirectable: false });
+      await deps.consents.grant(user.id, client.clientId, interaction.request.scopes);
+      // What the store now holds: consent adds to what was consented before.
+      const consented = [...new Set([...current.consented, ...interaction.request.scopes])];
+      return flow.saveAndAdvance(browser, flow.decided({ ...current, interaction: { ...interaction, consentGiven: true }, consented }));
+    },
+  };
+}
+
+export type StepForms = ReturnType<typeof createStepForms>;
+/** The forms a route posts to `/interaction/:id/{name}`. */
+export const POSTED_STEPS = ['sign-in', 'otp', 'enrol', 'password', 'consent'] as const satisfies readonly ShownStep[];
