@@ -139,6 +139,7 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
     clock,
     keys,
     ephemeral,
+    codes: ephemeral.codes,
     revocations: services.revocations,
     users,
     currentUser: (user) => services.source.currentUser(user),

@@ -1,7 +1,7 @@
 /** What every grant shares: scopes, the deps a grant may use, the token response. */
 import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
-import type { AccessTokenRepository, EphemeralStore, GrantType, RefreshTokenRepository, UserRecord, UserRepository } from '../store/types.ts';
+import type { AccessTokenRepository, CodeStore, EphemeralStore, GrantType, RefreshTokenRepository, UserRecord, UserRepository } from '../store/types.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import type { RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
 import type { RevocationList } from '../tokens/revocation.ts';
@@ -29,6 +29,7 @@ export interface GrantDeps {
   clock: Clock;
   keys: KeyManager;
   ephemeral: EphemeralStore;
+  codes: CodeStore;
   revocations: RevocationList;
   users: Pick<UserRepository, 'getById'>;
   /** The user as the sign-in source knows them now (a directory is asked again); undefined when gone. */

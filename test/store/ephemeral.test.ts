@@ -9,7 +9,7 @@ import { createMemoryEphemeralStore } from '../../src/store/ephemeral/memory.ts'
 import { createRedisEphemeralStore } from '../../src/store/ephemeral/redis.ts';
 import { redisServersAvailable, startRedisCluster, type RedisClusterServers } from '../helpers/distributed.ts';
 import { REDIS_URL, redisAvailable, redisPrefix } from '../helpers/services.ts';
-import { ephemeralContract, type OpenedEphemeralStore } from './ephemeral-contract.ts';
+import { ephemeralContract, ns, type OpenedEphemeralStore } from './ephemeral-contract.ts';
 
 /** Deletes every key under `prefix`; returns how many there were. */
 async function deleteKeys(prefix: string): Promise<number> {
@@ -64,10 +64,10 @@ describe.runIf(redisAvailable)('Redis', () => {
     const keyPrefix = redisPrefix();
     const store = createRedisEphemeralStore({ url: REDIS_URL, keyPrefix });
     try {
-      await store.set('ns', 'k', 'v', 60);
-      await store.increment('ns', 'n', 60);
-      await store.set('ns', 'c', 'v', 60);
-      await store.consume('ns', 'c');
+      await store.set(ns('ns'), 'k', 'v', 60);
+      await store.increment(ns('ns'), 'n', 60);
+      await store.set(ns('ns'), 'c', 'v', 60);
+      await store.consume(ns('ns'), 'c');
     } finally {
       await store.close();
     }

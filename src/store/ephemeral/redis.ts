@@ -3,7 +3,9 @@
  * script, so it is atomic across instances. Keys are `{prefix}{ns}:{key}`.
  */
 import { Cluster, Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
-import type { ChannelListener, Consumed, EphemeralStore, EphemeralWrite } from '../types.ts';
+import type { ChannelListener, Consumed, EphemeralStore, EphemeralWrite, Namespace } from '../types.ts';
+import { createCodeStore } from './codes.ts';
+import { defineScript, redisCodeSteps } from './redis-codes.ts';
 import { parseRedisUrl } from './redis-url.ts';
 
 export { describeRedisTarget, parseRedisUrl, type RedisTarget } from './redis-url.ts';
@@ -90,9 +92,15 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
   // Errors surface on the commands that fail; the connection itself reconnects by itself.
   redis.on('error', () => {});
   const inOneWrite = redis instanceof Cluster ? () => redis : coalescedWrites(redis);
+  const scripts = {
+    consume: defineScript(redis, inOneWrite, 'idpConsume', 2, CONSUME),
+    increment: defineScript(redis, inOneWrite, 'idpIncrement', 1, INCREMENT),
+    takeAttempt: defineScript(redis, inOneWrite, 'idpTakeAttempt', 1, TAKE_ATTEMPT),
+    giveBackAttempt: defineScript(redis, inOneWrite, 'idpGiveBackAttempt', 1, GIVE_BACK_ATTEMPT),
+  };
 
   // The braces are a cluster hash tag: a value and its `:used` marker live in one slot.
-  const k = (ns: string, key: string) => `${ns}:{${key}}`;
+  const k = (ns: Namespace, key: string) => `${ns}:{${key}}`;
   const parse = <T>(json: string | null): T | undefined => (json === null ? undefined : (JSON.parse(json) as T));
 
   const px = (ttlSeconds: number) => Math.max(1, Math.round(ttlSeconds * 1000));
@@ -102,6 +110,7 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     : batch.del(k(w.ns, w.key), `${k(w.ns, w.key)}:used`));
   return {
     kind: 'redis',
+    codes: createCodeStore(redisCodeSteps(redis, inOneWrite, k)),
     async set(ns, key, value, ttlSeconds) {
       await queue(inOneWrite().multi(), { op: 'set', ns, key, value, ttlSeconds }).exec();
     },
@@ -115,7 +124,7 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
       const ok = await inOneWrite().set(k(ns, key), JSON.stringify(value), 'PX', px(ttlSeconds), 'NX');
       return ok === 'OK';
     },
-    async get<T>(ns: string, key: string) {
+    async get<T>(ns: Namespace, key: string) {
       return parse<T>(await inOneWrite().get(k(ns, key)));
     },
     async getMany(keys) {
@@ -124,30 +133,30 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
       const values = redis instanceof Cluster ? await Promise.all(names.map((name) => redis.get(name))) : await inOneWrite().mget(names);
       return values.map((value) => parse<unknown>(value ?? null));
     },
-    async take<T>(ns: string, key: string) {
+    async take<T>(ns: Namespace, key: string) {
       const [taken] = (await inOneWrite().multi().getdel(k(ns, key)).del(`${k(ns, key)}:used`).exec()) ?? [];
       return parse<T>((taken?.[1] as string | null | undefined) ?? null);
     },
-    async consume<T>(ns: string, key: string): Promise<Consumed<T> | undefined> {
-      const result = (await inOneWrite().eval(CONSUME, 2, k(ns, key), `${k(ns, key)}:used`)) as [string, number] | null;
+    async consume<T>(ns: Namespace, key: string): Promise<Consumed<T> | undefined> {
+      const result = (await scripts.consume([k(ns, key), `${k(ns, key)}:used`], [])) as [string, number] | null;
       if (!result) return undefined;
       return { value: JSON.parse(result[0]) as T, firstUse: result[1] === 1 };
     },
     async increment(ns, key, ttlSeconds, by = 1) {
-      return Number(await inOneWrite().eval(INCREMENT, 1, k(ns, key), String(Math.max(1, Math.ceil(ttlSeconds))), String(by)));
+      return Number(await scripts.increment([k(ns, key)], [String(Math.max(1, Math.ceil(ttlSeconds))), String(by)]));
     },
     async takeAttempt(ns, key, rule) {
       const ms = (seconds: number) => String(px(seconds));
       const args = [String(rule.limit), ms(rule.windowSeconds), ms(rule.lockSeconds), ms(rule.maxLockSeconds)];
-      return Number(await inOneWrite().eval(TAKE_ATTEMPT, 1, k(ns, key), ...args)) === 1;
+      return Number(await scripts.takeAttempt([k(ns, key)], args)) === 1;
     },
     async giveBackAttempt(ns, key) {
-      await inOneWrite().eval(GIVE_BACK_ATTEMPT, 1, k(ns, key));
+      await scripts.giveBackAttempt([k(ns, key)], []);
     },
     async delete(ns, key) {
       await inOneWrite().del(k(ns, key), `${k(ns, key)}:used`);
     },
-    async entries<T>(ns: string) {
+    async entries<T>(ns: Namespace) {
       // SCAN matches whole key names: the prefix is not added for us, and is taken off again.
       const names = await scanKeys(redis, `${keyPrefix}${ns}:{*}`);
       const keys = names.map((name) => name.slice(keyPrefix.length));

@@ -111,6 +111,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     clock,
     keys,
     ephemeral,
+    codes: ephemeral.codes,
     revocations: createRevocationList({ durable, ephemeral }, clock),
     users: durable.users,
     // Local accounts: the stored record is the current one.
