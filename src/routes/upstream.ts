@@ -10,6 +10,7 @@ import type { SessionStore } from '../sessions/browser-session.ts';
 import { withFullLifetime, type Interaction, type InteractionStore } from '../sessions/interaction.ts';
 import type { UpstreamChecks, UpstreamSource } from '../sources/oidc.ts';
 import type { EphemeralStore } from '../store/types.ts';
+import { NAMESPACES } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { withQuery } from './shared/authorization-response.ts';
 import { readSessionCookie } from './shared/cookies.ts';
@@ -17,7 +18,7 @@ import { renderPage, type PageContext } from './shared/pages.ts';
 import type { SignInFlow } from './shared/sign-in-flow.ts';
 
 const ROUND_TRIP_TTL_SECONDS = 15 * 60;
-const NS = { signIn: 'upstream-sign-in', signOut: 'upstream-sign-out' } as const;
+const NS = { signIn: NAMESPACES.upstreamSignIn, signOut: NAMESPACES.upstreamSignOut } as const;
 
 interface SignInTrip {
   interactionId: string;
