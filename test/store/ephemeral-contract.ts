@@ -5,10 +5,15 @@
  * Time: the backend supplies `advance(ms)`, which moves an injected clock (memory) or really
  * sleeps (Redis). Every TTL case lives in one test that lets about 1.1 s pass in total, and the
  * attempt locks in one of 1.3 s, so the Redis run sleeps only that long.
+ *
+ * The code store (`store.codes`) is part of the contract: single use under concurrent and
+ * cross-instance redemptions, a replay before and after the first redemption recorded what it
+ * issued, expiry, and codes kept apart.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
-import type { EphemeralStore, Namespace } from '../../src/store/types.ts';
+import { CODE_TTL_SECONDS, codeKey } from '../../src/store/ephemeral/codes.ts';
+import { NAMESPACES, type CodeRecord, type EphemeralStore, type IssuedFromCode, type Namespace } from '../../src/store/types.ts';
 
 export interface OpenedEphemeralStore {
   store: EphemeralStore;
@@ -32,6 +37,17 @@ export function ns(name: string): Namespace {
 
 function key(prefix = 'k'): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
+}
+
+function codeRecord(): CodeRecord {
+  return {
+    clientId: key('client'), redirectUri: 'https://rp.example/cb', codeChallenge: key('challenge'), userId: key('user'),
+    scopes: ['openid', 'offline_access'], authTime: 1_795_000_000, amr: ['pwd'], allowedScopes: ['openid', 'offline_access'], nonce: key('nonce'),
+  };
+}
+
+function issuedFromCode(): IssuedFromCode {
+  return { jti: key('jti'), accessExpiresAt: 1_795_000_600, familyId: key('family') };
 }
 
 export function ephemeralContract(name: string, open: () => Promise<OpenedEphemeralStore>): void {
@@ -420,8 +436,93 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         }));
     });
 
+    describe('codes', () => {
+      /** A code whose record is stored, as the sign-in flow stores it (its write in a batch). */
+      async function storedCode(record = codeRecord()): Promise<{ code: string; record: CodeRecord }> {
+        const { code, write } = store.codes.create(record);
+        await store.write([write]);
+        return { code, record };
+      }
+
+      it('create returns a code and the write that keeps its record under its hash for five minutes', async () => {
+        const record = codeRecord();
+        const { code, write } = store.codes.create(record);
+        expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        expect(write).toMatchObject({ op: 'set', ns: NAMESPACES.code, value: record, ttlSeconds: CODE_TTL_SECONDS });
+        expect(CODE_TTL_SECONDS).toBe(300);
+        expect(write.key).not.toContain(code);
+        expect(await store.codes.redeem(code), 'not redeemable before its write is sent').toEqual({ outcome: 'unknown' });
+        await store.write([write]);
+        expect(await store.codes.redeem(code)).toEqual({ outcome: 'redeemed', record });
+      });
+
+      it('redeem reports a code never issued as unknown', async () => {
+        expect(await store.codes.redeem(key('never-issued'))).toEqual({ outcome: 'unknown' });
+      });
+
+      it(`of ${CONCURRENCY} concurrent redemptions exactly one redeems; the others are replays`, async () => {
+        const { code, record } = await storedCode();
+        const outcomes = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.codes.redeem(code)));
+        expect(outcomes.filter((o) => o.outcome === 'redeemed')).toEqual([{ outcome: 'redeemed', record }]);
+        expect(outcomes.filter((o) => o.outcome === 'replayed')).toHaveLength(CONCURRENCY - 1);
+      });
+
+      it('redeems exactly once across instances', (ctx) =>
+        withAnotherInstance(ctx, async (other) => {
+          const { code } = await storedCode();
+          const outcomes = await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 ? other : store).codes.redeem(code)));
+          expect(outcomes.filter((o) => o.outcome === 'redeemed')).toHaveLength(1);
+          expect(outcomes.filter((o) => o.outcome === 'replayed')).toHaveLength(CONCURRENCY - 1);
+        }));
+
+      it('a replay after the first redemption recorded what it issued gets what it issued', async () => {
+        const { code } = await storedCode();
+        expect((await store.codes.redeem(code)).outcome).toBe('redeemed');
+        const issued = issuedFromCode();
+        expect(await store.codes.recordIssued(code, issued), 'no replay yet').toBe(false);
+        expect(await store.codes.redeem(code)).toEqual({ outcome: 'replayed', issued });
+        expect(await store.codes.redeem(code)).toEqual({ outcome: 'replayed', issued });
+      });
+
+      it('a replay while the first redemption is minting is reported to the first when it records what it issued', async () => {
+        const { code } = await storedCode();
+        expect((await store.codes.redeem(code)).outcome).toBe('redeemed');
+        expect(await store.codes.redeem(code), 'nothing recorded yet').toEqual({ outcome: 'replayed', issued: undefined });
+        const issued = issuedFromCode();
+        expect(await store.codes.recordIssued(code, issued), 'the first learns of the replay').toBe(true);
+        expect(await store.codes.redeem(code)).toEqual({ outcome: 'replayed', issued });
+      });
+
+      it('a replay on another instance while the first is minting is reported to the first', (ctx) =>
+        withAnotherInstance(ctx, async (other) => {
+          const { code } = await storedCode();
+          expect((await store.codes.redeem(code)).outcome).toBe('redeemed');
+          expect(await other.codes.redeem(code)).toEqual({ outcome: 'replayed', issued: undefined });
+          expect(await store.codes.recordIssued(code, issuedFromCode())).toBe(true);
+        }));
+
+      it('shares its keys with releases before the code store, so that a code is redeemed once while both run', async () => {
+        const first = await storedCode();
+        expect(await store.consume(NAMESPACES.code, codeKey(first.code)), 'an earlier release redeems').toEqual({ value: first.record, firstUse: true });
+        expect(await store.codes.redeem(first.code)).toEqual({ outcome: 'replayed', issued: undefined });
+        const second = await storedCode();
+        expect((await store.codes.redeem(second.code)).outcome).toBe('redeemed');
+        expect((await store.consume(NAMESPACES.code, codeKey(second.code)))?.firstUse, 'then an earlier release').toBe(false);
+      });
+
+      it('a code of one record never yields another\'s, nor what another\'s redemption issued', async () => {
+        const stored = await Promise.all(Array.from({ length: CONCURRENCY }, () => storedCode()));
+        const outcomes = await Promise.all(stored.map(({ code }) => store.codes.redeem(code)));
+        expect(outcomes).toEqual(stored.map(({ record }) => ({ outcome: 'redeemed', record })));
+        const issued = stored.map(() => issuedFromCode());
+        expect(await Promise.all(stored.map(({ code }, i) => store.codes.recordIssued(code, issued[i]!)))).toEqual(stored.map(() => false));
+        const replays = await Promise.all(stored.map(({ code }) => store.codes.redeem(code)));
+        expect(replays).toEqual(issued.map((i) => ({ outcome: 'replayed', issued: i })));
+      });
+    });
+
     describe('time to live', () => {
-      it('expires values, used values and counters after their TTL, and not before', async () => {
+      it('expires values, used values, counters and codes after their TTL, and not before', async () => {
         const ttl = ns('ttl');
         const [plain, nx, consumed, taken, counter, long] = ['plain', 'nx', 'consumed', 'taken', 'counter', 'long'].map((p) => key(p)) as [string, string, string, string, string, string];
         await store.set(ttl, plain, 'plain', 1);
@@ -440,9 +541,19 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         const outlasting = { limit: 1, windowSeconds: 0.5, lockSeconds: 1, maxLockSeconds: 1 };
         const locked = key('locked');
         expect(await store.takeAttempt(ttl, locked, outlasting)).toBe(true);
+        // Codes: their record's write, kept 1 s instead of five minutes; one redeemed before expiry.
+        const shortLived = () => {
+          const { code, write } = store.codes.create(codeRecord());
+          return { code, write: { ...write, ttlSeconds: 1 } };
+        };
+        const [usedCode, unusedCode] = [shortLived(), shortLived()];
+        const liveCode = store.codes.create(codeRecord());
+        await store.write([usedCode.write, unusedCode.write, liveCode.write]);
+        expect((await store.codes.redeem(usedCode.code)).outcome).toBe('redeemed');
 
         await opened!.advance(600);
         expect(await store.takeAttempt(ttl, locked, outlasting), 'still locked after its window').toBe(false);
+        expect((await store.codes.redeem(usedCode.code)).outcome, 'a replay before expiry').toBe('replayed');
         // Not yet expired; a later increment does not restart the counter's TTL.
         expect(await store.get(ttl, plain)).toBe('plain');
         expect(await store.setIfAbsent(ttl, nx, 'again', 1)).toBe(false);
@@ -461,6 +572,9 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect(await store.takeAttempt(ttl, attempts, attemptRule), 'a new window').toBe(true);
         expect(await store.takeAttempt(ttl, attempts, attemptRule), 'a new window').toBe(true);
         expect(await store.takeAttempt(ttl, locked, outlasting), 'free once the lock ends').toBe(true);
+        expect(await store.codes.redeem(usedCode.code), 'expired once used').toEqual({ outcome: 'unknown' });
+        expect(await store.codes.redeem(unusedCode.code), 'expired unused').toEqual({ outcome: 'unknown' });
+        expect((await store.codes.redeem(liveCode.code)).outcome).toBe('redeemed');
 
         // A value set again after it expired is new: its first use is first again.
         await store.set(ttl, consumed, 'again', 60);

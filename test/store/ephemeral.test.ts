@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createMemoryEphemeralStore } from '../../src/store/ephemeral/memory.ts';
 import { createRedisEphemeralStore } from '../../src/store/ephemeral/redis.ts';
+import type { CodeRecord } from '../../src/store/types.ts';
 import { redisServersAvailable, startRedisCluster, type RedisClusterServers } from '../helpers/distributed.ts';
 import { REDIS_URL, redisAvailable, redisPrefix } from '../helpers/services.ts';
 import { ephemeralContract, ns, type OpenedEphemeralStore } from './ephemeral-contract.ts';
@@ -63,16 +64,23 @@ describe.runIf(redisAvailable)('Redis', () => {
   it('keeps every key under its prefix, so that deleting the prefix leaves nothing behind', async () => {
     const keyPrefix = redisPrefix();
     const store = createRedisEphemeralStore({ url: REDIS_URL, keyPrefix });
+    const record: CodeRecord = { clientId: 'c', redirectUri: 'https://rp.example/cb', codeChallenge: 'x', userId: 'u', scopes: [], authTime: 0, amr: [], allowedScopes: [] };
     try {
       await store.set(ns('ns'), 'k', 'v', 60);
       await store.increment(ns('ns'), 'n', 60);
       await store.set(ns('ns'), 'c', 'v', 60);
       await store.consume(ns('ns'), 'c');
+      const { code, write } = store.codes.create(record);
+      await store.write([write]);
+      await store.codes.redeem(code);
+      await store.codes.redeem(code);
+      await store.codes.recordIssued(code, { jti: 'j', accessExpiresAt: 1, familyId: null });
     } finally {
       await store.close();
     }
-    // The value, the counter, the consumed value and its use marker.
-    expect(await deleteKeys(keyPrefix)).toBe(4);
+    // The value, the counter, the consumed value and its use marker; a code's record, its use
+    // marker, a replay's mark and what its first redemption issued.
+    expect(await deleteKeys(keyPrefix)).toBe(8);
     expect(await deleteKeys(keyPrefix)).toBe(0);
   });
 });
