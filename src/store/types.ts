@@ -344,12 +344,6 @@ export interface DurableStore {
   close(): Promise<void>;
 }
 
-/** The result of consuming a single-use value: the value, and whether this was its first use. */
-export interface Consumed<T> {
-  value: T;
-  firstUse: boolean;
-}
-
 /** What `EphemeralStore.takeAttempt` allows. */
 export interface AttemptRule {
   /** Attempts counted before the key locks (the one reaching it locks, judged or not). */
@@ -390,11 +384,6 @@ export interface EphemeralStore {
   getMany(keys: ReadonlyArray<{ ns: Namespace; key: string }>): Promise<unknown[]>;
   /** Reads and deletes in one step: exactly one caller gets the value. */
   take<T>(ns: Namespace, key: string): Promise<T | undefined>;
-  /**
-   * Marks a value as used and returns it with whether this was its first use; the value stays
-   * until its TTL so that a second use can be recognised (and what the first use issued revoked).
-   */
-  consume<T>(ns: Namespace, key: string): Promise<Consumed<T> | undefined>;
   /** Adds `by` (default 1) and returns the new count; the TTL starts with the first increment. */
   increment(ns: Namespace, key: string, ttlSeconds: number, by?: number): Promise<number>;
   /**

@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
-import { CODE_TTL_SECONDS, codeKey } from '../../src/store/ephemeral/codes.ts';
+import { CODE_TTL_SECONDS } from '../../src/store/ephemeral/codes.ts';
 import { NAMESPACES, type CodeRecord, type EphemeralStore, type IssuedFromCode, type Namespace } from '../../src/store/types.ts';
 
 export interface OpenedEphemeralStore {
@@ -186,46 +186,6 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         }));
     });
 
-    describe('consume', () => {
-      it(`of ${CONCURRENCY} concurrent consumers exactly one is first, all see the value, and the value stays`, async () => {
-        const k = key();
-        const value = { family: 'f1', scopes: ['openid'] };
-        await store.set(ns('code'), k, value, 60);
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.consume<typeof value>(ns('code'), k)));
-        expect(results.every((r) => r !== undefined)).toBe(true);
-        expect(results.filter((r) => r?.firstUse)).toHaveLength(1);
-        expect(results.filter((r) => r?.firstUse === false)).toHaveLength(CONCURRENCY - 1);
-        for (const r of results) expect(r?.value).toEqual(value);
-
-        expect(await store.get(ns('code'), k)).toEqual(value);
-        expect(await store.consume(ns('code'), k)).toEqual({ value, firstUse: false });
-      });
-
-      it('is exactly once across instances', (ctx) =>
-        withAnotherInstance(ctx, async (other) => {
-          const k = key();
-          await store.set(ns('code'), k, 'shared', 60);
-          const results = await Promise.all(
-            Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 === 0 ? store : other).consume(ns('code'), k)),
-          );
-          expect(results.filter((r) => r?.firstUse)).toHaveLength(1);
-          expect(results.map((r) => r?.value)).toEqual(Array.from({ length: CONCURRENCY }, () => 'shared'));
-        }));
-
-      it('returns undefined for a missing key', async () => {
-        expect(await store.consume(ns('code'), key('missing'))).toBeUndefined();
-      });
-
-      it('a deleted value is gone, used or not', async () => {
-        const k = key();
-        await store.set(ns('code'), k, 'v', 60);
-        expect(await store.consume(ns('code'), k)).toEqual({ value: 'v', firstUse: true });
-        await store.delete(ns('code'), k);
-        expect(await store.consume(ns('code'), k)).toBeUndefined();
-        expect(await store.get(ns('code'), k)).toBeUndefined();
-      });
-    });
-
     describe('increment', () => {
       it('counts from one, per key', async () => {
         const a = key();
@@ -340,42 +300,36 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         await expect(store.write([])).resolves.toBeUndefined();
       });
 
-      it('a value written anew starts unused, as with set', async () => {
-        const k = key();
-        await store.set(ns('batch-used'), k, 'first', 60);
-        expect((await store.consume(ns('batch-used'), k))?.firstUse).toBe(true);
-        await store.write([{ op: 'set', ns: ns('batch-used'), key: k, value: 'second', ttlSeconds: 60 }]);
-        expect(await store.consume(ns('batch-used'), k)).toEqual({ value: 'second', firstUse: true });
-      });
-
       it('calls made in one tick without waiting are carried out in the order they were made', async () => {
         // On Redis they leave in one write: this is what that must keep.
         const k = key();
+        const record = codeRecord();
+        const { code, write } = store.codes.create(record);
         const calls = [
           store.get(ns('tick'), k),
           store.set(ns('tick'), k, 1, 60),
           store.increment(ns('tick-count'), k, 60),
           store.get(ns('tick'), k),
-          store.consume(ns('tick'), k),
-          store.write([{ op: 'set', ns: ns('tick'), key: k, value: 2, ttlSeconds: 60 }]),
-          store.consume(ns('tick'), k),
+          store.codes.redeem(code),
+          store.write([{ op: 'set', ns: ns('tick'), key: k, value: 2, ttlSeconds: 60 }, write]),
+          store.codes.redeem(code),
+          store.codes.redeem(code),
           store.take(ns('tick'), k),
           store.increment(ns('tick-count'), k, 60),
           store.get(ns('tick'), k),
         ];
         expect(await Promise.all(calls)).toEqual([
-          undefined, undefined, 1, 1, { value: 1, firstUse: true }, undefined, { value: 2, firstUse: true }, 2, 2, undefined,
+          undefined, undefined, 1, 1, { outcome: 'unknown' }, undefined, { outcome: 'redeemed', record }, { outcome: 'replayed', issued: undefined }, 2, 2, undefined,
         ]);
       });
     });
 
     describe('entries', () => {
-      it('lists every live value of one namespace by key, used ones too, and nothing of another', async () => {
+      it('lists every live value of one namespace by key, and nothing of another', async () => {
         const listed = key('entries');
         const [a, b, c] = [key('a'), key('b'), key('c')] as [string, string, string];
         await store.set(ns(listed), a, { n: 1 }, 60);
         await store.set(ns(listed), b, 2, 60);
-        await store.consume(ns(listed), b);
         await store.set(ns(listed), c, 3, 60);
         await store.delete(ns(listed), c);
         await store.set(ns(`${listed}-other`), a, 'other', 60);
@@ -501,15 +455,6 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
           expect(await store.codes.recordIssued(code, issuedFromCode())).toBe(true);
         }));
 
-      it('shares its keys with releases before the code store, so that a code is redeemed once while both run', async () => {
-        const first = await storedCode();
-        expect(await store.consume(NAMESPACES.code, codeKey(first.code)), 'an earlier release redeems').toEqual({ value: first.record, firstUse: true });
-        expect(await store.codes.redeem(first.code)).toEqual({ outcome: 'replayed', issued: undefined });
-        const second = await storedCode();
-        expect((await store.codes.redeem(second.code)).outcome).toBe('redeemed');
-        expect((await store.consume(NAMESPACES.code, codeKey(second.code)))?.firstUse, 'then an earlier release').toBe(false);
-      });
-
       it('a code of one record never yields another\'s, nor what another\'s redemption issued', async () => {
         const stored = await Promise.all(Array.from({ length: CONCURRENCY }, () => storedCode()));
         const outcomes = await Promise.all(stored.map(({ code }) => store.codes.redeem(code)));
@@ -522,13 +467,11 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
     });
 
     describe('time to live', () => {
-      it('expires values, used values, counters and codes after their TTL, and not before', async () => {
+      it('expires values, counters, attempts and codes (redeemed or not) after their TTL, and not before', async () => {
         const ttl = ns('ttl');
-        const [plain, nx, consumed, taken, counter, long] = ['plain', 'nx', 'consumed', 'taken', 'counter', 'long'].map((p) => key(p)) as [string, string, string, string, string, string];
+        const [plain, nx, taken, counter, long] = ['plain', 'nx', 'taken', 'counter', 'long'].map((p) => key(p)) as [string, string, string, string, string];
         await store.set(ttl, plain, 'plain', 1);
         expect(await store.setIfAbsent(ttl, nx, 'nx', 1)).toBe(true);
-        await store.set(ttl, consumed, 'consumed', 1);
-        expect(await store.consume(ttl, consumed)).toEqual({ value: 'consumed', firstUse: true });
         await store.set(ttl, taken, 'taken', 1);
         expect(await store.increment(ttl, counter, 1)).toBe(1);
         await store.set(ttl, long, 'long', 60);
@@ -557,14 +500,11 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         // Not yet expired; a later increment does not restart the counter's TTL.
         expect(await store.get(ttl, plain)).toBe('plain');
         expect(await store.setIfAbsent(ttl, nx, 'again', 1)).toBe(false);
-        expect(await store.consume(ttl, consumed)).toEqual({ value: 'consumed', firstUse: false });
         expect(await store.increment(ttl, counter, 1)).toBe(2);
 
         await opened!.advance(550);
         expect(await store.get(ttl, plain)).toBeUndefined();
         expect(await store.take(ttl, taken)).toBeUndefined();
-        expect(await store.consume(ttl, consumed)).toBeUndefined();
-        expect(await store.get(ttl, consumed)).toBeUndefined();
         expect(await store.setIfAbsent(ttl, nx, 'after expiry', 60)).toBe(true);
         expect(await store.get(ttl, nx)).toBe('after expiry');
         expect(await store.increment(ttl, counter, 1)).toBe(1);
@@ -575,10 +515,6 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect(await store.codes.redeem(usedCode.code), 'expired once used').toEqual({ outcome: 'unknown' });
         expect(await store.codes.redeem(unusedCode.code), 'expired unused').toEqual({ outcome: 'unknown' });
         expect((await store.codes.redeem(liveCode.code)).outcome).toBe('redeemed');
-
-        // A value set again after it expired is new: its first use is first again.
-        await store.set(ttl, consumed, 'again', 60);
-        expect(await store.consume(ttl, consumed)).toEqual({ value: 'again', firstUse: true });
       });
     });
   });

@@ -4,13 +4,14 @@
  * mutable objects with the store, as with Redis.
  */
 import type { Clock } from '../../clock.ts';
-import type { ChannelListener, CodeRecord, Consumed, EphemeralStore, IssuedFromCode, Namespace } from '../types.ts';
+import type { ChannelListener, CodeRecord, EphemeralStore, IssuedFromCode, Namespace } from '../types.ts';
 import { CODE_TTL_SECONDS, createCodeStore, type CodeSteps } from './codes.ts';
 import { NAMESPACES } from './namespaces.ts';
 
 interface Entry {
   json: string;
   expiresAt: number;
+  /** A code's record: redeemed (the code store). */
   used: boolean;
 }
 
@@ -109,13 +110,6 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       if (!entry) return undefined;
       entries.delete(`${ns}:${key}`);
       return JSON.parse(entry.json) as T;
-    },
-    async consume<T>(ns: Namespace, key: string): Promise<Consumed<T> | undefined> {
-      const entry = live(`${ns}:${key}`);
-      if (!entry) return undefined;
-      const firstUse = !entry.used;
-      entry.used = true;
-      return { value: JSON.parse(entry.json) as T, firstUse };
     },
     async increment(ns, key, ttlSeconds, by = 1) {
       const k = `${ns}:${key}`;
