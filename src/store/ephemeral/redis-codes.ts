@@ -9,23 +9,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { CodeRecord, IssuedFromCode, Namespace } from '../types.ts';
 import { CODE_TTL_SECONDS, type CodeSteps } from './codes.ts';
 import { NAMESPACES } from './namespaces.ts';
-
-/** Runs a script defined on a connection: `keys`, then `args`. */
-export type RedisScript = (keys: readonly string[], args: readonly string[]) => Promise<unknown>;
-
-/**
- * Defines a Lua script on the connection and returns how to run it. ioredis sends it in full
- * (EVAL) the first time on each socket and by its SHA-1 (EVALSHA) after that, so that the
- * commands sent in one tick keep their order; `connection()` is what to send it on each time.
- */
-export function defineScript(redis: Redis | Cluster, connection: () => Redis | Cluster, name: string, numberOfKeys: number, lua: string): RedisScript {
-  redis.defineCommand(name, { numberOfKeys, lua });
-  return (keys, args) => {
-    if (keys.length !== numberOfKeys) throw new Error(`${name} takes ${numberOfKeys} keys`);
-    const client = connection() as unknown as Record<string, (...params: string[]) => Promise<unknown>>;
-    return client[name]!(...keys, ...args);
-  };
-}
+import { defineScript } from './redis-scripts.ts';
 
 // KEYS: the record, its use marker, what the first use issued, a replay's mark. ARGV: TTL (ms).
 // Returns nil (unknown or expired), {1, record} (first use), {2} or {2, issued} (a replay).

@@ -5,7 +5,8 @@
 import { Cluster, Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 import type { ChannelListener, EphemeralStore, EphemeralWrite, Namespace } from '../types.ts';
 import { createCodeStore } from './codes.ts';
-import { defineScript, redisCodeSteps } from './redis-codes.ts';
+import { redisCodeSteps } from './redis-codes.ts';
+import { defineScript } from './redis-scripts.ts';
 import { parseRedisUrl } from './redis-url.ts';
 
 export { describeRedisTarget, parseRedisUrl, type RedisTarget } from './redis-url.ts';
