@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { OAuthError } from '../errors.ts';
 import { createCode } from '../store/ephemeral/codes.ts';
-import type { ClientRecord, CodeRecord, EphemeralWrite, IssuedFromCode } from '../store/types.ts';
+import type { ClientRecord, CodeRecord, EphemeralStore, EphemeralWrite, IssuedFromCode } from '../store/types.ts';
 import { verifyPkce } from '../tokens/pkce.ts';
 import { revokedFamilyTokens } from '../tokens/revocation.ts';
 import type { Grant, GrantDeps } from './common.ts';
@@ -21,8 +21,8 @@ export function newCode(record: CodeRecord): { code: string; write: EphemeralWri
   return createCode(record);
 }
 
-/** Stores a code record under the code's hash and returns the code. */
-export async function issueCode(deps: Pick<GrantDeps, 'ephemeral'>, record: CodeRecord): Promise<string> {
+/** Stores a code record under the code's hash and returns the code (tests issue codes so). */
+export async function issueCode(deps: { ephemeral: Pick<EphemeralStore, 'write'> }, record: CodeRecord): Promise<string> {
   const { code, write } = newCode(record);
   await deps.ephemeral.write([write]);
   return code;
