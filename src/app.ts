@@ -34,7 +34,6 @@ import { jwksRoutes } from './routes/jwks.ts';
 import { tokenRoutes } from './routes/token.ts';
 import { upstreamRoutes } from './routes/upstream.ts';
 import { userinfoRoutes } from './routes/userinfo.ts';
-import { newCode } from './grants/authorization-code.ts';
 import { createFlowAdapter } from './routes/shared/flow-adapter.ts';
 import type { Interaction } from './sessions/interaction.ts';
 import { createSignInFlow } from './sessions/sign-in-flow.ts';
@@ -144,7 +143,7 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
     issuer: config.issuer,
     clock,
     keys,
-    ephemeral,
+    codes: ephemeral.codes,
     revocations: services.revocations,
     users,
     currentUser: (user) => services.source.currentUser(user),
@@ -172,7 +171,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
   const throttle = createSignInThrottle(ephemeral, { maxFailures: config.loginMaxFailures, maxFailuresPerAddress: config.loginMaxFailuresPerAddress });
   const accountName = (typed: string) => canonicalAccountName(services.source, typed);
   const flow = createSignInFlow({
-    issuer: config.issuer, basePath, clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, accountName, newCode,
+    issuer: config.issuer, basePath, clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, accountName,
   });
   const adapter = createFlowAdapter({ page, secureCookies, audit });
   const upstream = services.source.kind === 'oidc' ? { upstream: services.source, ephemeral, baseUrl: config.baseUrl } : undefined;

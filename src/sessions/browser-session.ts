@@ -7,6 +7,7 @@
 import type { Clock } from '../clock.ts';
 import { epochSeconds } from '../clock.ts';
 import type { EphemeralStore, EphemeralWrite } from '../store/types.ts';
+import { NAMESPACES } from '../store/types.ts';
 import { hashToken, randomToken } from '../tokens/opaque.ts';
 
 export interface BrowserSession {
@@ -30,7 +31,7 @@ export interface LoadedSession {
 
 /** A browser session lasts at most this long after it was last written. */
 export const SESSION_TTL_SECONDS = 12 * 3600;
-const NS = 'session';
+const NS = NAMESPACES.session;
 
 /** A session under a new id, with the writes that store it (for the caller to send, batched). */
 export type NewSession = LoadedSession & { sid: string; writes: EphemeralWrite[] };

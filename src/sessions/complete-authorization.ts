@@ -3,7 +3,6 @@
  * so two racing requests cannot both get one), delivered to the client in its response mode.
  */
 import { OAuthError } from '../errors.ts';
-import type { CodeRecord } from '../grants/authorization-code.ts';
 import type { EphemeralStore, EphemeralWrite } from '../store/types.ts';
 import { authorizationResponse, type ClientResponse } from './authorization-response.ts';
 import type { SessionStore } from './browser-session.ts';
@@ -14,9 +13,7 @@ export interface CompletionDeps {
   issuer: string;
   interactions: Pick<InteractionStore, 'finish'>;
   sessions: Pick<SessionStore, 'saveWrite'>;
-  ephemeral: Pick<EphemeralStore, 'write'>;
-  /** A new code for a finished authorization, with the write that stores it. */
-  newCode(record: CodeRecord): { code: string; write: EphemeralWrite };
+  ephemeral: Pick<EphemeralStore, 'write' | 'codes'>;
 }
 
 /**
@@ -33,7 +30,7 @@ export async function completeAuthorization(deps: CompletionDeps, current: FlowS
   }
   const { request } = finished;
   const allowedScopes = client.requireConsent ? [...new Set([...consented, ...request.scopes])] : client.scopes;
-  const { code, write } = deps.newCode({
+  const { code, write } = deps.ephemeral.codes.create({
     clientId: client.clientId,
     redirectUri: request.redirectUri,
     codeChallenge: request.codeChallenge,

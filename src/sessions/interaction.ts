@@ -6,6 +6,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { epochSeconds } from '../clock.ts';
 import type { EphemeralStore, EphemeralWrite } from '../store/types.ts';
+import { NAMESPACES } from '../store/types.ts';
 import { hashToken, randomToken } from '../tokens/opaque.ts';
 import type { AuthorizationRequest } from './authorization-request.ts';
 
@@ -50,7 +51,7 @@ export const INTERACTION_TTL_SECONDS = 30 * 60;
  * pile up state in the store (each one would otherwise be kept for the full half hour).
  */
 export const UNSTARTED_INTERACTION_TTL_SECONDS = 10 * 60;
-const NS = 'interaction';
+const NS = NAMESPACES.interaction;
 
 export interface InteractionStore {
   /**

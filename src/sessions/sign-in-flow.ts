@@ -8,7 +8,6 @@
 import type { Clock } from '../clock.ts';
 import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
-import type { CodeRecord } from '../grants/authorization-code.ts';
 import type { ClientRecord, ConsentRepository, EphemeralStore, EphemeralWrite, UserRecord, UserRepository } from '../store/types.ts';
 import type { AuthorizationRequest } from './authorization-request.ts';
 import type { LoadedSession, NewSession, SessionStore } from './browser-session.ts';
@@ -31,8 +30,6 @@ export interface SignInFlowDeps {
   throttle: Pick<SignInThrottle, 'successWrite'>;
   /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
   accountName(typed: string): string;
-  /** A new code for a finished authorization, with the write that stores it. */
-  newCode(record: CodeRecord): { code: string; write: EphemeralWrite };
 }
 
 export function createSignInFlow(deps: SignInFlowDeps) {

@@ -13,10 +13,11 @@
  * directory that did not answer), gives it back.
  */
 import type { AttemptRule, EphemeralStore, EphemeralWrite } from '../store/types.ts';
+import { NAMESPACES } from '../store/types.ts';
 
 const WINDOW_SECONDS = 15 * 60;
 const FIRST_LOCK_SECONDS = 60;
-const NS = 'signin-attempts';
+const NS = NAMESPACES.signInAttempts;
 
 export interface ThrottleLimits {
   maxFailures: number;

@@ -5,6 +5,7 @@
  */
 import { createGuardrails, generateSecret, generateURI, verify } from 'otplib';
 import type { EphemeralStore } from '../store/types.ts';
+import { NAMESPACES } from '../store/types.ts';
 
 const PERIOD_SECONDS = 30;
 /** One period either way: a phone a little fast or slow, or a code typed as it turned over. */
@@ -37,5 +38,5 @@ export async function acceptTotp(ephemeral: EphemeralStore, userId: string, secr
   }
   if (!result.valid || !('timeStep' in result)) return false;
   // Kept past the drift window, so the same step can never be claimed twice.
-  return ephemeral.setIfAbsent('totp-used', `${userId}:${result.timeStep}`, 1, 4 * PERIOD_SECONDS);
+  return ephemeral.setIfAbsent(NAMESPACES.totpUsed, `${userId}:${result.timeStep}`, 1, 4 * PERIOD_SECONDS);
 }

@@ -6,7 +6,7 @@
  */
 import { OAuthError } from '../errors.ts';
 import type { UpstreamChecks, UpstreamSource } from '../sources/oidc.ts';
-import type { EphemeralStore } from '../store/types.ts';
+import { NAMESPACES, type EphemeralStore } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { withQuery } from './authorization-response.ts';
 import type { SessionStore } from './browser-session.ts';
@@ -15,7 +15,7 @@ import type { BrowserRequest, FlowResult } from './flow-result.ts';
 import type { SignInFlow } from './sign-in-flow.ts';
 
 const ROUND_TRIP_TTL_SECONDS = 15 * 60;
-const NS = { signIn: 'upstream-sign-in', signOut: 'upstream-sign-out' } as const;
+const NS = { signIn: NAMESPACES.upstreamSignIn, signOut: NAMESPACES.upstreamSignOut } as const;
 
 interface SignInTrip {
   interactionId: string;

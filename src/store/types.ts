@@ -3,6 +3,7 @@
  * (Kysely over PostgreSQL or PGlite), short-lived data behind `EphemeralStore` (Redis or an
  * in-process map). Operations are named by intent and are atomic on their own.
  */
+import type { Namespace } from './ephemeral/namespaces.ts';
 
 export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
 export const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token', 'client_credentials'];
@@ -343,12 +344,6 @@ export interface DurableStore {
   close(): Promise<void>;
 }
 
-/** The result of consuming a single-use value: the value, and whether this was its first use. */
-export interface Consumed<T> {
-  value: T;
-  firstUse: boolean;
-}
-
 /** What `EphemeralStore.takeAttempt` allows. */
 export interface AttemptRule {
   /** Attempts counted before the key locks (the one reaching it locks, judged or not). */
@@ -361,37 +356,36 @@ export interface AttemptRule {
   maxLockSeconds: number;
 }
 
-/**
- * Short-lived values with a time to live. Values are JSON. Every operation is atomic across
- * instances sharing one store. Namespaces keep kinds of values apart (`code`, `session`, ...).
- */
+export { NAMESPACES, type Namespace } from './ephemeral/namespaces.ts';
+
 /** One write of a batch (`EphemeralStore.write`). */
 export type EphemeralWrite =
-  | { op: 'set'; ns: string; key: string; value: unknown; ttlSeconds: number }
-  | { op: 'delete'; ns: string; key: string };
+  | { op: 'set'; ns: Namespace; key: string; value: unknown; ttlSeconds: number }
+  | { op: 'delete'; ns: Namespace; key: string };
 
+/**
+ * Short-lived values with a time to live. Values are JSON. Every operation is atomic across
+ * instances sharing one store. Namespaces (`NAMESPACES`) keep kinds of values apart.
+ */
 export interface EphemeralStore {
   readonly kind: 'redis' | 'memory';
-  set(ns: string, key: string, value: unknown, ttlSeconds: number): Promise<void>;
+  /** Authorization codes on this store. */
+  readonly codes: CodeStore;
+  set(ns: Namespace, key: string, value: unknown, ttlSeconds: number): Promise<void>;
   /**
    * Several sets and deletes, in order, in one round trip where the store can (one Redis
    * MULTI; a cluster sends them key by key). Each write is atomic; the batch is not.
    */
   write(writes: readonly EphemeralWrite[]): Promise<void>;
   /** Sets only when absent; true when this call set it. */
-  setIfAbsent(ns: string, key: string, value: unknown, ttlSeconds: number): Promise<boolean>;
-  get<T>(ns: string, key: string): Promise<T | undefined>;
+  setIfAbsent(ns: Namespace, key: string, value: unknown, ttlSeconds: number): Promise<boolean>;
+  get<T>(ns: Namespace, key: string): Promise<T | undefined>;
   /** Several values at once, in the order asked (one MGET on Redis; a cluster asks key by key). */
-  getMany(keys: ReadonlyArray<{ ns: string; key: string }>): Promise<unknown[]>;
+  getMany(keys: ReadonlyArray<{ ns: Namespace; key: string }>): Promise<unknown[]>;
   /** Reads and deletes in one step: exactly one caller gets the value. */
-  take<T>(ns: string, key: string): Promise<T | undefined>;
-  /**
-   * Marks a value as used and returns it with whether this was its first use; the value stays
-   * until its TTL so that a second use can be recognised (and what the first use issued revoked).
-   */
-  consume<T>(ns: string, key: string): Promise<Consumed<T> | undefined>;
+  take<T>(ns: Namespace, key: string): Promise<T | undefined>;
   /** Adds `by` (default 1) and returns the new count; the TTL starts with the first increment. */
-  increment(ns: string, key: string, ttlSeconds: number, by?: number): Promise<number>;
+  increment(ns: Namespace, key: string, ttlSeconds: number, by?: number): Promise<number>;
   /**
    * Takes one attempt at something limited, before it is judged, in one atomic step across
    * instances: false (and nothing counted) while the key is locked; otherwise the attempt is
@@ -399,15 +393,15 @@ export interface EphemeralStore {
    * that concurrent attempts are refused instead of judged. An attempt judged a failure is simply
    * kept; one that does not count is given back (`giveBackAttempt`).
    */
-  takeAttempt(ns: string, key: string, rule: AttemptRule): Promise<boolean>;
+  takeAttempt(ns: Namespace, key: string, rule: AttemptRule): Promise<boolean>;
   /**
    * Uncounts an attempt taken with `takeAttempt`, and lifts the lock when it was set by a count
    * that included it. Nothing happens when the count has expired meanwhile.
    */
-  giveBackAttempt(ns: string, key: string): Promise<void>;
-  delete(ns: string, key: string): Promise<void>;
+  giveBackAttempt(ns: Namespace, key: string): Promise<void>;
+  delete(ns: Namespace, key: string): Promise<void>;
   /** Every live value of a namespace, by key: a full scan, for rebuilding a local copy. */
-  entries<T>(ns: string): Promise<Array<[string, T]>>;
+  entries<T>(ns: Namespace): Promise<Array<[string, T]>>;
   /** Sends `message` to every subscriber of `channel`, on every instance (this one included). */
   publish(channel: string, message: string): Promise<void>;
   /**
@@ -425,4 +419,56 @@ export interface EphemeralStore {
 export interface ChannelListener {
   message(message: string): void;
   listening(listening: boolean): void;
+}
+
+/** What a sign-in grants a client, kept under an authorization code until it is redeemed. */
+export interface CodeRecord {
+  clientId: string;
+  redirectUri: string;
+  codeChallenge: string;
+  userId: string;
+  scopes: string[];
+  /** Seconds since the epoch. */
+  authTime: number;
+  amr: string[];
+  nonce?: string | undefined;
+  claims?: ClaimsRequestRecord | undefined;
+  /** Scopes the user consented to (or the client may use without consent): bounds the claims parameter. */
+  allowedScopes: string[];
+}
+
+/** What the first redemption of a code issued, so that a replay can revoke it. */
+export interface IssuedFromCode {
+  jti: string;
+  /** Seconds since the epoch. */
+  accessExpiresAt: number;
+  familyId: string | null;
+}
+
+/** The outcome of redeeming a code (`CodeStore.redeem`). */
+export type CodeRedemption =
+  | { outcome: 'redeemed'; record: CodeRecord }
+  /** A second redemption: `issued` is what the first one issued, once it has recorded it. */
+  | { outcome: 'replayed'; issued: IssuedFromCode | undefined }
+  /** Never issued, or expired. */
+  | { outcome: 'unknown' };
+
+/**
+ * Authorization codes (RFC 6749 §4.1.2): single use across instances, with what the first use
+ * issued kept so that a replay revokes it (OAuth 2.0 Security BCP §4.5.3). Codes are stored
+ * only as their hash, for `CODE_TTL_SECONDS`.
+ */
+export interface CodeStore {
+  /**
+   * A new code for `record`, and the write that stores the record under the code's hash: the
+   * caller sends it (with its other writes, in one batch) before handing the code out.
+   */
+  create(record: CodeRecord): { code: string; write: EphemeralWrite };
+  /** Redeems a code: exactly one redemption across instances gets the record. One round trip. */
+  redeem(code: string): Promise<CodeRedemption>;
+  /**
+   * Remembers what the first redemption issued; true when a replay came in meanwhile (it could
+   * not know what to revoke: the caller revokes it now). One round trip.
+   */
+  recordIssued(code: string, issued: IssuedFromCode): Promise<boolean>;
 }

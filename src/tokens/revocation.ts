@@ -14,11 +14,12 @@
  */
 import type { Clock } from '../clock.ts';
 import type { DurableStore, EphemeralStore, IssuedAccess, RevocationRecord, RevokedFamilies } from '../store/types.ts';
+import { NAMESPACES } from '../store/types.ts';
 import type { TokenClaims } from './jwt.ts';
 
 const CHANNEL = 'revoked-jti';
 /** Where versions before the durable record kept revocations in Redis (by jti, the expiry as value). */
-const LEGACY_NS = 'revoked-jti';
+const LEGACY_NS = NAMESPACES.revokedJti;
 const DEFAULT_MAX_IN_MEMORY = 200_000;
 const PRUNE_INTERVAL_MS = 60_000;
 

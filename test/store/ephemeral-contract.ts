@@ -5,10 +5,15 @@
  * Time: the backend supplies `advance(ms)`, which moves an injected clock (memory) or really
  * sleeps (Redis). Every TTL case lives in one test that lets about 1.1 s pass in total, and the
  * attempt locks in one of 1.3 s, so the Redis run sleeps only that long.
+ *
+ * The code store (`store.codes`) is part of the contract: single use under concurrent and
+ * cross-instance redemptions, a replay before and after the first redemption recorded what it
+ * issued, expiry, and codes kept apart.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
-import type { EphemeralStore } from '../../src/store/types.ts';
+import { CODE_TTL_SECONDS } from '../../src/store/ephemeral/codes.ts';
+import { NAMESPACES, type CodeRecord, type EphemeralStore, type IssuedFromCode, type Namespace } from '../../src/store/types.ts';
 
 export interface OpenedEphemeralStore {
   store: EphemeralStore;
@@ -22,8 +27,27 @@ export interface OpenedEphemeralStore {
 
 const CONCURRENCY = 20;
 
+/**
+ * A namespace of this suite's own, not one of the service's: the store keeps any name apart,
+ * and the cases must not see each other's values (a cast is the only way to name one).
+ */
+export function ns(name: string): Namespace {
+  return name as Namespace;
+}
+
 function key(prefix = 'k'): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
+}
+
+function codeRecord(): CodeRecord {
+  return {
+    clientId: key('client'), redirectUri: 'https://rp.example/cb', codeChallenge: key('challenge'), userId: key('user'),
+    scopes: ['openid', 'offline_access'], authTime: 1_795_000_000, amr: ['pwd'], allowedScopes: ['openid', 'offline_access'], nonce: key('nonce'),
+  };
+}
+
+function issuedFromCode(): IssuedFromCode {
+  return { jti: key('jti'), accessExpiresAt: 1_795_000_600, familyId: key('family') };
 }
 
 export function ephemeralContract(name: string, open: () => Promise<OpenedEphemeralStore>): void {
@@ -75,189 +99,149 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
           nested: { deep: { deeper: ['x'] } },
         };
         const k = key();
-        await store.set('round', k, value, 60);
-        expect(await store.get('round', k)).toEqual(value);
+        await store.set(ns('round'), k, value, 60);
+        expect(await store.get(ns('round'), k)).toEqual(value);
         for (const scalar of ['plain string', 0, 42, true, false, null, [], {}]) {
           const sk = key('scalar');
-          await store.set('round', sk, scalar, 60);
-          expect(await store.get('round', sk)).toEqual(scalar);
+          await store.set(ns('round'), sk, scalar, 60);
+          expect(await store.get(ns('round'), sk)).toEqual(scalar);
         }
       });
 
       it('hand out copies: changing what get returned changes nothing stored', async () => {
         const k = key();
         const value = { roles: ['a'] };
-        await store.set('copies', k, value, 60);
+        await store.set(ns('copies'), k, value, 60);
         value.roles.push('changed before reading');
-        const read = await store.get<{ roles: string[] }>('copies', k);
+        const read = await store.get<{ roles: string[] }>(ns('copies'), k);
         expect(read).toEqual({ roles: ['a'] });
         read!.roles.push('changed after reading');
-        expect(await store.get('copies', k)).toEqual({ roles: ['a'] });
+        expect(await store.get(ns('copies'), k)).toEqual({ roles: ['a'] });
       });
 
       it('return undefined for a missing key, and keep namespaces apart', async () => {
         const k = key();
-        expect(await store.get('ns-one', k)).toBeUndefined();
-        await store.set('ns-one', k, 'one', 60);
-        await store.set('ns-two', k, 'two', 60);
-        expect(await store.get('ns-one', k)).toBe('one');
-        expect(await store.get('ns-two', k)).toBe('two');
-        expect(await store.get('ns-three', k)).toBeUndefined();
+        expect(await store.get(ns('ns-one'), k)).toBeUndefined();
+        await store.set(ns('ns-one'), k, 'one', 60);
+        await store.set(ns('ns-two'), k, 'two', 60);
+        expect(await store.get(ns('ns-one'), k)).toBe('one');
+        expect(await store.get(ns('ns-two'), k)).toBe('two');
+        expect(await store.get(ns('ns-three'), k)).toBeUndefined();
       });
 
       it('set replaces an existing value', async () => {
         const k = key();
-        await store.set('replace', k, { v: 1 }, 60);
-        await store.set('replace', k, { v: 2 }, 60);
-        expect(await store.get('replace', k)).toEqual({ v: 2 });
+        await store.set(ns('replace'), k, { v: 1 }, 60);
+        await store.set(ns('replace'), k, { v: 2 }, 60);
+        expect(await store.get(ns('replace'), k)).toEqual({ v: 2 });
       });
     });
 
     describe('setIfAbsent', () => {
       it('sets only the first time, and keeps the first value', async () => {
         const k = key();
-        expect(await store.setIfAbsent('nx', k, 'first', 60)).toBe(true);
-        expect(await store.setIfAbsent('nx', k, 'second', 60)).toBe(false);
-        expect(await store.get('nx', k)).toBe('first');
-        await store.delete('nx', k);
-        expect(await store.setIfAbsent('nx', k, 'third', 60)).toBe(true);
-        expect(await store.get('nx', k)).toBe('third');
+        expect(await store.setIfAbsent(ns('nx'), k, 'first', 60)).toBe(true);
+        expect(await store.setIfAbsent(ns('nx'), k, 'second', 60)).toBe(false);
+        expect(await store.get(ns('nx'), k)).toBe('first');
+        await store.delete(ns('nx'), k);
+        expect(await store.setIfAbsent(ns('nx'), k, 'third', 60)).toBe(true);
+        expect(await store.get(ns('nx'), k)).toBe('third');
       });
 
       it(`lets exactly one of ${CONCURRENCY} concurrent callers set`, async () => {
         const k = key();
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => store.setIfAbsent('nx', k, i, 60)));
+        const results = await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => store.setIfAbsent(ns('nx'), k, i, 60)));
         expect(results.filter(Boolean)).toHaveLength(1);
-        expect(await store.get('nx', k)).toBe(results.indexOf(true));
+        expect(await store.get(ns('nx'), k)).toBe(results.indexOf(true));
       });
     });
 
     describe('take', () => {
       it('returns the value once and deletes it', async () => {
         const k = key();
-        await store.set('take', k, { code: 'abc' }, 60);
-        expect(await store.take('take', k)).toEqual({ code: 'abc' });
-        expect(await store.take('take', k)).toBeUndefined();
-        expect(await store.get('take', k)).toBeUndefined();
-        expect(await store.take('take', key('missing'))).toBeUndefined();
+        await store.set(ns('take'), k, { code: 'abc' }, 60);
+        expect(await store.take(ns('take'), k)).toEqual({ code: 'abc' });
+        expect(await store.take(ns('take'), k)).toBeUndefined();
+        expect(await store.get(ns('take'), k)).toBeUndefined();
+        expect(await store.take(ns('take'), key('missing'))).toBeUndefined();
       });
 
       it(`gives the value to exactly one of ${CONCURRENCY} concurrent callers`, async () => {
         const k = key();
-        await store.set('take', k, { state: 'xyz' }, 60);
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.take('take', k)));
+        await store.set(ns('take'), k, { state: 'xyz' }, 60);
+        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.take(ns('take'), k)));
         const winners = results.filter((r) => r !== undefined);
         expect(winners).toEqual([{ state: 'xyz' }]);
-        expect(await store.get('take', k)).toBeUndefined();
+        expect(await store.get(ns('take'), k)).toBeUndefined();
       });
 
       it('gives the value to exactly one caller across instances', (ctx) =>
         withAnotherInstance(ctx, async (other) => {
           const k = key();
-          await store.set('take', k, 'shared', 60);
+          await store.set(ns('take'), k, 'shared', 60);
           const results = await Promise.all(
-            Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 === 0 ? store : other).take('take', k)),
+            Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 === 0 ? store : other).take(ns('take'), k)),
           );
           expect(results.filter((r) => r !== undefined)).toEqual(['shared']);
         }));
-    });
-
-    describe('consume', () => {
-      it(`of ${CONCURRENCY} concurrent consumers exactly one is first, all see the value, and the value stays`, async () => {
-        const k = key();
-        const value = { family: 'f1', scopes: ['openid'] };
-        await store.set('code', k, value, 60);
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.consume<typeof value>('code', k)));
-        expect(results.every((r) => r !== undefined)).toBe(true);
-        expect(results.filter((r) => r?.firstUse)).toHaveLength(1);
-        expect(results.filter((r) => r?.firstUse === false)).toHaveLength(CONCURRENCY - 1);
-        for (const r of results) expect(r?.value).toEqual(value);
-
-        expect(await store.get('code', k)).toEqual(value);
-        expect(await store.consume('code', k)).toEqual({ value, firstUse: false });
-      });
-
-      it('is exactly once across instances', (ctx) =>
-        withAnotherInstance(ctx, async (other) => {
-          const k = key();
-          await store.set('code', k, 'shared', 60);
-          const results = await Promise.all(
-            Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 === 0 ? store : other).consume('code', k)),
-          );
-          expect(results.filter((r) => r?.firstUse)).toHaveLength(1);
-          expect(results.map((r) => r?.value)).toEqual(Array.from({ length: CONCURRENCY }, () => 'shared'));
-        }));
-
-      it('returns undefined for a missing key', async () => {
-        expect(await store.consume('code', key('missing'))).toBeUndefined();
-      });
-
-      it('a deleted value is gone, used or not', async () => {
-        const k = key();
-        await store.set('code', k, 'v', 60);
-        expect(await store.consume('code', k)).toEqual({ value: 'v', firstUse: true });
-        await store.delete('code', k);
-        expect(await store.consume('code', k)).toBeUndefined();
-        expect(await store.get('code', k)).toBeUndefined();
-      });
     });
 
     describe('increment', () => {
       it('counts from one, per key', async () => {
         const a = key();
         const b = key();
-        expect(await store.increment('rate', a, 60)).toBe(1);
-        expect(await store.increment('rate', a, 60)).toBe(2);
-        expect(await store.increment('rate', b, 60)).toBe(1);
-        expect(await store.increment('rate', a, 60)).toBe(3);
-        expect(await store.increment('other-ns', a, 60)).toBe(1);
+        expect(await store.increment(ns('rate'), a, 60)).toBe(1);
+        expect(await store.increment(ns('rate'), a, 60)).toBe(2);
+        expect(await store.increment(ns('rate'), b, 60)).toBe(1);
+        expect(await store.increment(ns('rate'), a, 60)).toBe(3);
+        expect(await store.increment(ns('other-ns'), a, 60)).toBe(1);
       });
 
       it(`counts ${CONCURRENCY} concurrent increments exactly`, async () => {
         const k = key();
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.increment('rate', k, 60)));
+        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.increment(ns('rate'), k, 60)));
         expect([...results].sort((x, y) => x - y)).toEqual(Array.from({ length: CONCURRENCY }, (_, i) => i + 1));
       });
 
       it('starts again from one once deleted', async () => {
         const k = key();
-        await store.increment('rate', k, 60);
-        await store.increment('rate', k, 60);
-        await store.delete('rate', k);
-        expect(await store.increment('rate', k, 60)).toBe(1);
+        await store.increment(ns('rate'), k, 60);
+        await store.increment(ns('rate'), k, 60);
+        await store.delete(ns('rate'), k);
+        expect(await store.increment(ns('rate'), k, 60)).toBe(1);
       });
     });
 
     describe('takeAttempt and giveBackAttempt', () => {
       // Locks far longer than any test: only the counting is seen here.
       const rule = { limit: 5, windowSeconds: 60, lockSeconds: 60, maxLockSeconds: 600 };
-      const takeMany = (s: EphemeralStore, k: string, n: number) => Promise.all(Array.from({ length: n }, () => s.takeAttempt('attempts', k, rule)));
+      const takeMany = (s: EphemeralStore, k: string, n: number) => Promise.all(Array.from({ length: n }, () => s.takeAttempt(ns('attempts'), k, rule)));
       const taken = (results: boolean[]) => results.filter(Boolean).length;
 
       it(`let exactly the limit of ${CONCURRENCY} concurrent attempts in; one given back lifts the lock for exactly one more`, async () => {
         const k = key();
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
-        expect(await store.takeAttempt('attempts', k, rule)).toBe(false);
-        await store.giveBackAttempt('attempts', k);
+        expect(await store.takeAttempt(ns('attempts'), k, rule)).toBe(false);
+        await store.giveBackAttempt(ns('attempts'), k);
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(1);
-        expect(await store.takeAttempt('attempts', `${k}-other`, rule), 'another key counts on its own').toBe(true);
+        expect(await store.takeAttempt(ns('attempts'), `${k}-other`, rule), 'another key counts on its own').toBe(true);
       });
 
       it('count attempts under the limit that are given back for nothing', async () => {
         const k = key();
         for (let i = 0; i < 3 * rule.limit; i++) {
-          expect(await store.takeAttempt('attempts', k, rule)).toBe(true);
-          await store.giveBackAttempt('attempts', k);
+          expect(await store.takeAttempt(ns('attempts'), k, rule)).toBe(true);
+          await store.giveBackAttempt(ns('attempts'), k);
         }
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
       });
 
       it('a give back of a missing key is quiet and leaves nothing behind; delete forgets the count and the lock', async () => {
         const k = key();
-        await store.giveBackAttempt('attempts', k);
-        await store.giveBackAttempt('attempts', k);
+        await store.giveBackAttempt(ns('attempts'), k);
+        await store.giveBackAttempt(ns('attempts'), k);
         expect(taken(await takeMany(store, k, CONCURRENCY)), 'no credit from giving back what was not taken').toBe(rule.limit);
-        await store.delete('attempts', k);
+        await store.delete(ns('attempts'), k);
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
       });
 
@@ -266,15 +250,15 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
           const k = key();
           const [here, there] = await Promise.all([takeMany(store, k, CONCURRENCY), takeMany(other, k, CONCURRENCY)]);
           expect(taken([...here, ...there])).toBe(rule.limit);
-          await other.giveBackAttempt('attempts', k);
-          expect(await store.takeAttempt('attempts', k, rule)).toBe(true);
+          await other.giveBackAttempt(ns('attempts'), k);
+          expect(await store.takeAttempt(ns('attempts'), k, rule)).toBe(true);
         }));
 
       it('lock for lockSeconds from the limit on, twice as long with each attempt after, at most maxLockSeconds', async () => {
         // About 1.3 s of waiting on Redis; the margins (100 ms and more) are for a busy machine.
         const timed = { limit: 1, windowSeconds: 60, lockSeconds: 0.2, maxLockSeconds: 0.4 };
         const k = key();
-        const attempt = () => store.takeAttempt('attempts', k, timed);
+        const attempt = () => store.takeAttempt(ns('attempts'), k, timed);
         expect(await attempt(), 'first').toBe(true); // locked 200 ms
         expect(await attempt(), 'locked').toBe(false);
         await opened!.advance(300);
@@ -291,74 +275,68 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
     describe('delete', () => {
       it('removes a value, and is quiet about a missing one', async () => {
         const k = key();
-        await store.set('del', k, 'v', 60);
-        await store.set('del', `${k}-kept`, 'kept', 60);
-        await store.delete('del', k);
-        expect(await store.get('del', k)).toBeUndefined();
-        expect(await store.get('del', `${k}-kept`)).toBe('kept');
-        await expect(store.delete('del', key('missing'))).resolves.toBeUndefined();
+        await store.set(ns('del'), k, 'v', 60);
+        await store.set(ns('del'), `${k}-kept`, 'kept', 60);
+        await store.delete(ns('del'), k);
+        expect(await store.get(ns('del'), k)).toBeUndefined();
+        expect(await store.get(ns('del'), `${k}-kept`)).toBe('kept');
+        await expect(store.delete(ns('del'), key('missing'))).resolves.toBeUndefined();
       });
     });
 
     describe('write and getMany', () => {
       it('apply sets and deletes in order, and read several values at once in the order asked', async () => {
         const [a, b, c] = [key('a'), key('b'), key('c')];
-        await store.set('batch', c, 'old', 60);
+        await store.set(ns('batch'), c, 'old', 60);
         await store.write([
-          { op: 'set', ns: 'batch', key: a, value: { n: 1 }, ttlSeconds: 60 },
-          { op: 'set', ns: 'batch-other', key: b, value: [2], ttlSeconds: 60 },
-          { op: 'delete', ns: 'batch', key: c },
-          { op: 'set', ns: 'batch', key: a, value: { n: 3 }, ttlSeconds: 60 },
+          { op: 'set', ns: ns('batch'), key: a, value: { n: 1 }, ttlSeconds: 60 },
+          { op: 'set', ns: ns('batch-other'), key: b, value: [2], ttlSeconds: 60 },
+          { op: 'delete', ns: ns('batch'), key: c },
+          { op: 'set', ns: ns('batch'), key: a, value: { n: 3 }, ttlSeconds: 60 },
         ]);
         expect(await store.getMany([
-          { ns: 'batch-other', key: b }, { ns: 'batch', key: a }, { ns: 'batch', key: c }, { ns: 'batch', key: b },
+          { ns: ns('batch-other'), key: b }, { ns: ns('batch'), key: a }, { ns: ns('batch'), key: c }, { ns: ns('batch'), key: b },
         ])).toEqual([[2], { n: 3 }, undefined, undefined]);
         await expect(store.write([])).resolves.toBeUndefined();
-      });
-
-      it('a value written anew starts unused, as with set', async () => {
-        const k = key();
-        await store.set('batch-used', k, 'first', 60);
-        expect((await store.consume('batch-used', k))?.firstUse).toBe(true);
-        await store.write([{ op: 'set', ns: 'batch-used', key: k, value: 'second', ttlSeconds: 60 }]);
-        expect(await store.consume('batch-used', k)).toEqual({ value: 'second', firstUse: true });
       });
 
       it('calls made in one tick without waiting are carried out in the order they were made', async () => {
         // On Redis they leave in one write: this is what that must keep.
         const k = key();
+        const record = codeRecord();
+        const { code, write } = store.codes.create(record);
         const calls = [
-          store.get('tick', k),
-          store.set('tick', k, 1, 60),
-          store.increment('tick-count', k, 60),
-          store.get('tick', k),
-          store.consume('tick', k),
-          store.write([{ op: 'set', ns: 'tick', key: k, value: 2, ttlSeconds: 60 }]),
-          store.consume('tick', k),
-          store.take('tick', k),
-          store.increment('tick-count', k, 60),
-          store.get('tick', k),
+          store.get(ns('tick'), k),
+          store.set(ns('tick'), k, 1, 60),
+          store.increment(ns('tick-count'), k, 60),
+          store.get(ns('tick'), k),
+          store.codes.redeem(code),
+          store.write([{ op: 'set', ns: ns('tick'), key: k, value: 2, ttlSeconds: 60 }, write]),
+          store.codes.redeem(code),
+          store.codes.redeem(code),
+          store.take(ns('tick'), k),
+          store.increment(ns('tick-count'), k, 60),
+          store.get(ns('tick'), k),
         ];
         expect(await Promise.all(calls)).toEqual([
-          undefined, undefined, 1, 1, { value: 1, firstUse: true }, undefined, { value: 2, firstUse: true }, 2, 2, undefined,
+          undefined, undefined, 1, 1, { outcome: 'unknown' }, undefined, { outcome: 'redeemed', record }, { outcome: 'replayed', issued: undefined }, 2, 2, undefined,
         ]);
       });
     });
 
     describe('entries', () => {
-      it('lists every live value of one namespace by key, used ones too, and nothing of another', async () => {
-        const ns = key('entries');
+      it('lists every live value of one namespace by key, and nothing of another', async () => {
+        const listed = key('entries');
         const [a, b, c] = [key('a'), key('b'), key('c')] as [string, string, string];
-        await store.set(ns, a, { n: 1 }, 60);
-        await store.set(ns, b, 2, 60);
-        await store.consume(ns, b);
-        await store.set(ns, c, 3, 60);
-        await store.delete(ns, c);
-        await store.set(`${ns}-other`, a, 'other', 60);
-        const found = await store.entries(ns);
+        await store.set(ns(listed), a, { n: 1 }, 60);
+        await store.set(ns(listed), b, 2, 60);
+        await store.set(ns(listed), c, 3, 60);
+        await store.delete(ns(listed), c);
+        await store.set(ns(`${listed}-other`), a, 'other', 60);
+        const found = await store.entries(ns(listed));
         expect(found).toHaveLength(2);
         expect(new Map(found)).toStrictEqual(new Map<string, unknown>([[a, { n: 1 }], [b, 2]]));
-        expect(await store.entries(key('empty'))).toStrictEqual([]);
+        expect(await store.entries(ns(key('empty')))).toStrictEqual([]);
       });
     });
 
@@ -412,51 +390,131 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         }));
     });
 
+    describe('codes', () => {
+      /** A code whose record is stored, as the sign-in flow stores it (its write in a batch). */
+      async function storedCode(record = codeRecord()): Promise<{ code: string; record: CodeRecord }> {
+        const { code, write } = store.codes.create(record);
+        await store.write([write]);
+        return { code, record };
+      }
+
+      it('create returns a code and the write that keeps its record under its hash for five minutes', async () => {
+        const record = codeRecord();
+        const { code, write } = store.codes.create(record);
+        expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        expect(write).toMatchObject({ op: 'set', ns: NAMESPACES.code, value: record, ttlSeconds: CODE_TTL_SECONDS });
+        expect(CODE_TTL_SECONDS).toBe(300);
+        expect(write.key).not.toContain(code);
+        expect(await store.codes.redeem(code), 'not redeemable before its write is sent').toEqual({ outcome: 'unknown' });
+        await store.write([write]);
+        expect(await store.codes.redeem(code)).toEqual({ outcome: 'redeemed', record });
+      });
+
+      it('redeem reports a code never issued as unknown', async () => {
+        expect(await store.codes.redeem(key('never-issued'))).toEqual({ outcome: 'unknown' });
+      });
+
+      it(`of ${CONCURRENCY} concurrent redemptions exactly one redeems; the others are replays`, async () => {
+        const { code, record } = await storedCode();
+        const outcomes = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.codes.redeem(code)));
+        expect(outcomes.filter((o) => o.outcome === 'redeemed')).toEqual([{ outcome: 'redeemed', record }]);
+        expect(outcomes.filter((o) => o.outcome === 'replayed')).toHaveLength(CONCURRENCY - 1);
+      });
+
+      it('redeems exactly once across instances', (ctx) =>
+        withAnotherInstance(ctx, async (other) => {
+          const { code } = await storedCode();
+          const outcomes = await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 ? other : store).codes.redeem(code)));
+          expect(outcomes.filter((o) => o.outcome === 'redeemed')).toHaveLength(1);
+          expect(outcomes.filter((o) => o.outcome === 'replayed')).toHaveLength(CONCURRENCY - 1);
+        }));
+
+      it('a replay after the first redemption recorded what it issued gets what it issued', async () => {
+        const { code } = await storedCode();
+        expect((await store.codes.redeem(code)).outcome).toBe('redeemed');
+        const issued = issuedFromCode();
+        expect(await store.codes.recordIssued(code, issued), 'no replay yet').toBe(false);
+        expect(await store.codes.redeem(code)).toEqual({ outcome: 'replayed', issued });
+        expect(await store.codes.redeem(code)).toEqual({ outcome: 'replayed', issued });
+      });
+
+      it('a replay while the first redemption is minting is reported to the first when it records what it issued', async () => {
+        const { code } = await storedCode();
+        expect((await store.codes.redeem(code)).outcome).toBe('redeemed');
+        expect(await store.codes.redeem(code), 'nothing recorded yet').toEqual({ outcome: 'replayed', issued: undefined });
+        const issued = issuedFromCode();
+        expect(await store.codes.recordIssued(code, issued), 'the first learns of the replay').toBe(true);
+        expect(await store.codes.redeem(code)).toEqual({ outcome: 'replayed', issued });
+      });
+
+      it('a replay on another instance while the first is minting is reported to the first', (ctx) =>
+        withAnotherInstance(ctx, async (other) => {
+          const { code } = await storedCode();
+          expect((await store.codes.redeem(code)).outcome).toBe('redeemed');
+          expect(await other.codes.redeem(code)).toEqual({ outcome: 'replayed', issued: undefined });
+          expect(await store.codes.recordIssued(code, issuedFromCode())).toBe(true);
+        }));
+
+      it('a code of one record never yields another\'s, nor what another\'s redemption issued', async () => {
+        const stored = await Promise.all(Array.from({ length: CONCURRENCY }, () => storedCode()));
+        const outcomes = await Promise.all(stored.map(({ code }) => store.codes.redeem(code)));
+        expect(outcomes).toEqual(stored.map(({ record }) => ({ outcome: 'redeemed', record })));
+        const issued = stored.map(() => issuedFromCode());
+        expect(await Promise.all(stored.map(({ code }, i) => store.codes.recordIssued(code, issued[i]!)))).toEqual(stored.map(() => false));
+        const replays = await Promise.all(stored.map(({ code }) => store.codes.redeem(code)));
+        expect(replays).toEqual(issued.map((i) => ({ outcome: 'replayed', issued: i })));
+      });
+    });
+
     describe('time to live', () => {
-      it('expires values, used values and counters after their TTL, and not before', async () => {
-        const ns = 'ttl';
-        const [plain, nx, consumed, taken, counter, long] = ['plain', 'nx', 'consumed', 'taken', 'counter', 'long'].map((p) => key(p)) as [string, string, string, string, string, string];
-        await store.set(ns, plain, 'plain', 1);
-        expect(await store.setIfAbsent(ns, nx, 'nx', 1)).toBe(true);
-        await store.set(ns, consumed, 'consumed', 1);
-        expect(await store.consume(ns, consumed)).toEqual({ value: 'consumed', firstUse: true });
-        await store.set(ns, taken, 'taken', 1);
-        expect(await store.increment(ns, counter, 1)).toBe(1);
-        await store.set(ns, long, 'long', 60);
+      it('expires values, counters, attempts and codes (redeemed or not) after their TTL, and not before', async () => {
+        const ttl = ns('ttl');
+        const [plain, nx, taken, counter, long] = ['plain', 'nx', 'taken', 'counter', 'long'].map((p) => key(p)) as [string, string, string, string, string];
+        await store.set(ttl, plain, 'plain', 1);
+        expect(await store.setIfAbsent(ttl, nx, 'nx', 1)).toBe(true);
+        await store.set(ttl, taken, 'taken', 1);
+        expect(await store.increment(ttl, counter, 1)).toBe(1);
+        await store.set(ttl, long, 'long', 60);
         // Attempts count for their window (1 s) from the first: two now, two after it (a third locks).
         const attemptRule = { limit: 3, windowSeconds: 1, lockSeconds: 60, maxLockSeconds: 60 };
         const attempts = key('attempts');
-        expect(await store.takeAttempt(ns, attempts, attemptRule)).toBe(true);
-        expect(await store.takeAttempt(ns, attempts, attemptRule)).toBe(true);
+        expect(await store.takeAttempt(ttl, attempts, attemptRule)).toBe(true);
+        expect(await store.takeAttempt(ttl, attempts, attemptRule)).toBe(true);
         // A lock that outlasts the window (1 s against 0.5 s) keeps the count until it ends.
         const outlasting = { limit: 1, windowSeconds: 0.5, lockSeconds: 1, maxLockSeconds: 1 };
         const locked = key('locked');
-        expect(await store.takeAttempt(ns, locked, outlasting)).toBe(true);
+        expect(await store.takeAttempt(ttl, locked, outlasting)).toBe(true);
+        // Codes: their record's write, kept 1 s instead of five minutes; one redeemed before expiry.
+        const shortLived = () => {
+          const { code, write } = store.codes.create(codeRecord());
+          return { code, write: { ...write, ttlSeconds: 1 } };
+        };
+        const [usedCode, unusedCode] = [shortLived(), shortLived()];
+        const liveCode = store.codes.create(codeRecord());
+        await store.write([usedCode.write, unusedCode.write, liveCode.write]);
+        expect((await store.codes.redeem(usedCode.code)).outcome).toBe('redeemed');
 
         await opened!.advance(600);
-        expect(await store.takeAttempt(ns, locked, outlasting), 'still locked after its window').toBe(false);
+        expect(await store.takeAttempt(ttl, locked, outlasting), 'still locked after its window').toBe(false);
+        expect((await store.codes.redeem(usedCode.code)).outcome, 'a replay before expiry').toBe('replayed');
         // Not yet expired; a later increment does not restart the counter's TTL.
-        expect(await store.get(ns, plain)).toBe('plain');
-        expect(await store.setIfAbsent(ns, nx, 'again', 1)).toBe(false);
-        expect(await store.consume(ns, consumed)).toEqual({ value: 'consumed', firstUse: false });
-        expect(await store.increment(ns, counter, 1)).toBe(2);
+        expect(await store.get(ttl, plain)).toBe('plain');
+        expect(await store.setIfAbsent(ttl, nx, 'again', 1)).toBe(false);
+        expect(await store.increment(ttl, counter, 1)).toBe(2);
 
         await opened!.advance(550);
-        expect(await store.get(ns, plain)).toBeUndefined();
-        expect(await store.take(ns, taken)).toBeUndefined();
-        expect(await store.consume(ns, consumed)).toBeUndefined();
-        expect(await store.get(ns, consumed)).toBeUndefined();
-        expect(await store.setIfAbsent(ns, nx, 'after expiry', 60)).toBe(true);
-        expect(await store.get(ns, nx)).toBe('after expiry');
-        expect(await store.increment(ns, counter, 1)).toBe(1);
-        expect(await store.get(ns, long)).toBe('long');
-        expect(await store.takeAttempt(ns, attempts, attemptRule), 'a new window').toBe(true);
-        expect(await store.takeAttempt(ns, attempts, attemptRule), 'a new window').toBe(true);
-        expect(await store.takeAttempt(ns, locked, outlasting), 'free once the lock ends').toBe(true);
-
-        // A value set again after it expired is new: its first use is first again.
-        await store.set(ns, consumed, 'again', 60);
-        expect(await store.consume(ns, consumed)).toEqual({ value: 'again', firstUse: true });
+        expect(await store.get(ttl, plain)).toBeUndefined();
+        expect(await store.take(ttl, taken)).toBeUndefined();
+        expect(await store.setIfAbsent(ttl, nx, 'after expiry', 60)).toBe(true);
+        expect(await store.get(ttl, nx)).toBe('after expiry');
+        expect(await store.increment(ttl, counter, 1)).toBe(1);
+        expect(await store.get(ttl, long)).toBe('long');
+        expect(await store.takeAttempt(ttl, attempts, attemptRule), 'a new window').toBe(true);
+        expect(await store.takeAttempt(ttl, attempts, attemptRule), 'a new window').toBe(true);
+        expect(await store.takeAttempt(ttl, locked, outlasting), 'free once the lock ends').toBe(true);
+        expect(await store.codes.redeem(usedCode.code), 'expired once used').toEqual({ outcome: 'unknown' });
+        expect(await store.codes.redeem(unusedCode.code), 'expired unused').toEqual({ outcome: 'unknown' });
+        expect((await store.codes.redeem(liveCode.code)).outcome).toBe('redeemed');
       });
     });
   });

@@ -6,10 +6,12 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createMemoryEphemeralStore } from '../../src/store/ephemeral/memory.ts';
+import { codeKey } from '../../src/store/ephemeral/codes.ts';
 import { createRedisEphemeralStore } from '../../src/store/ephemeral/redis.ts';
+import type { CodeRecord } from '../../src/store/types.ts';
 import { redisServersAvailable, startRedisCluster, type RedisClusterServers } from '../helpers/distributed.ts';
 import { REDIS_URL, redisAvailable, redisPrefix } from '../helpers/services.ts';
-import { ephemeralContract, type OpenedEphemeralStore } from './ephemeral-contract.ts';
+import { ephemeralContract, ns, type OpenedEphemeralStore } from './ephemeral-contract.ts';
 
 /** Deletes every key under `prefix`; returns how many there were. */
 async function deleteKeys(prefix: string): Promise<number> {
@@ -63,17 +65,47 @@ describe.runIf(redisAvailable)('Redis', () => {
   it('keeps every key under its prefix, so that deleting the prefix leaves nothing behind', async () => {
     const keyPrefix = redisPrefix();
     const store = createRedisEphemeralStore({ url: REDIS_URL, keyPrefix });
+    const record: CodeRecord = { clientId: 'c', redirectUri: 'https://rp.example/cb', codeChallenge: 'x', userId: 'u', scopes: [], authTime: 0, amr: [], allowedScopes: [] };
     try {
-      await store.set('ns', 'k', 'v', 60);
-      await store.increment('ns', 'n', 60);
-      await store.set('ns', 'c', 'v', 60);
-      await store.consume('ns', 'c');
+      await store.set(ns('ns'), 'k', 'v', 60);
+      await store.increment(ns('ns'), 'n', 60);
+      const { code, write } = store.codes.create(record);
+      await store.write([write]);
+      await store.codes.redeem(code);
+      await store.codes.redeem(code);
+      await store.codes.recordIssued(code, { jti: 'j', accessExpiresAt: 1, familyId: null });
     } finally {
       await store.close();
     }
-    // The value, the counter, the consumed value and its use marker.
-    expect(await deleteKeys(keyPrefix)).toBe(4);
+    // The value, the counter; a code's record, its use marker, a replay's mark and what its
+    // first redemption issued.
+    expect(await deleteKeys(keyPrefix)).toBe(6);
     expect(await deleteKeys(keyPrefix)).toBe(0);
+  });
+
+  it('keeps a code\'s keys where the release before the code store did, so that both redeem it once while they roll', async () => {
+    const keyPrefix = redisPrefix();
+    const store = createRedisEphemeralStore({ url: REDIS_URL, keyPrefix });
+    const raw = new Redis(REDIS_URL, { keyPrefix, maxRetriesPerRequest: 1 });
+    const record: CodeRecord = { clientId: 'c', redirectUri: 'https://rp.example/cb', codeChallenge: 'x', userId: 'u', scopes: [], authTime: 0, amr: [], allowedScopes: [] };
+    try {
+      const { code, write } = store.codes.create(record);
+      await store.write([write]);
+      const h = codeKey(code);
+      expect(JSON.parse((await raw.get(`code:{${h}}`)) ?? 'null')).toEqual(record);
+      // The earlier release redeems first: it marks the code used, as its consume script did.
+      expect(await raw.set(`code:{${h}}:used`, '1', 'PX', 60_000, 'NX')).toBe('OK');
+      expect(await store.codes.redeem(code)).toEqual({ outcome: 'replayed', issued: undefined });
+      // The mark that release's first use looks for once it has minted.
+      expect(await raw.get(`code-reused:{${h}}`)).toBe('1');
+      const issued = { jti: 'j', accessExpiresAt: 1, familyId: null };
+      expect(await store.codes.recordIssued(code, issued)).toBe(true);
+      expect(JSON.parse((await raw.get(`code-issued:{${h}}`)) ?? 'null')).toEqual(issued);
+    } finally {
+      raw.disconnect();
+      await store.close();
+      await deleteKeys(keyPrefix);
+    }
   });
 });
 

@@ -4,11 +4,14 @@
  * mutable objects with the store, as with Redis.
  */
 import type { Clock } from '../../clock.ts';
-import type { ChannelListener, Consumed, EphemeralStore } from '../types.ts';
+import type { ChannelListener, CodeRecord, EphemeralStore, IssuedFromCode, Namespace } from '../types.ts';
+import { CODE_TTL_SECONDS, createCodeStore, type CodeSteps } from './codes.ts';
+import { NAMESPACES } from './namespaces.ts';
 
 interface Entry {
   json: string;
   expiresAt: number;
+  /** A code's record: redeemed (the code store). */
   used: boolean;
 }
 
@@ -60,8 +63,28 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     return found;
   };
 
+  // Each step runs to its end before any other call: atomic as a Redis script.
+  const codeSteps: CodeSteps = {
+    async redeem(key) {
+      const entry = live(`${NAMESPACES.code}:${key}`);
+      if (!entry) return { outcome: 'unknown' };
+      if (!entry.used) {
+        entry.used = true;
+        return { outcome: 'redeemed', record: JSON.parse(entry.json) as CodeRecord };
+      }
+      const issued = read<IssuedFromCode>(`${NAMESPACES.codeIssued}:${key}`);
+      if (!issued) put(`${NAMESPACES.codeReplayed}:${key}`, 1, CODE_TTL_SECONDS);
+      return { outcome: 'replayed', issued };
+    },
+    async recordIssued(key, issued) {
+      put(`${NAMESPACES.codeIssued}:${key}`, issued, CODE_TTL_SECONDS);
+      return live(`${NAMESPACES.codeReplayed}:${key}`) !== undefined;
+    },
+  };
+
   return {
     kind: 'memory',
+    codes: createCodeStore(codeSteps),
     async set(ns, key, value, ttlSeconds) {
       put(`${ns}:${key}`, value, ttlSeconds);
     },
@@ -76,24 +99,17 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       put(`${ns}:${key}`, value, ttlSeconds);
       return true;
     },
-    async get<T>(ns: string, key: string) {
+    async get<T>(ns: Namespace, key: string) {
       return read<T>(`${ns}:${key}`);
     },
     async getMany(keys) {
       return keys.map(({ ns, key }) => read(`${ns}:${key}`));
     },
-    async take<T>(ns: string, key: string) {
+    async take<T>(ns: Namespace, key: string) {
       const entry = live(`${ns}:${key}`);
       if (!entry) return undefined;
       entries.delete(`${ns}:${key}`);
       return JSON.parse(entry.json) as T;
-    },
-    async consume<T>(ns: string, key: string): Promise<Consumed<T> | undefined> {
-      const entry = live(`${ns}:${key}`);
-      if (!entry) return undefined;
-      const firstUse = !entry.used;
-      entry.used = true;
-      return { value: JSON.parse(entry.json) as T, firstUse };
     },
     async increment(ns, key, ttlSeconds, by = 1) {
       const k = `${ns}:${key}`;
@@ -134,7 +150,7 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     async delete(ns, key) {
       remove(`${ns}:${key}`);
     },
-    async entries<T>(ns: string) {
+    async entries<T>(ns: Namespace) {
       const prefix = `${ns}:`;
       const found: Array<[string, T]> = [];
       for (const k of entries.keys()) {

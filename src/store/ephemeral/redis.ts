@@ -3,20 +3,13 @@
  * script, so it is atomic across instances. Keys are `{prefix}{ns}:{key}`.
  */
 import { Cluster, Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
-import type { ChannelListener, Consumed, EphemeralStore, EphemeralWrite } from '../types.ts';
+import type { ChannelListener, EphemeralStore, EphemeralWrite, Namespace } from '../types.ts';
+import { createCodeStore } from './codes.ts';
+import { redisCodeSteps } from './redis-codes.ts';
+import { defineScript } from './redis-scripts.ts';
 import { parseRedisUrl } from './redis-url.ts';
 
 export { describeRedisTarget, parseRedisUrl, type RedisTarget } from './redis-url.ts';
-
-// Returns the value and 1 when this call marked it used first, 0 when it was used before.
-const CONSUME = `
-local v = redis.call('GET', KEYS[1])
-if not v then return nil end
-local ttl = redis.call('PTTL', KEYS[1])
-local first = redis.call('SET', KEYS[2], '1', 'NX', 'PX', math.max(ttl, 1))
-if first then return {v, 1} end
-return {v, 0}
-`;
 
 const INCREMENT = `
 local n = redis.call('INCRBY', KEYS[1], ARGV[2])
@@ -90,32 +83,43 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
   // Errors surface on the commands that fail; the connection itself reconnects by itself.
   redis.on('error', () => {});
   const inOneWrite = redis instanceof Cluster ? () => redis : coalescedWrites(redis);
+  const scripts = {
+    increment: defineScript(redis, inOneWrite, 'idpIncrement', 1, INCREMENT),
+    takeAttempt: defineScript(redis, inOneWrite, 'idpTakeAttempt', 1, TAKE_ATTEMPT),
+    giveBackAttempt: defineScript(redis, inOneWrite, 'idpGiveBackAttempt', 1, GIVE_BACK_ATTEMPT),
+  };
 
-  // The braces are a cluster hash tag: a value and its `:used` marker live in one slot.
-  const k = (ns: string, key: string) => `${ns}:{${key}}`;
+  // The braces are a cluster hash tag: the keys of one code (redis-codes.ts) live in one slot.
+  const k = (ns: Namespace, key: string) => `${ns}:{${key}}`;
   const parse = <T>(json: string | null): T | undefined => (json === null ? undefined : (JSON.parse(json) as T));
 
   const px = (ttlSeconds: number) => Math.max(1, Math.round(ttlSeconds * 1000));
-  /** Adds one write to a MULTI. A value set anew starts unused, as in the in-process store. */
+  /** Adds one write to a MULTI. */
   const queue = (batch: ChainableCommander, w: EphemeralWrite): ChainableCommander => (w.op === 'set'
-    ? batch.set(k(w.ns, w.key), JSON.stringify(w.value), 'PX', px(w.ttlSeconds)).del(`${k(w.ns, w.key)}:used`)
-    : batch.del(k(w.ns, w.key), `${k(w.ns, w.key)}:used`));
+    ? batch.set(k(w.ns, w.key), JSON.stringify(w.value), 'PX', px(w.ttlSeconds))
+    : batch.del(k(w.ns, w.key)));
+  /** Sends one write as one command. */
+  const apply = async (w: EphemeralWrite): Promise<void> => {
+    if (w.op === 'set') await inOneWrite().set(k(w.ns, w.key), JSON.stringify(w.value), 'PX', px(w.ttlSeconds));
+    else await inOneWrite().del(k(w.ns, w.key));
+  };
   return {
     kind: 'redis',
+    codes: createCodeStore(redisCodeSteps(redis, inOneWrite, k)),
     async set(ns, key, value, ttlSeconds) {
-      await queue(inOneWrite().multi(), { op: 'set', ns, key, value, ttlSeconds }).exec();
+      await apply({ op: 'set', ns, key, value, ttlSeconds });
     },
     async write(writes) {
-      // A cluster runs a MULTI within one hash slot only (a key and its marker share one): there,
-      // each write goes on its own.
-      if (redis instanceof Cluster) await Promise.all(writes.map((w) => queue(redis.multi(), w).exec()));
+      // A cluster runs a MULTI within one hash slot only: there, each write goes on its own. One
+      // write needs no MULTI.
+      if (redis instanceof Cluster || writes.length <= 1) await Promise.all(writes.map(apply));
       else await writes.reduce(queue, inOneWrite().multi()).exec();
     },
     async setIfAbsent(ns, key, value, ttlSeconds) {
       const ok = await inOneWrite().set(k(ns, key), JSON.stringify(value), 'PX', px(ttlSeconds), 'NX');
       return ok === 'OK';
     },
-    async get<T>(ns: string, key: string) {
+    async get<T>(ns: Namespace, key: string) {
       return parse<T>(await inOneWrite().get(k(ns, key)));
     },
     async getMany(keys) {
@@ -124,30 +128,24 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
       const values = redis instanceof Cluster ? await Promise.all(names.map((name) => redis.get(name))) : await inOneWrite().mget(names);
       return values.map((value) => parse<unknown>(value ?? null));
     },
-    async take<T>(ns: string, key: string) {
-      const [taken] = (await inOneWrite().multi().getdel(k(ns, key)).del(`${k(ns, key)}:used`).exec()) ?? [];
-      return parse<T>((taken?.[1] as string | null | undefined) ?? null);
-    },
-    async consume<T>(ns: string, key: string): Promise<Consumed<T> | undefined> {
-      const result = (await inOneWrite().eval(CONSUME, 2, k(ns, key), `${k(ns, key)}:used`)) as [string, number] | null;
-      if (!result) return undefined;
-      return { value: JSON.parse(result[0]) as T, firstUse: result[1] === 1 };
+    async take<T>(ns: Namespace, key: string) {
+      return parse<T>(await inOneWrite().getdel(k(ns, key)));
     },
     async increment(ns, key, ttlSeconds, by = 1) {
-      return Number(await inOneWrite().eval(INCREMENT, 1, k(ns, key), String(Math.max(1, Math.ceil(ttlSeconds))), String(by)));
+      return Number(await scripts.increment([k(ns, key)], [String(Math.max(1, Math.ceil(ttlSeconds))), String(by)]));
     },
     async takeAttempt(ns, key, rule) {
       const ms = (seconds: number) => String(px(seconds));
       const args = [String(rule.limit), ms(rule.windowSeconds), ms(rule.lockSeconds), ms(rule.maxLockSeconds)];
-      return Number(await inOneWrite().eval(TAKE_ATTEMPT, 1, k(ns, key), ...args)) === 1;
+      return Number(await scripts.takeAttempt([k(ns, key)], args)) === 1;
     },
     async giveBackAttempt(ns, key) {
-      await inOneWrite().eval(GIVE_BACK_ATTEMPT, 1, k(ns, key));
+      await scripts.giveBackAttempt([k(ns, key)], []);
     },
     async delete(ns, key) {
-      await inOneWrite().del(k(ns, key), `${k(ns, key)}:used`);
+      await inOneWrite().del(k(ns, key));
     },
-    async entries<T>(ns: string) {
+    async entries<T>(ns: Namespace) {
       // SCAN matches whole key names: the prefix is not added for us, and is taken off again.
       const names = await scanKeys(redis, `${keyPrefix}${ns}:{*}`);
       const keys = names.map((name) => name.slice(keyPrefix.length));

@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthErrorCode } from '../../../src/errors.ts';
-import { issueCode, type CodeRecord } from '../../../src/grants/authorization-code.ts';
+import { issueCode } from '../../../src/grants/authorization-code.ts';
+import type { CodeRecord } from '../../../src/store/types.ts';
 import type { TokenResponse } from '../../../src/grants/common.ts';
 import { REDIRECT, jwtPayload, openHarness, outcome, pkce, type Harness } from './grant-harness.ts';
 
@@ -48,7 +49,7 @@ describe('authorization code grant', () => {
       userId: h.user.id, scopes, authTime: Math.floor(h.now() / 1000), amr: ['pwd'], allowedScopes: scopes,
       clientId: 'web', redirectUri: REDIRECT, codeChallenge: challenge,
     };
-    return { code: await issueCode(h.deps, record), verifier };
+    return { code: await issueCode(h.ephemeral, record), verifier };
   }
 
   const redeem = (issued: Issued, clientId = 'web', redirectUri = REDIRECT, verifier = issued.verifier): Promise<TokenResponse> =>

@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { OAuthError } from '../../../src/errors.ts';
-import { createAuthorizationCodeGrant, issueCode, type CodeRecord } from '../../../src/grants/authorization-code.ts';
+import { createAuthorizationCodeGrant, issueCode } from '../../../src/grants/authorization-code.ts';
+import type { CodeRecord } from '../../../src/store/types.ts';
 import { createClientCredentialsGrant } from '../../../src/grants/client-credentials.ts';
 import type { Grant, RefreshLifetime, TokenResponse } from '../../../src/grants/common.ts';
 import type { GrantsDeps } from '../../../src/grants/index.ts';
@@ -127,7 +128,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     issuer: ISSUER,
     clock,
     keys,
-    ephemeral,
+    codes: ephemeral.codes,
     revocations: createRevocationList({ durable, ephemeral }, clock),
     users: durable.users,
     // Local accounts: the stored record is the current one.
@@ -159,7 +160,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
         userId, scopes, authTime: Math.floor(now / 1000), amr: ['pwd'], allowedScopes: scopes,
         clientId, redirectUri: REDIRECT, codeChallenge: challenge,
       };
-      const code = await issueCode(deps, record);
+      const code = await issueCode(ephemeral, record);
       const response = await grants.code.handle({ code, redirect_uri: REDIRECT, code_verifier: verifier }, client(clientId), log);
       if (!response.refresh_token) throw new Error('no refresh token issued');
       return response as TokenResponse & { refresh_token: string };

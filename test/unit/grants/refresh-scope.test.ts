@@ -29,7 +29,7 @@ function readOnlyFamilies(deps: HarnessDeps, calls: string[]): HarnessDeps {
     users: forbidden('users', calls),
     revocations: forbidden('revocations', calls),
     accessTokens: forbidden('accessTokens', calls),
-    ephemeral: forbidden('ephemeral', calls),
+    codes: forbidden('codes', calls),
     currentUser: () => forbidden<{ call(): never }>('currentUser', calls).call(),
     refreshTokens: Object.assign(Object.create(refreshTokens) as HarnessDeps['refreshTokens'], {
       get: (id: string) => deps.refreshTokens.get(id),

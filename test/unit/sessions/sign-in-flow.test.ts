@@ -60,7 +60,6 @@ function harness(clientOverrides: Partial<ClientRecord> = {}) {
   const flow = createSignInFlow({
     issuer: 'https://idp.example', basePath: '', clock, clients: { get: async () => client }, users, consents, sessions, interactions,
     ephemeral, throttle, accountName: (typed) => typed.toLowerCase(),
-    newCode: (record) => ({ code: 'the-code', write: { op: 'set', ns: 'code', key: 'the-code', value: record, ttlSeconds: 300 } }),
   });
   const forms = createStepForms({
     flow, interactions, sessions, consents, source, throttle, mfa: {} as MfaSecrets,
@@ -104,7 +103,7 @@ describe('the sign-in flow (no HTTP)', () => {
     const signedIn = h.answer(await h.forms['sign-in'](h.browser(), id, { csrf_token: csrf, username: 'alice', password: 'right' }));
     expect(signedIn).toStrictEqual({
       kind: 'respond-to-client',
-      response: { mode: 'redirect', location: 'https://app.example/cb?code=the-code&state=st&iss=https%3A%2F%2Fidp.example' },
+      response: { mode: 'redirect', location: expect.stringMatching(/^https:\/\/app\.example\/cb\?code=[A-Za-z0-9_-]{43}&state=st&iss=https%3A%2F%2Fidp\.example$/) },
     });
     expect(h.cookie()).not.toBe(anonymousCookie);
     expect({ users: h.reads.users - before.users, consents: h.reads.consents - before.consents, signIns: h.reads.signIns - before.signIns })

@@ -1,0 +1,33 @@
+/**
+ * Every namespace of the ephemeral store, declared once. A namespace keeps one kind of value
+ * apart from the others (a key is `{ns}:{key}`); the store's methods take `Namespace`, so a
+ * namespace not listed here does not compile. The strings are stored key names: changing one
+ * orphans what is stored under it (instances of two releases share one Redis while they roll).
+ */
+export const NAMESPACES = {
+  /** Authorization codes by their hash: the record of the sign-in that issued them (5 minutes). */
+  code: 'code',
+  /** What the first redemption of a code issued, by the code's hash, so that a replay can revoke it. */
+  codeIssued: 'code-issued',
+  /** A replay of a code that came in before its first redemption had recorded what it issued. */
+  codeReplayed: 'code-reused',
+  /** Browser sessions by the hash of their cookie's id. */
+  session: 'session',
+  /** Authorization requests being signed in (the sign-in steps), by the hash of their id. */
+  interaction: 'interaction',
+  /** Sign-in attempts per account and per source address (the throttle's counts and locks). */
+  signInAttempts: 'signin-attempts',
+  /** TOTP codes already accepted, per user and time step, so that each is accepted once. */
+  totpUsed: 'totp-used',
+  /** Requests counted per subject and one-minute window (the token and authorize rate limits). */
+  rate: 'rate',
+  /** The round trip to an upstream OpenID provider at sign-in, by its `state`. */
+  upstreamSignIn: 'upstream-sign-in',
+  /** The round trip to an upstream OpenID provider at sign-out. */
+  upstreamSignOut: 'upstream-sign-out',
+  /** Revoked access-token ids as releases before the durable revocation list kept them (read once at start). */
+  revokedJti: 'revoked-jti',
+} as const;
+
+/** One namespace of the ephemeral store. */
+export type Namespace = (typeof NAMESPACES)[keyof typeof NAMESPACES];
