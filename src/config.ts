@@ -6,86 +6,6 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseRedisUrl, RedisUrlError } from './store/ephemeral/redis-url.ts';
 
-export type SignInSourceName = 'local' | 'ldap' | 'oidc';
-
-export interface LdapConfig {
-  url: string;
-  bindDn: string | undefined;
-  bindPassword: string | undefined;
-  baseDn: string;
-  userFilter: string;
-  roleAttribute: string;
-  /** Upgrade an ldap:// connection with StartTLS before anything is sent. */
-  startTls: boolean;
-  /** PEM file of the CA that signed the directory's certificate; unset: the system CAs. */
-  caFile: string | undefined;
-}
-
-export interface UpstreamConfig {
-  issuer: string;
-  clientId: string;
-  clientSecret: string | undefined;
-}
-
-export interface Config {
-  /** Public base URL without a trailing slash. */
-  readonly baseUrl: string;
-  /** `{baseUrl}/`: the issuer identifier ends with a slash (interface.md). */
-  readonly issuer: string;
-  readonly port: number;
-  readonly host: string;
-  /** IDP_MANAGEMENT_PORT: where /metrics, /healthz and /readyz are served apart from the public port. */
-  readonly management: { readonly port: number; readonly host: string } | undefined;
-  /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported there (OTLP/HTTP) when set. */
-  readonly otlpEndpoint: string | undefined;
-  readonly databaseUrl: string | undefined;
-  /** Connections each instance keeps to PostgreSQL at most. */
-  readonly databasePoolSize: number;
-  /**
-   * The connection change notifications (clients, users, keys) arrive on: LISTEN needs a session
-   * of its own, which a transaction pooler does not keep. IDP_DATABASE_LISTEN_URL, else DATABASE_URL.
-   */
-  readonly databaseListenUrl: string | undefined;
-  /** Whether IDP_DATABASE_LISTEN_URL was set (idp doctor warns behind a pooler when it is not). */
-  readonly databaseListenUrlSet: boolean;
-  /** Named prepared statements, which PgBouncer before 1.21 cannot carry (IDP_DATABASE_PREPARED_STATEMENTS). */
-  readonly databasePreparedStatements: boolean;
-  readonly dataDir: string;
-  readonly redisUrl: string | undefined;
-  /** The master secret; undefined in development means "generate one into dataDir". */
-  readonly secret: Buffer | undefined;
-  /** Older master secrets (IDP_SECRET_PREVIOUS): they open what they sealed; nothing new is sealed under them. */
-  readonly previousSecrets: readonly Buffer[];
-  readonly production: boolean;
-  readonly trustProxy: boolean | number | string;
-  readonly signInSource: SignInSourceName;
-  readonly ldap: LdapConfig | undefined;
-  readonly upstream: UpstreamConfig | undefined;
-  readonly tokenRateLimit: number;
-  /** Authorization requests per minute from one source address. */
-  readonly authorizeRateLimit: number;
-  /** Refresh tokens: idle (sliding) and absolute lifetimes, and the reuse grace window, in seconds. */
-  readonly refreshTokenIdleLifetime: number;
-  readonly refreshTokenAbsoluteLifetime: number;
-  readonly refreshTokenReuseGrace: number;
-  /** Automatic key rotation: how long a key signs, and how long its successor is published first (seconds). */
-  readonly keyRotationInterval: number;
-  readonly keyPublishAhead: number;
-  readonly loginMaxFailures: number;
-  readonly loginMaxFailuresPerAddress: number;
-  readonly logLevel: string;
-  /** What every page shows instead of the default mark: a name, a local logo, a colour. */
-  readonly brand: BrandConfig;
-}
-
-export interface BrandConfig {
-  name: string | undefined;
-  /** A local image file, served by the service itself (pages load nothing from elsewhere). */
-  logo: { path: string; contentType: string } | undefined;
-  /** `#rrggbb`, lower case. */
-  color: string | undefined;
-}
-
 /** A good value for each variable, quoted in the one-line error. */
 const EXAMPLES: Record<string, string> = {
   IDP_BASE_URL: 'https://id.example.com',
@@ -396,20 +316,40 @@ const envSchema = z.object({
 
 type Env = z.output<typeof envSchema>;
 
+/**
+ * The whole configuration as one schema: each variable read on its own (envSchema), then the
+ * rules that span variables, in the order their errors have always been reported, then the
+ * frozen Config. The transform runs only once every variable has been read.
+ */
+const configSchema = envSchema.transform((env, ctx) => {
+  const signIn = checkAcrossVariables(env);
+  if ('variable' in signIn) {
+    ctx.addIssue({ code: 'custom', path: [signIn.variable], message: signIn.message });
+    return z.NEVER;
+  }
+  return toConfig(env, signIn);
+});
+
+/** The configuration, as the schema makes it: frozen, the sign-in source with what it needs. */
+export type Config = z.output<typeof configSchema>;
+export type SignInConfig = Config['signIn'];
+export type SignInSourceName = SignInConfig['source'];
+export type LdapConfig = Extract<SignInConfig, { source: 'ldap' }>['ldap'];
+export type UpstreamConfig = Extract<SignInConfig, { source: 'oidc' }>['upstream'];
+export type BrandConfig = Config['brand'];
+
 /** `warnings`: settings that do nothing in this configuration, one line each. */
 export type ConfigResult = { ok: true; config: Config; warnings: string[] } | { ok: false; message: string };
 
 /** Parses the environment; a failure is one line naming the variable, the problem and an example. */
 export function parseConfig(env: Record<string, string | undefined>): ConfigResult {
-  const parsed = envSchema.safeParse(env);
+  const parsed = configSchema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const variable = String(issue?.path[0] ?? 'environment');
     return { ok: false, message: configError(variable, issue?.message ?? 'is invalid') };
   }
-  const problem = crossCheck(parsed.data);
-  if (problem) return { ok: false, message: configError(problem.variable, problem.message) };
-  return { ok: true, config: toConfig(parsed.data), warnings: unusedSettings(env, parsed.data.IDP_SIGN_IN_SOURCE) };
+  return { ok: true, config: parsed.data, warnings: unusedSettings(env, parsed.data.signIn.source) };
 }
 
 const SOURCE_VARIABLES: Record<SignInSourceName, RegExp | undefined> = {
@@ -451,7 +391,7 @@ export function describeStartup(config: Config, port = config.port): StartupSumm
     issuer: config.issuer,
     database: describeDatabase(config),
     store: config.redisUrl ? describeRedis(config.redisUrl) : 'in-process (one instance only)',
-    signInSource: config.signInSource,
+    signInSource: config.signIn.source,
     listening: `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
   };
 }
@@ -487,8 +427,24 @@ function configError(variable: string, message: string): string {
   return `configuration error: ${variable} ${message}${example ? ` (example: ${variable}=${example})` : ''}`;
 }
 
-/** Rules that span variables: production demands, and what each sign-in source needs. */
-function crossCheck(env: Env): { variable: string; message: string } | undefined {
+/** A variable that breaks a rule spanning variables, and how. */
+interface Problem {
+  variable: string;
+  message: string;
+}
+
+/**
+ * Every rule that spans variables, first problem first (the order errors have always been
+ * reported in), and the sign-in source when all of them hold.
+ */
+function checkAcrossVariables(env: Env): SignIn | Problem {
+  const signIn = signInOf(env);
+  const problem = deploymentProblem(env) ?? ('variable' in signIn ? signIn : cleartextSource(env, signIn));
+  return problem ?? signIn;
+}
+
+/** Production's demands, then settings that must agree with each other. */
+function deploymentProblem(env: Env): Problem | undefined {
   if (env.NODE_ENV === 'production') {
     if (!env.IDP_SECRET) return { variable: 'IDP_SECRET', message: 'is required when NODE_ENV=production (generated secrets are for development only)' };
     if (!env.DATABASE_URL) return { variable: 'DATABASE_URL', message: 'is required when NODE_ENV=production (the embedded database is for development only)' };
@@ -510,16 +466,47 @@ function crossCheck(env: Env): { variable: string; message: string } | undefined
   if (env.IDP_KEY_PUBLISH_AHEAD >= env.IDP_KEY_ROTATION_INTERVAL) {
     return { variable: 'IDP_KEY_PUBLISH_AHEAD', message: 'must be shorter than IDP_KEY_ROTATION_INTERVAL' };
   }
+  return undefined;
+}
+
+/** The deployment's one sign-in source, with everything it needs (IDP_SIGN_IN_SOURCE). */
+type SignIn =
+  | { readonly source: 'local' }
+  | { readonly source: 'ldap'; readonly ldap: ReturnType<typeof ldapOf> }
+  | { readonly source: 'oidc'; readonly upstream: ReturnType<typeof upstreamOf> };
+
+/** The sign-in source in force, or the first variable it needs that is unset. */
+function signInOf(env: Env): SignIn | Problem {
   if (env.IDP_SIGN_IN_SOURCE === 'ldap') {
     if (!env.IDP_LDAP_URL) return { variable: 'IDP_LDAP_URL', message: 'is required when IDP_SIGN_IN_SOURCE=ldap' };
     if (!env.IDP_LDAP_BASE_DN) return { variable: 'IDP_LDAP_BASE_DN', message: 'is required when IDP_SIGN_IN_SOURCE=ldap' };
+    return Object.freeze({ source: 'ldap', ldap: ldapOf(env, env.IDP_LDAP_URL, env.IDP_LDAP_BASE_DN) });
   }
   if (env.IDP_SIGN_IN_SOURCE === 'oidc') {
     if (!env.IDP_UPSTREAM_ISSUER) return { variable: 'IDP_UPSTREAM_ISSUER', message: 'is required when IDP_SIGN_IN_SOURCE=oidc' };
     if (!env.IDP_UPSTREAM_CLIENT_ID) return { variable: 'IDP_UPSTREAM_CLIENT_ID', message: 'is required when IDP_SIGN_IN_SOURCE=oidc' };
+    return Object.freeze({ source: 'oidc', upstream: upstreamOf(env, env.IDP_UPSTREAM_ISSUER, env.IDP_UPSTREAM_CLIENT_ID) });
   }
-  if (env.NODE_ENV === 'production' && !env.IDP_ALLOW_INSECURE_SOURCE) return cleartextSource(env);
-  return undefined;
+  return Object.freeze({ source: 'local' });
+}
+
+function ldapOf(env: Env, url: string, baseDn: string) {
+  return Object.freeze({
+    url,
+    bindDn: env.IDP_LDAP_BIND_DN,
+    bindPassword: env.IDP_LDAP_BIND_PASSWORD,
+    baseDn,
+    userFilter: env.IDP_LDAP_USER_FILTER,
+    roleAttribute: env.IDP_LDAP_ROLE_ATTRIBUTE,
+    /** Upgrade an ldap:// connection with StartTLS before anything is sent. */
+    startTls: env.IDP_LDAP_STARTTLS,
+    /** PEM file of the CA that signed the directory's certificate; unset: the system CAs. */
+    caFile: env.IDP_LDAP_CA_FILE,
+  });
+}
+
+function upstreamOf(env: Env, issuer: string, clientId: string) {
+  return Object.freeze({ issuer, clientId, clientSecret: env.IDP_UPSTREAM_CLIENT_SECRET });
 }
 
 const INSECURE_SOURCE_HINT = 'when NODE_ENV=production (set IDP_ALLOW_INSECURE_SOURCE=1 to allow it)';
@@ -528,14 +515,15 @@ const INSECURE_SOURCE_HINT = 'when NODE_ENV=production (set IDP_ALLOW_INSECURE_S
  * In production the passwords typed in (LDAP bind) and the upstream's tokens must not cross the
  * network in cleartext: an http upstream is allowed on loopback only, ldap:// only with StartTLS.
  */
-function cleartextSource(env: Env): { variable: string; message: string } | undefined {
-  if (env.IDP_SIGN_IN_SOURCE === 'oidc' && env.IDP_UPSTREAM_ISSUER) {
-    const upstream = new URL(env.IDP_UPSTREAM_ISSUER);
+function cleartextSource(env: Env, signIn: SignIn): Problem | undefined {
+  if (env.NODE_ENV !== 'production' || env.IDP_ALLOW_INSECURE_SOURCE) return undefined;
+  if (signIn.source === 'oidc') {
+    const upstream = new URL(signIn.upstream.issuer);
     if (upstream.protocol === 'http:' && !isLoopbackHost(upstream.hostname)) {
       return { variable: 'IDP_UPSTREAM_ISSUER', message: `must use https (or http on a loopback address) ${INSECURE_SOURCE_HINT}` };
     }
   }
-  if (env.IDP_SIGN_IN_SOURCE === 'ldap' && env.IDP_LDAP_URL?.toLowerCase().startsWith('ldap:') && !env.IDP_LDAP_STARTTLS) {
+  if (signIn.source === 'ldap' && signIn.ldap.url.toLowerCase().startsWith('ldap:') && !signIn.ldap.startTls) {
     return { variable: 'IDP_LDAP_URL', message: `must use ldaps:// or IDP_LDAP_STARTTLS=1 ${INSECURE_SOURCE_HINT}` };
   }
   return undefined;
@@ -547,54 +535,62 @@ function isLoopbackHost(hostname: string): boolean {
   return host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-function toConfig(env: Env): Config {
+function toConfig(env: Env, signIn: SignIn) {
+  /** Public base URL without a trailing slash. */
   const baseUrl = baseUrlOf(env);
   return Object.freeze({
     baseUrl,
+    /** `{baseUrl}/`: the issuer identifier ends with a slash (interface.md). */
     issuer: `${baseUrl}/`,
     port: env.PORT,
     host: env.HOST,
+    /** IDP_MANAGEMENT_PORT: where /metrics, /healthz and /readyz are served apart from the public port. */
     // 0 stands for unset: the management port has no default.
-    management: env.IDP_MANAGEMENT_PORT === 0 ? undefined : { port: env.IDP_MANAGEMENT_PORT, host: env.IDP_MANAGEMENT_HOST },
+    management: env.IDP_MANAGEMENT_PORT === 0 ? undefined : Object.freeze({ port: env.IDP_MANAGEMENT_PORT, host: env.IDP_MANAGEMENT_HOST }),
+    /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported there (OTLP/HTTP) when set. */
     otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
     databaseUrl: env.DATABASE_URL,
+    /** Connections each instance keeps to PostgreSQL at most. */
     databasePoolSize: env.IDP_DATABASE_POOL_SIZE,
+    /**
+     * The connection change notifications (clients, users, keys) arrive on: LISTEN needs a session
+     * of its own, which a transaction pooler does not keep. IDP_DATABASE_LISTEN_URL, else DATABASE_URL.
+     */
     databaseListenUrl: env.IDP_DATABASE_LISTEN_URL ?? env.DATABASE_URL,
+    /** Whether IDP_DATABASE_LISTEN_URL was set (idp doctor warns behind a pooler when it is not). */
     databaseListenUrlSet: env.IDP_DATABASE_LISTEN_URL !== undefined,
+    /** Named prepared statements, which PgBouncer before 1.21 cannot carry (IDP_DATABASE_PREPARED_STATEMENTS). */
     databasePreparedStatements: env.IDP_DATABASE_PREPARED_STATEMENTS,
     dataDir: env.IDP_DATA_DIR,
     redisUrl: env.REDIS_URL,
+    /** The master secret; undefined in development means "generate one into dataDir". */
     secret: env.IDP_SECRET,
-    previousSecrets: env.IDP_SECRET_PREVIOUS,
+    /** Older master secrets (IDP_SECRET_PREVIOUS): they open what they sealed; nothing new is sealed under them. */
+    previousSecrets: Object.freeze(env.IDP_SECRET_PREVIOUS),
     production: env.NODE_ENV === 'production',
     trustProxy: env.IDP_TRUST_PROXY,
-    signInSource: env.IDP_SIGN_IN_SOURCE,
-    ldap: env.IDP_LDAP_URL && env.IDP_LDAP_BASE_DN
-      ? {
-          url: env.IDP_LDAP_URL,
-          bindDn: env.IDP_LDAP_BIND_DN,
-          bindPassword: env.IDP_LDAP_BIND_PASSWORD,
-          baseDn: env.IDP_LDAP_BASE_DN,
-          userFilter: env.IDP_LDAP_USER_FILTER,
-          roleAttribute: env.IDP_LDAP_ROLE_ATTRIBUTE,
-          startTls: env.IDP_LDAP_STARTTLS,
-          caFile: env.IDP_LDAP_CA_FILE,
-        }
-      : undefined,
-    upstream: env.IDP_UPSTREAM_ISSUER && env.IDP_UPSTREAM_CLIENT_ID
-      ? { issuer: env.IDP_UPSTREAM_ISSUER, clientId: env.IDP_UPSTREAM_CLIENT_ID, clientSecret: env.IDP_UPSTREAM_CLIENT_SECRET }
-      : undefined,
+    signIn,
     tokenRateLimit: env.IDP_TOKEN_RATE_LIMIT,
+    /** Authorization requests per minute from one source address. */
     authorizeRateLimit: env.IDP_AUTHORIZE_RATE_LIMIT,
+    /** Refresh tokens: idle (sliding) and absolute lifetimes, and the reuse grace window, in seconds. */
     refreshTokenIdleLifetime: env.IDP_REFRESH_TOKEN_IDLE_LIFETIME,
     refreshTokenAbsoluteLifetime: env.IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME,
     refreshTokenReuseGrace: env.IDP_REFRESH_TOKEN_REUSE_GRACE,
+    /** Automatic key rotation: how long a key signs, and how long its successor is published first (seconds). */
     keyRotationInterval: env.IDP_KEY_ROTATION_INTERVAL,
     keyPublishAhead: env.IDP_KEY_PUBLISH_AHEAD,
     loginMaxFailures: env.IDP_LOGIN_MAX_FAILURES,
     loginMaxFailuresPerAddress: env.IDP_LOGIN_MAX_FAILURES_PER_ADDRESS,
     logLevel: env.LOG_LEVEL,
-    brand: Object.freeze({ name: env.IDP_BRAND_NAME, logo: env.IDP_BRAND_LOGO, color: env.IDP_BRAND_COLOR }),
+    /** What every page shows instead of the default mark: a name, a local logo, a colour. */
+    brand: Object.freeze({
+      name: env.IDP_BRAND_NAME,
+      /** A local image file, served by the service itself (pages load nothing from elsewhere). */
+      logo: env.IDP_BRAND_LOGO,
+      /** `#rrggbb`, lower case. */
+      color: env.IDP_BRAND_COLOR,
+    }),
   });
 }
 

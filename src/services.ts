@@ -170,12 +170,8 @@ async function shareEmbeddedDatabase(config: Config, durable: DurableStore, logg
 }
 
 function chooseSource(config: Config, users: DurableStore['users'], logger: Logger | undefined): SignInSource {
-  if (config.signInSource === 'local') return createLocalSource(users);
-  if (config.signInSource === 'oidc') {
-    if (!config.upstream) throw new Error('IDP_SIGN_IN_SOURCE=oidc needs IDP_UPSTREAM_ISSUER and IDP_UPSTREAM_CLIENT_ID');
-    return createUpstreamSource(config.upstream, users, `${config.baseUrl}/signin/oidc/callback`);
-  }
-  if (!config.ldap) throw new Error('IDP_SIGN_IN_SOURCE=ldap needs IDP_LDAP_URL and IDP_LDAP_BASE_DN');
-  return createLdapSource(config.ldap, users, { logger });
+  const { signIn } = config;
+  if (signIn.source === 'oidc') return createUpstreamSource(signIn.upstream, users, `${config.baseUrl}/signin/oidc/callback`);
+  if (signIn.source === 'ldap') return createLdapSource(signIn.ldap, users, { logger });
+  return createLocalSource(users);
 }
-
