@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.ts';
 import { describeDatabase, type Config } from './config.ts';
 import { embeddedDatabaseHolder, embeddedDatabasePath, embeddedSocketPath, ensureDataDir } from './data-dir.ts';
+import { deriveServices, type DerivedServices } from './services-derived.ts';
 import { createSessionStore, type SessionStore } from './sessions/browser-session.ts';
 import { createInteractionStore, type InteractionStore } from './sessions/interaction.ts';
 import { createLdapSource } from './sources/ldap.ts';
@@ -23,7 +24,8 @@ import { createKeyManager, type KeyManager } from './tokens/keys.ts';
 import { createRevocationList, type RevocationList } from './tokens/revocation.ts';
 import { deriveKeyring, type MasterSecrets } from './tokens/secret-box.ts';
 
-export interface Services {
+/** Everything the service runs on, opened or made once per process (the composition root). */
+export interface Services extends DerivedServices {
   config: Config;
   /** The master secret in force (configured, or generated into the data directory). */
   secret: Buffer;
@@ -130,6 +132,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     if (event.kind === 'keys') keys.invalidate();
   });
   return {
+    ...deriveServices({ config, secrets, clock, ephemeral, users, revocations, source }),
     config,
     secret,
     secrets,

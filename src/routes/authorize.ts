@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { trustTarget, validateAuthorizationRequest, type RequestDeps } from '../sessions/authorization-request.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
 import { singleValued } from './shared/params.ts';
-import type { RateLimiter } from './shared/rate-limit.ts';
+import type { RateLimiter } from '../sessions/rate-limit.ts';
 import type { SignInFlow } from './shared/sign-in-flow.ts';
 
 export interface AuthorizeRouteOptions {
