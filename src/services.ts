@@ -5,7 +5,8 @@
  */
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.ts';
-import { describeDatabase, type Config } from './config.ts';
+import type { Config } from './config.ts';
+import { describeDatabase } from './config/startup.ts';
 import { embeddedDatabaseHolder, embeddedDatabasePath, embeddedSocketPath, ensureDataDir } from './data-dir.ts';
 import { deriveServices, type DerivedServices } from './services-derived.ts';
 import { createSessionStore, type SessionStore } from './sessions/browser-session.ts';
