@@ -29,7 +29,6 @@ import { logoutRoutes } from './routes/logout.ts';
 import { revokeRoutes } from './routes/revoke.ts';
 import { createHostCheck } from './routes/shared/host.ts';
 import type { PageContext } from './routes/shared/pages.ts';
-import { createRateLimiter } from './routes/shared/rate-limit.ts';
 import { jwksRoutes } from './routes/jwks.ts';
 import { tokenRoutes } from './routes/token.ts';
 import { upstreamRoutes } from './routes/upstream.ts';
@@ -40,12 +39,6 @@ import { createSignInFlow } from './sessions/sign-in-flow.ts';
 import { createStepForms } from './sessions/step-forms.ts';
 import { startUpstreamSignIn, upstreamSignOutUrl, type SignOutTrip } from './sessions/upstream.ts';
 import type { Services } from './services.ts';
-import { createMfaSecrets } from './sessions/mfa.ts';
-import { createSignInThrottle } from './sessions/throttle.ts';
-import { canonicalAccountName } from './sources/account-name.ts';
-import { changeLocalPassword } from './sources/local.ts';
-import { createRefreshTokenCodec } from './tokens/refresh-tokens.ts';
-import { deriveKeyring } from './tokens/secret-box.ts';
 
 const TEMPLATES_DIR = join(import.meta.dirname, '..', 'templates');
 
@@ -148,7 +141,7 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
     users,
     currentUser: (user) => services.source.currentUser(user),
     refreshTokens: durable.refreshTokens,
-    refreshTokenCodec: createRefreshTokenCodec(deriveKeyring(services.secrets, 'refresh-tokens')),
+    refreshTokenCodec: services.refreshTokenCodec,
     accessTokens: durable.accessTokens,
     refreshLifetime: { idleSeconds: config.refreshTokenIdleLifetime, absoluteSeconds: config.refreshTokenAbsoluteLifetime },
     refreshReuseGraceSeconds: config.refreshTokenReuseGrace,
@@ -165,18 +158,15 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
 
 /** Authorize, the sign-in pages, end session and the upstream round trips. */
 async function registerBrowserRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, audit: RequestAudit): Promise<void> {
-  const { clock, keys, ephemeral, durable, users, clients, interactions, sessions } = services;
+  const { clock, keys, ephemeral, durable, users, clients, interactions, sessions, throttle, accountName } = services;
   const secureCookies = config.baseUrl.startsWith('https:');
   const page = pageContext(config, basePath);
-  const throttle = createSignInThrottle(ephemeral, { maxFailures: config.loginMaxFailures, maxFailuresPerAddress: config.loginMaxFailuresPerAddress });
-  const accountName = (typed: string) => canonicalAccountName(services.source, typed);
   const flow = createSignInFlow({
     issuer: config.issuer, basePath, clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, accountName,
   });
   const adapter = createFlowAdapter({ page, secureCookies, audit });
   const upstream = services.source.kind === 'oidc' ? { upstream: services.source, ephemeral, baseUrl: config.baseUrl } : undefined;
-  const rateLimiter = createRateLimiter(ephemeral, clock, config.authorizeRateLimit);
-  await app.register(authorizeRoutes, { clients, flow, adapter, rateLimiter, hintVerification: { issuer: config.issuer, keys, clock } });
+  await app.register(authorizeRoutes, { clients, flow, adapter, rateLimiter: services.authorizeRateLimiter, hintVerification: { issuer: config.issuer, keys, clock } });
   const forms = createStepForms({
     flow,
     interactions,
@@ -185,13 +175,8 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     source: services.source,
     ...(upstream ? { startUpstream: (interaction: Interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
     throttle,
-    mfa: createMfaSecrets({ key: deriveKeyring(services.secrets, 'totp-secrets'), ephemeral, users, issuerName: new URL(config.baseUrl).host }),
-    changePassword: async (userId, newPassword, confirm) => {
-      const problem = await changeLocalPassword(users, userId, newPassword, confirm);
-      // ASVS 3.3.3: a new password ends whatever the old one let anyone obtain.
-      if (problem === undefined) await services.revocations.revokeUser(userId, 'password changed');
-      return problem;
-    },
+    mfa: services.mfa,
+    changePassword: services.changePassword,
     accountName,
   });
   await app.register(interactionRoutes, { forms, adapter });
@@ -201,7 +186,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
     audit,
     endSession: {
       issuer: config.issuer,
-      csrfKey: deriveKeyring(services.secrets, 'cookies'),
+      csrfKey: services.csrfKey,
       clock,
       keys,
       clients,
@@ -220,7 +205,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
 
 /** Token, userinfo, revocation (with per-client CORS) and introspection (without). */
 async function registerApiRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: ApiDeps, audit: RequestAudit): Promise<void> {
-  const { clock, keys, ephemeral, users, clients } = services;
+  const { clock, keys, users, clients } = services;
   await app.register(async (corsScope) => {
     // The plugin's OPTIONS route is global: the path decides, so introspection never says yes.
     const corsPaths = new Set(['/connect/token', '/connect/userinfo', '/connect/revoke'].map((p) => `${basePath}${p}`));
@@ -231,8 +216,7 @@ async function registerApiRoutes(app: FastifyInstance, config: Config, services:
         return { origin: allowed ? origin : false, methods: ['GET', 'POST'], allowedHeaders: ['authorization', 'content-type'], maxAge: 600 };
       },
     });
-    const rateLimiter = createRateLimiter(ephemeral, clock, config.tokenRateLimit);
-    await corsScope.register(tokenRoutes, { clients, clock, grants: createGrants(grantDeps), audit, rateLimiter });
+    await corsScope.register(tokenRoutes, { clients, clock, grants: createGrants(grantDeps), audit, rateLimiter: services.tokenRateLimiter });
     await corsScope.register(userinfoRoutes, { issuer: config.issuer, clock, keys, revocations: services.revocations, users, clients });
     await corsScope.register(revokeRoutes, { clients, revocation: grantDeps, audit });
   });

@@ -5,8 +5,10 @@
  */
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.ts';
-import { describeDatabase, type Config } from './config.ts';
+import type { Config } from './config.ts';
+import { describeDatabase } from './config/startup.ts';
 import { embeddedDatabaseHolder, embeddedDatabasePath, embeddedSocketPath, ensureDataDir } from './data-dir.ts';
+import { deriveServices, type DerivedServices } from './services-derived.ts';
 import { createSessionStore, type SessionStore } from './sessions/browser-session.ts';
 import { createInteractionStore, type InteractionStore } from './sessions/interaction.ts';
 import { createLdapSource } from './sources/ldap.ts';
@@ -23,7 +25,8 @@ import { createKeyManager, type KeyManager } from './tokens/keys.ts';
 import { createRevocationList, type RevocationList } from './tokens/revocation.ts';
 import { deriveKeyring, type MasterSecrets } from './tokens/secret-box.ts';
 
-export interface Services {
+/** Everything the service runs on, opened or made once per process (the composition root). */
+export interface Services extends DerivedServices {
   config: Config;
   /** The master secret in force (configured, or generated into the data directory). */
   secret: Buffer;
@@ -130,6 +133,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     if (event.kind === 'keys') keys.invalidate();
   });
   return {
+    ...deriveServices({ config, secrets, clock, ephemeral, users, revocations, source }),
     config,
     secret,
     secrets,
@@ -170,12 +174,8 @@ async function shareEmbeddedDatabase(config: Config, durable: DurableStore, logg
 }
 
 function chooseSource(config: Config, users: DurableStore['users'], logger: Logger | undefined): SignInSource {
-  if (config.signInSource === 'local') return createLocalSource(users);
-  if (config.signInSource === 'oidc') {
-    if (!config.upstream) throw new Error('IDP_SIGN_IN_SOURCE=oidc needs IDP_UPSTREAM_ISSUER and IDP_UPSTREAM_CLIENT_ID');
-    return createUpstreamSource(config.upstream, users, `${config.baseUrl}/signin/oidc/callback`);
-  }
-  if (!config.ldap) throw new Error('IDP_SIGN_IN_SOURCE=ldap needs IDP_LDAP_URL and IDP_LDAP_BASE_DN');
-  return createLdapSource(config.ldap, users, { logger });
+  const { signIn } = config;
+  if (signIn.source === 'oidc') return createUpstreamSource(signIn.upstream, users, `${config.baseUrl}/signin/oidc/callback`);
+  if (signIn.source === 'ldap') return createLdapSource(signIn.ldap, users, { logger });
+  return createLocalSource(users);
 }
-

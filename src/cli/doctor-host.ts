@@ -2,7 +2,7 @@
  * The checks `idp doctor` makes from the service's own side: proxy headers, clock drift, the
  * database, the shared store and the directory or upstream provider.
  */
-import type { Config } from '../config.ts';
+import type { Config, SignInConfig } from '../config.ts';
 import { createLdapSource } from '../sources/ldap.ts';
 import { createUpstreamSource } from '../sources/oidc.ts';
 import { createRedisEphemeralStore, describeRedisTarget, parseRedisUrl } from '../store/ephemeral/redis.ts';
@@ -136,10 +136,11 @@ export async function checkStore(context: DoctorContext): Promise<Outcome> {
 
 /** The directory or the upstream provider, built as the service builds it (src/services.ts). */
 export async function checkSignInSource(context: DoctorContext): Promise<Outcome> {
-  if (context.config.signInSource === 'local') return skip('local accounts: nothing outside to reach');
+  const { signIn } = context.config;
+  if (signIn.source === 'local') return skip('local accounts: nothing outside to reach');
   const durable = await openOrSkip(context);
   if (isOutcome(durable)) return durable;
-  const source = outsideSource(context.config, durable.users);
+  const source = outsideSource(signIn, context.config.baseUrl, durable.users);
   try {
     await source.ping();
     return ok(`${source.what} answers`);
@@ -154,25 +155,21 @@ interface OutsideSource {
   ping(): Promise<void>;
 }
 
-function outsideSource(config: Config, users: UserRepository): OutsideSource {
-  if (config.signInSource === 'ldap') {
-    const { ldap } = config;
+function outsideSource(signIn: Exclude<SignInConfig, { source: 'local' }>, baseUrl: string, users: UserRepository): OutsideSource {
+  if (signIn.source === 'ldap') {
     return {
-      what: `directory ${ldap?.url ?? '(IDP_LDAP_URL unset)'}`,
+      what: `directory ${signIn.ldap.url}`,
       fix: 'check IDP_LDAP_URL, IDP_LDAP_BIND_DN, IDP_LDAP_BIND_PASSWORD and IDP_LDAP_BASE_DN, and that the directory accepts this machine',
       ping: async () => {
-        if (!ldap) throw new Error('IDP_LDAP_URL and IDP_LDAP_BASE_DN are required');
-        await createLdapSource(ldap, users).ping();
+        await createLdapSource(signIn.ldap, users).ping();
       },
     };
   }
-  const { upstream } = config;
   return {
-    what: `upstream provider ${upstream?.issuer ?? '(IDP_UPSTREAM_ISSUER unset)'}`,
+    what: `upstream provider ${signIn.upstream.issuer}`,
     fix: 'check IDP_UPSTREAM_ISSUER, and that this machine reaches its discovery document',
     ping: async () => {
-      if (!upstream) throw new Error('IDP_UPSTREAM_ISSUER and IDP_UPSTREAM_CLIENT_ID are required');
-      await createUpstreamSource(upstream, users, `${config.baseUrl}/signin/oidc/callback`).ping();
+      await createUpstreamSource(signIn.upstream, users, `${baseUrl}/signin/oidc/callback`).ping();
     },
   };
 }

@@ -13,7 +13,7 @@ type UserCommand = (user: UserRecord, durable: DurableStore, context: CliContext
  * among the others (a deployment that changed its source still administers the old records).
  */
 async function findUser(durable: DurableStore, context: CliContext, username: string): Promise<UserRecord> {
-  const sources: SignInSourceKind[] = [context.config.signInSource, 'local', 'ldap', 'oidc'];
+  const sources: SignInSourceKind[] = [context.config.signIn.source, 'local', 'ldap', 'oidc'];
   for (const source of new Set(sources)) {
     const user = await durable.users.getByUsername(source, username);
     if (user) return user;

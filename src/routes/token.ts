@@ -11,7 +11,7 @@ import type { ClientsCache } from '../store/clients-cache.ts';
 import { auditOf, type RequestAudit } from './shared/audit.ts';
 import { assertOriginAllowed, authenticateRequest } from './shared/client-auth.ts';
 import { singleValued } from './shared/params.ts';
-import type { RateLimiter } from './shared/rate-limit.ts';
+import type { RateLimiter } from '../sessions/rate-limit.ts';
 
 export interface TokenRouteOptions {
   clients: ClientsCache;

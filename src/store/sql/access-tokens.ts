@@ -1,7 +1,7 @@
 /** Access tokens issued without a refresh token, until they expire (for end session). */
 import { sql } from 'kysely';
 import type { AccessTokenRepository } from '../types.ts';
-import type { Db } from './database.ts';
+import type { Db } from './tables.ts';
 
 export function sqlAccessTokens(db: Db): AccessTokenRepository {
   return {

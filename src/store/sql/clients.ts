@@ -1,7 +1,7 @@
 /** The `clients` table (CONTRACT section 4) <-> ClientRecord. */
 import { sql, type Selectable, type Updateable } from 'kysely';
 import type { ClientRecord, ClientRepository, GrantType, UpsertResult } from '../types.ts';
-import type { ClientsTable, Db } from './database.ts';
+import type { ClientsTable, Db } from './tables.ts';
 
 function toRecord(row: Selectable<ClientsTable>): ClientRecord {
   return {

@@ -4,7 +4,10 @@ import { Migrator } from 'kysely/migration';
 import { migrations } from '../../../migrations/index.ts';
 import type { ChangeEvent, DurableStore } from '../types.ts';
 import { sqlClients } from './clients.ts';
-import { connectEmbedded, connectPostgres, lockMigrations, type ChangeFeed, type Connection, type Db } from './database.ts';
+import type { ChangeFeed, Connection } from './connection.ts';
+import { connectEmbedded } from './embedded.ts';
+import { connectPostgres, lockMigrations } from './postgres.ts';
+import type { Db } from './tables.ts';
 import { sqlAccessTokens } from './access-tokens.ts';
 import { sqlRefreshTokens } from './refresh-tokens.ts';
 import { sqlRevocations } from './revocations.ts';
@@ -63,7 +66,7 @@ async function createStore(connection: Connection): Promise<DurableStore> {
     async migrate() {
       const migrate = (db: typeof connection.db) => new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateToLatest();
       // On PostgreSQL in one transaction of ours, locked first (the migrator creates its own
-      // tables before it locks): the lock is transaction-level (database.ts), so a transaction
+      // tables before it locks): the lock is transaction-level (postgres.ts), so a transaction
       // pooler cannot strand it on a pooled connection, and concurrent starts wait in turn.
       // A failed migration throws out of the transaction, so that nothing of the run is kept.
       const { error, results } = connection.kind === 'postgres'

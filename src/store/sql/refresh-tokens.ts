@@ -9,9 +9,9 @@
 import { sql, type Selectable } from 'kysely';
 import type { AdvanceInput, RefreshFamilyState, RefreshTokenRepository, RevokedFamilies } from '../types.ts';
 import { batched, eachOnFailure } from './batch.ts';
-import type { Db, RefreshTokenFamiliesTable } from './database.ts';
+import type { Db, RefreshTokenFamiliesTable } from './tables.ts';
 
-/** Every column by name (not `*`): the lookup is then a prepared statement (see database.ts). */
+/** Every column by name (not `*`): the lookup is then a prepared statement (see postgres.ts). */
 const FAMILY_COLUMNS = [
   'id', 'client_id', 'user_id', 'scopes', 'claims', 'allowed_scopes', 'nonce', 'auth_time', 'amr', 'expires_at', 'created_at',
   'revoked_at', 'generation', 'token_salt', 'rotated_at', 'earlier_rotations', 'token_expires_at', 'access_expires_at',

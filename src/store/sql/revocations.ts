@@ -4,7 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { RevocationRecord, RevocationRepository } from '../types.ts';
-import type { Db } from './database.ts';
+import type { Db } from './tables.ts';
 
 const toRecord = (row: { jti: string; expires_at: Date }): RevocationRecord => ({ key: row.jti, expiresAt: row.expires_at });
 

@@ -1,7 +1,7 @@
 /** API scopes created by administrators, and the consents users gave to clients. */
 import { sql } from 'kysely';
 import type { ApiScopeRepository, ConsentRepository } from '../types.ts';
-import type { Db } from './database.ts';
+import type { Db } from './tables.ts';
 
 export function sqlApiScopes(db: Db): ApiScopeRepository {
   return {

@@ -1,6 +1,6 @@
 /** The one-row table of the master secret's check value. */
 import type { SecretCheckRepository } from '../types.ts';
-import type { Db } from './database.ts';
+import type { Db } from './tables.ts';
 
 export function sqlSecretCheck(db: Db): SecretCheckRepository {
   return {

@@ -16,7 +16,8 @@ import {
   Kysely, PGliteAdapter, PostgresIntrospector, PostgresQueryCompiler,
   type CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type QueryResult,
 } from 'kysely';
-import type { Connection, Database } from './database.ts';
+import type { Connection } from './connection.ts';
+import type { Database } from './tables.ts';
 
 interface Request {
   id: number;

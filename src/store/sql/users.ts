@@ -1,7 +1,7 @@
 /** The `users` table <-> UserRecord. */
 import { sql, type Selectable } from 'kysely';
 import type { SignInSourceKind, UpsertResult, UserInput, UserRecord, UserRepository } from '../types.ts';
-import type { Db, UsersTable } from './database.ts';
+import type { Db, UsersTable } from './tables.ts';
 
 function toRecord(row: Selectable<UsersTable>): UserRecord {
   return {
@@ -45,7 +45,7 @@ function toColumns(change: Partial<Omit<UserInput, 'id' | 'source'>>): Partial<U
   return columns as Partial<UserColumns>;
 }
 
-/** Every column by name (not `*`): the lookups are then prepared statements (see database.ts). */
+/** Every column by name (not `*`): the lookups are then prepared statements (see postgres.ts). */
 const ALL_COLUMNS = [
   'id', 'source', 'subject', 'username', 'password_hash', 'given_name', 'family_name', 'name', 'email',
   'email_verified', 'phone_number', 'phone_number_verified', 'roles', 'totp_secret_sealed', 'locked',

@@ -109,9 +109,9 @@ describe('LDAP configuration', () => {
 
   it('reads StartTLS and the CA file', () => {
     const parsed = parseConfig({ ...base, IDP_LDAP_STARTTLS: '1', IDP_LDAP_CA_FILE: '/etc/ssl/corp-ca.pem' });
-    expect(parsed.ok && parsed.config.ldap).toMatchObject({ startTls: true, caFile: '/etc/ssl/corp-ca.pem', roleAttribute: 'memberOf' });
+    expect(parsed.ok && parsed.config.signIn.source === 'ldap' && parsed.config.signIn.ldap).toMatchObject({ startTls: true, caFile: '/etc/ssl/corp-ca.pem', roleAttribute: 'memberOf' });
     const plain = parseConfig(base);
-    expect(plain.ok && plain.config.ldap).toMatchObject({ startTls: false, caFile: undefined });
+    expect(plain.ok && plain.config.signIn.source === 'ldap' && plain.config.signIn.ldap).toMatchObject({ startTls: false, caFile: undefined });
   });
 
   it('refuses a StartTLS value that is not a flag, naming the variable', () => {

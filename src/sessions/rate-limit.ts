@@ -7,10 +7,9 @@
  * shared count is never exceeded; at most a slice per instance may go unspent in a window.
  * Beyond it: 429 slow_down, Retry-After.
  */
-import type { Clock } from '../../clock.ts';
-import { OAuthError } from '../../errors.ts';
-import type { EphemeralStore } from '../../store/types.ts';
-import { NAMESPACES } from '../../store/types.ts';
+import type { Clock } from '../clock.ts';
+import { OAuthError } from '../errors.ts';
+import { NAMESPACES, type EphemeralStore } from '../store/types.ts';
 
 const WINDOW_SECONDS = 60;
 /** A slice is this fraction of the budget: one store round trip per slice instead of per request. */

@@ -1,0 +1,162 @@
+/** How each kind of value in the environment is read: one zod schema per kind, each message naming only the problem. */
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { parseRedisUrl, RedisUrlError } from '../store/ephemeral/redis-url.ts';
+
+export const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+export function integerIn(min: number, max: number, fallback: number) {
+  return z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return fallback;
+      const n = /^\d+$/.test(v.trim()) ? Number(v.trim()) : Number.NaN;
+      if (!Number.isSafeInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `must be a whole number from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+}
+
+export const baseUrl = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === '') return undefined;
+    const raw = v.trim();
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be an absolute URL' });
+      return z.NEVER;
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      ctx.addIssue({ code: 'custom', message: 'must use http or https' });
+      return z.NEVER;
+    }
+    if (url.search || url.hash || url.username || url.password) {
+      ctx.addIssue({ code: 'custom', message: 'must not carry a query, a fragment or credentials' });
+      return z.NEVER;
+    }
+    return url.href.replace(/\/+$/, '');
+  });
+
+
+export function urlWithSchemes(schemes: string[]) {
+  return z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return undefined;
+      try {
+        const url = new URL(v.trim());
+        if (!schemes.includes(url.protocol)) throw new Error('scheme');
+        return v.trim();
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}` });
+        return z.NEVER;
+      }
+    });
+}
+
+/** An address, a CIDR range, or a name the proxy-addr module knows (loopback, linklocal, uniquelocal). */
+function isProxyAddress(text: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(text)) return true;
+  const [address = '', bits, extra] = text.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  return /^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+
+/** IDP_TRUST_PROXY: true, false, a number of proxies, or addresses and CIDR ranges. */
+export const trustProxy = optionalText.transform((v, ctx): boolean | number | string => {
+  if (v === undefined || v === 'false') return false;
+  if (v === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  const wrong = v.split(',').map((a) => a.trim()).find((a) => !isProxyAddress(a));
+  if (wrong !== undefined) {
+    ctx.addIssue({ code: 'custom', message: `must be true, false, a number of proxies, or addresses and CIDR ranges separated by commas ("${wrong}" is none of these)` });
+    return z.NEVER;
+  }
+  return v;
+});
+
+/** Every form the README documents, read by the parser the store connects with. */
+export const redisUrl = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === '') return undefined;
+    try {
+      parseRedisUrl(v.trim());
+      return v.trim();
+    } catch (error) {
+      const why = error instanceof RedisUrlError ? error.message : 'is not a Redis URL';
+      ctx.addIssue({ code: 'custom', message: `must be a URL starting with redis://, rediss://, redis+sentinel:// or redis+cluster:// (${why})` });
+      return z.NEVER;
+    }
+  });
+
+export const flag = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v === '' || v === '0' || v === 'false') return false;
+    if (v === '1' || v === 'true') return true;
+    ctx.addIssue({ code: 'custom', message: 'must be 1 or 0' });
+    return z.NEVER;
+  });
+
+/** The image types a logo may be, by file extension, and the Content-Type each is served with. */
+export const LOGO_TYPES: Record<string, string> = {
+  png: 'image/png',
+  svg: 'image/svg+xml',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+};
+
+export const brandLogo = optionalText.transform((v, ctx) => {
+  if (v === undefined) return undefined;
+  const contentType = LOGO_TYPES[/\.([a-z]+)$/i.exec(v)?.[1]?.toLowerCase() ?? ''];
+  if (!contentType) {
+    ctx.addIssue({ code: 'custom', message: 'must be the path of a .png, .svg, .jpg or .webp file' });
+    return z.NEVER;
+  }
+  return { path: v, contentType };
+});
+
+/** `#rgb` or `#rrggbb`, kept as `#rrggbb` so the contrast can be computed from it. */
+export const brandColor = optionalText.transform((v, ctx) => {
+  if (v === undefined) return undefined;
+  const hex = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(v)?.[1]?.toLowerCase();
+  if (!hex) {
+    ctx.addIssue({ code: 'custom', message: 'must be a colour written #rgb or #rrggbb' });
+    return z.NEVER;
+  }
+  return `#${hex.length === 3 ? [...hex].map((c) => c + c).join('') : hex}`;
+});
+
+export const brandName = optionalText.refine((v) => v === undefined || (v.length <= 60 && !/\p{Cc}/u.test(v)), {
+  message: 'must be at most 60 characters, without control characters',
+});
+
+export const onOff = (fallback: boolean) => z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const value = v?.trim().toLowerCase();
+    if (value === undefined || value === '') return fallback;
+    if (value === 'on' || value === '1' || value === 'true') return true;
+    if (value === 'off' || value === '0' || value === 'false') return false;
+    ctx.addIssue({ code: 'custom', message: 'must be on or off' });
+    return z.NEVER;
+  });

@@ -1,0 +1,66 @@
+/**
+ * What the routes use that is made from the opened stores, the master secrets and the
+ * configuration, with no I/O of its own: codecs and keys derived from the secrets, the MFA
+ * secrets, the sign-in throttle, the rate limiters, the password change and the account name.
+ * Made once per process by openServices (services.ts), so every route shares one of each.
+ */
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import { createMfaSecrets, type MfaSecrets } from './sessions/mfa.ts';
+import { createRateLimiter, type RateLimiter } from './sessions/rate-limit.ts';
+import { createSignInThrottle, type SignInThrottle } from './sessions/throttle.ts';
+import { canonicalAccountName } from './sources/account-name.ts';
+import { changeLocalPassword } from './sources/local.ts';
+import type { SignInSource } from './sources/types.ts';
+import type { EphemeralStore, UserRepository } from './store/types.ts';
+import { createRefreshTokenCodec, type RefreshTokenCodec } from './tokens/refresh-tokens.ts';
+import type { RevocationList } from './tokens/revocation.ts';
+import { deriveKeyring, type Keyring, type MasterSecrets } from './tokens/secret-box.ts';
+
+export interface DerivedServices {
+  /** Seals and opens refresh tokens under the 'refresh-tokens' keyring. */
+  refreshTokenCodec: RefreshTokenCodec;
+  /** The 'cookies' keyring: the CSRF token of the end-session confirmation is keyed with it. */
+  csrfKey: Keyring;
+  /** TOTP secrets, sealed under the 'totp-secrets' keyring. */
+  mfa: MfaSecrets;
+  /** Failed sign-ins per account and per source address (IDP_LOGIN_MAX_FAILURES*). */
+  throttle: SignInThrottle;
+  /** Authorization requests per source address (IDP_AUTHORIZE_RATE_LIMIT). */
+  authorizeRateLimiter: RateLimiter;
+  /** Token requests per client and per source address (IDP_TOKEN_RATE_LIMIT). */
+  tokenRateLimiter: RateLimiter;
+  /** A local account's new password; undefined when it was taken, else what is wrong with it. */
+  changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
+  /** The name the sign-in source knows a typed username by (what the throttle counts and the audit names). */
+  accountName(typed: string): string;
+}
+
+export interface DerivedFrom {
+  config: Config;
+  secrets: MasterSecrets;
+  clock: Clock;
+  ephemeral: EphemeralStore;
+  users: UserRepository;
+  revocations: RevocationList;
+  source: SignInSource;
+}
+
+export function deriveServices(from: DerivedFrom): DerivedServices {
+  const { config, secrets, clock, ephemeral, users, revocations, source } = from;
+  return {
+    refreshTokenCodec: createRefreshTokenCodec(deriveKeyring(secrets, 'refresh-tokens')),
+    csrfKey: deriveKeyring(secrets, 'cookies'),
+    mfa: createMfaSecrets({ key: deriveKeyring(secrets, 'totp-secrets'), ephemeral, users, issuerName: new URL(config.baseUrl).host }),
+    throttle: createSignInThrottle(ephemeral, { maxFailures: config.loginMaxFailures, maxFailuresPerAddress: config.loginMaxFailuresPerAddress }),
+    authorizeRateLimiter: createRateLimiter(ephemeral, clock, config.authorizeRateLimit),
+    tokenRateLimiter: createRateLimiter(ephemeral, clock, config.tokenRateLimit),
+    async changePassword(userId, newPassword, confirm) {
+      const problem = await changeLocalPassword(users, userId, newPassword, confirm);
+      // ASVS 3.3.3: a new password ends whatever the old one let anyone obtain.
+      if (problem === undefined) await revocations.revokeUser(userId, 'password changed');
+      return problem;
+    },
+    accountName: (typed) => canonicalAccountName(source, typed),
+  };
+}

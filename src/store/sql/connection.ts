@@ -1,0 +1,48 @@
+/**
+ * What either database gives the durable store: Kysely over the tables, and the change feed
+ * (LISTEN idp_changes) that the triggers of the initial migration publish to.
+ */
+import type { ChangeEvent, ChangeFeedState } from '../types.ts';
+import type { Db } from './tables.ts';
+
+/** A connected database with its change feed. */
+export interface Connection {
+  kind: 'postgres' | 'embedded';
+  db: Db;
+  listen(onEvent: (event: ChangeEvent) => void): Promise<ChangeFeed>;
+  /** A pool's connections in use and the queries waiting for one (PostgreSQL only). */
+  poolStats?(): { inUse: number; waiting: number };
+  /** Embedded only: serves the database to the command line on a Unix socket until stopped. */
+  share?(socketPath: string): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+/** The notifications of one connection: whether they are known to arrive, and how to stop them. */
+export interface ChangeFeed {
+  state(): ChangeFeedState;
+  stop(): Promise<void>;
+}
+
+export const CHANGE_CHANNEL = 'idp_changes';
+
+/**
+ * Parses a notification payload of the triggers: `client:<id>`, `clients`, `user:<id>`, `users`,
+ * `keys`, `api_scopes` or `revoked:<expiry in epoch seconds>:<key>`.
+ */
+export function parseChange(payload: string | undefined): ChangeEvent | undefined {
+  if (payload?.startsWith('revoked:')) return parseRevoked(payload.slice('revoked:'.length));
+  if (payload === 'keys') return { kind: 'keys' };
+  if (payload === 'api_scopes') return { kind: 'apiScopes' };
+  if (payload === 'clients') return { kind: 'clients' };
+  if (payload === 'users') return { kind: 'users' };
+  if (payload?.startsWith('client:')) return { kind: 'client', clientId: payload.slice('client:'.length) };
+  if (payload?.startsWith('user:')) return { kind: 'user', userId: payload.slice('user:'.length) };
+  return undefined;
+}
+
+function parseRevoked(rest: string): ChangeEvent | undefined {
+  const colon = rest.indexOf(':');
+  const seconds = Number(rest.slice(0, colon));
+  const key = rest.slice(colon + 1);
+  return colon > 0 && Number.isSafeInteger(seconds) && key !== '' ? { kind: 'revoked', key, expiresAt: new Date(seconds * 1000) } : undefined;
+}

@@ -1,0 +1,32 @@
+/** Kysely over embedded PGlite (development and tests), with its in-process change feed. */
+import { Kysely, PGliteDialect } from 'kysely';
+import { CHANGE_CHANNEL, parseChange, type Connection } from './connection.ts';
+import type { Database } from './tables.ts';
+
+export async function connectEmbedded(dataDir: string | undefined): Promise<Connection> {
+  // PGlite is loaded only when used: its WebAssembly is large and production never needs it.
+  const { PGlite } = await import('@electric-sql/pglite');
+  const pglite = dataDir === undefined ? new PGlite() : new PGlite(dataDir);
+  await pglite.waitReady;
+  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+  return {
+    kind: 'embedded',
+    db,
+    listen: async (onEvent) => {
+      const unsubscribe = await pglite.listen(CHANGE_CHANNEL, (payload) => {
+        const event = parseChange(payload);
+        if (event) onEvent(event);
+      });
+      // In process: a notification cannot get lost on the way.
+      return { state: () => 'listening', stop: unsubscribe };
+    },
+    share: async (socketPath) => {
+      const { shareEmbedded } = await import('./shared-embedded.ts');
+      return shareEmbedded(pglite, socketPath);
+    },
+    close: async () => {
+      await db.destroy();
+      if (!pglite.closed) await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,133 @@
+/** The tables of the durable store as Kysely sees them (the migrations in migrations/ make them). */
+import type { ColumnType, Generated, Kysely } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export interface ClientsTable {
+  client_id: string;
+  display_name: string;
+  enabled: boolean;
+  secret_hash: string | null;
+  secret_expires_at: NullableTimestamp;
+  grant_types: string[];
+  scopes: string[];
+  redirect_uris: string[];
+  post_logout_redirect_uris: string[];
+  cors_origins: string[];
+  access_token_lifetime: number;
+  require_consent: boolean;
+}
+
+export interface UsersTable {
+  id: string;
+  source: string;
+  subject: string;
+  username: string;
+  password_hash: string | null;
+  given_name: string | null;
+  family_name: string | null;
+  name: string | null;
+  email: string | null;
+  email_verified: boolean;
+  phone_number: string | null;
+  phone_number_verified: boolean;
+  roles: string[];
+  totp_secret_sealed: string | null;
+  locked: boolean;
+  must_change_password: boolean;
+  must_enrol_mfa: boolean;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ApiScopesTable {
+  name: string;
+  created_at: Generated<Date>;
+}
+
+export interface ConsentsTable {
+  user_id: string;
+  client_id: string;
+  scopes: string[];
+  granted_at: Generated<Date>;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  alg: string;
+  state: string;
+  public_jwk: ColumnType<Record<string, unknown>, string, string>;
+  private_jwk_sealed: string;
+  created_at: Timestamp;
+  activated_at: NullableTimestamp;
+  retired_at: NullableTimestamp;
+}
+
+export interface RefreshTokenFamiliesTable {
+  id: string;
+  client_id: string;
+  user_id: string;
+  scopes: string[];
+  claims: ColumnType<unknown, string | null, string | null>;
+  allowed_scopes: string[];
+  nonce: string | null;
+  auth_time: Timestamp;
+  amr: string[];
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+  revoked_at: NullableTimestamp;
+  revoked_reason: string | null;
+  generation: Generated<number>;
+  token_salt: Buffer;
+  rotated_at: NullableTimestamp;
+  earlier_rotations: ColumnType<Date[], never, never>;
+  token_expires_at: Timestamp;
+  access_expires_at: Timestamp;
+}
+
+/** Refresh tokens issued before generations (migration 2026-11-22-0003), kept by hash. */
+export interface RefreshTokensTable {
+  token_hash: string;
+  family_id: string;
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+  rotated_at: NullableTimestamp;
+  access_jti: string;
+  access_expires_at: Timestamp;
+}
+
+export interface IssuedAccessTokensTable {
+  jti: string;
+  user_id: string;
+  client_id: string;
+  expires_at: Timestamp;
+}
+
+/** Revoked access tokens by `jti`, and families by `family:<id>`, until their tokens expire. */
+export interface RevocationsTable {
+  jti: string;
+  expires_at: Timestamp;
+  revoked_at: Timestamp;
+}
+
+export interface SecretCheckTable {
+  id: Generated<number>;
+  sealed: string;
+  updated_at: Generated<Date>;
+}
+
+export interface Database {
+  clients: ClientsTable;
+  users: UsersTable;
+  api_scopes: ApiScopesTable;
+  consents: ConsentsTable;
+  signing_keys: SigningKeysTable;
+  refresh_token_families: RefreshTokenFamiliesTable;
+  refresh_tokens: RefreshTokensTable;
+  issued_access_tokens: IssuedAccessTokensTable;
+  revocations: RevocationsTable;
+  secret_check: SecretCheckTable;
+}
+
+export type Db = Kysely<Database>;
