@@ -20,21 +20,12 @@ const CLIENT_ID = 'browser-mfa-app';
 const USERNAME = 'nora';
 const PASSWORD = 'she enrols an authenticator 8';
 
-
-
 describe.runIf(chromiumReady)('a browser enrolling in and using the second factor', () => {
   const deployment = useBrowserDeployment({
     dataDirPrefix: 'idp-browser-mfa-',
     secret: SECRET,
-    seed: (relyingParty) => ({
-      api_scopes: [],
-      clients: [{
-        client_id: CLIENT_ID, display_name: 'MFA App', enabled: true,
-        grant_types: ['authorization_code'], scopes: ['openid', 'profile'],
-        redirect_uris: [relyingParty.redirectUri], require_consent: false,
-      }],
-      users: [{ username: USERNAME, password: PASSWORD, name: 'Nora Enrolling', must_enrol_mfa: true }],
-    }),
+    client: { client_id: CLIENT_ID, display_name: 'MFA App', scopes: ['openid', 'profile'], require_consent: false },
+    user: { username: USERNAME, password: PASSWORD, name: 'Nora Enrolling', must_enrol_mfa: true },
   });
   const { newPage } = deployment;
   let rp: RelyingParty;

@@ -76,26 +76,16 @@ async function expectGoodPage(page: Page, name: string): Promise<void> {
   expect(await logo.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), name).toBe(true);
 }
 
-
-
 describe.runIf(chromiumReady)('every page, accessible and branded', () => {
   const deployment = useBrowserDeployment({
     dataDirPrefix: 'idp-browser-pages-',
     secret: SECRET,
     env: { IDP_BRAND_NAME: BRAND_NAME, IDP_BRAND_LOGO: LOGO, IDP_BRAND_COLOR: BRAND_COLOR },
-    seed: (relyingParty) => ({
-      api_scopes: [],
-      clients: [{
-        client_id: CLIENT_ID, display_name: CLIENT_NAME, enabled: true,
-        grant_types: ['authorization_code'], scopes: ['openid', 'profile', 'email'],
-        redirect_uris: [relyingParty.redirectUri], post_logout_redirect_uris: [], cors_origins: [],
-        require_consent: true,
-      }],
-      users: [{
-        username: USERNAME, password: PASSWORD, name: 'Pat Example', email: 'pat@example.com', email_verified: true,
-        must_enrol_mfa: true, must_change_password: true,
-      }],
-    }),
+    client: { client_id: CLIENT_ID, display_name: CLIENT_NAME, scopes: ['openid', 'profile', 'email'], require_consent: true },
+    user: {
+      username: USERNAME, password: PASSWORD, name: 'Pat Example', email: 'pat@example.com', email_verified: true,
+      must_enrol_mfa: true, must_change_password: true,
+    },
   });
   let rp: RelyingParty;
   let server: RunningServer;
