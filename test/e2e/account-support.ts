@@ -12,7 +12,7 @@ import { runIdp, seedWith, startServer, type RunResult, type RunningServer } fro
 import { createTestDatabase, runSql, type TestDatabase } from '../helpers/services.ts';
 import { basic, pkce, type Pkce } from '../helpers/oauth.ts';
 import {
-  Browser, beginAuthorization, isSignInPage, readForm, redeem as redeemCode, refresh as refreshAt, token,
+  Browser, beginAuthorization, formTo, isSignInPage, readForm, redeem as redeemCode, refresh as refreshAt, token,
   type Begun, type ClientCredentials, type HttpResponse, type Page,
 } from '../helpers/relying-party.ts';
 
@@ -129,14 +129,12 @@ export async function startAuthorization(browser: Browser, base: string, scope =
   return { ...(await beginAuthorization(browser, base, 'web', WEB_REDIRECT, { scope, nonce })), nonce };
 }
 
-const formAction = (page: Page, step: string) => new RegExp(`<form[^>]*action="[^"]*/${step}"`).test(page.body);
-
 export const isOtpPage = (page: Page) =>
-  page.status === 200 && formAction(page, 'otp') && page.body.includes('name="otp"') && page.body.includes('Authentication code');
+  page.status === 200 && formTo(page, 'otp') && page.body.includes('name="otp"') && page.body.includes('Authentication code');
 export const isEnrolPage = (page: Page) =>
-  page.status === 200 && formAction(page, 'enrol') && page.body.includes('name="otp"') && page.body.includes('Authentication code');
+  page.status === 200 && formTo(page, 'enrol') && page.body.includes('name="otp"') && page.body.includes('Authentication code');
 export const isPasswordPage = (page: Page) =>
-  page.status === 200 && formAction(page, 'password') && page.body.includes('name="new_password"') && page.body.includes('name="confirm_password"');
+  page.status === 200 && formTo(page, 'password') && page.body.includes('name="new_password"') && page.body.includes('name="confirm_password"');
 
 export type PageKind = 'sign-in' | 'otp' | 'enrol' | 'password' | 'redirect' | 'other';
 

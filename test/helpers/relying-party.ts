@@ -129,7 +129,8 @@ export async function beginAuthorization(browser: Browser, base: string, clientI
   return { page, verifier, state };
 }
 
-const formTo = (page: Page, step: string) => new RegExp(`<form[^>]*action="[^"]*/${step}"`).test(page.body);
+/** Whether the page's form posts to the step `step` of the interaction (sign-in, consent, otp, ...). */
+export const formTo = (page: Page, step: string) => new RegExp(`<form[^>]*action="[^"]*/${step}"`).test(page.body);
 
 export const isSignInPage = (page: Page) => page.status === 200 && formTo(page, 'sign-in') && page.body.includes('name="password"');
 export const isConsentPage = (page: Page) => page.status === 200 && formTo(page, 'consent') && page.body.includes('value="allow"');
