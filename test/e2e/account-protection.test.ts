@@ -91,7 +91,7 @@ describe.runIf(postgresAvailable)('account protection', () => {
       const done = await submit(browser, current, base, { new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD });
       const tokens = await redeem(base, codeOf(done, started.state), started.verifier);
       expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
-      expect(decodeJwt(tokens.body.id_token).amr).toEqual(['pwd']);
+      expect(decodeJwt(tokens.body.id_token).payload.amr).toEqual(['pwd']);
       const after = await userRow(PAULA.username);
       expect(after?.must_change_password).toBe(false);
       expect(after?.password_hash).not.toBe(before?.password_hash);

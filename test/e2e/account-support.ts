@@ -7,18 +7,23 @@
  * IDP_TRUST_PROXY=true), so per-address throttling of one test does not leak into the next.
  */
 import { randomBytes } from 'node:crypto';
-import { createGuardrails, generate } from 'otplib';
 import { expect } from 'vitest';
-import { Browser, readForm, type Page } from '../helpers/browser-http.ts';
 import { runIdp, seedWith, startServer, type RunResult, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, runSql, type TestDatabase } from '../helpers/services.ts';
-import { basic, jsonBody, pkce, type Pkce } from '../helpers/oauth.ts';
+import { basic, pkce, type Pkce } from '../helpers/oauth.ts';
+import {
+  Browser, beginAuthorization, formTo, isSignInPage, readForm, redeem as redeemCode, refresh as refreshAt, token,
+  type Begun, type ClientCredentials, type HttpResponse, type Page,
+} from '../helpers/relying-party.ts';
 
 export { basic, pkce, type Pkce };
+export { Browser, decodeJwt, isSignInPage, readForm, type Page } from '../helpers/relying-party.ts';
+export { awayFromStepEnd, nowSeconds, totp } from '../helpers/totp.ts';
 
 export const IDP_SECRET = 'a1'.repeat(32);
 export const WEB_SECRET = 'mfa-web-secret-0123456789abcdefghijklmn';
 export const WEB_REDIRECT = 'https://rp.test/cb';
+const WEB: ClientCredentials = { clientId: 'web', secret: WEB_SECRET };
 export const THROTTLED_TEXT = 'Too many failed attempts';
 
 export interface SeedUser {
@@ -114,35 +119,22 @@ export class AddressedBrowser extends Browser {
 }
 
 
-export interface Started {
-  page: Page;
-  verifier: string;
-  state: string;
+export interface Started extends Begun {
   nonce: string;
 }
 
 /** Starts an authorization for `web` and follows it to the first page the service shows. */
 export async function startAuthorization(browser: Browser, base: string, scope = 'openid offline_access'): Promise<Started> {
-  const { verifier, challenge } = pkce();
-  const state = randomBytes(8).toString('hex');
   const nonce = randomBytes(8).toString('hex');
-  const query = new URLSearchParams({
-    client_id: 'web', response_type: 'code', redirect_uri: WEB_REDIRECT, scope, state, nonce,
-    code_challenge: challenge, code_challenge_method: 'S256',
-  });
-  const page = await browser.follow(await browser.get(`${base}/connect/authorize?${query}`), base);
-  return { page, verifier, state, nonce };
+  return { ...(await beginAuthorization(browser, base, 'web', WEB_REDIRECT, { scope, nonce })), nonce };
 }
 
-const formAction = (page: Page, step: string) => new RegExp(`<form[^>]*action="[^"]*/${step}"`).test(page.body);
-
-export const isSignInPage = (page: Page) => page.status === 200 && formAction(page, 'sign-in') && page.body.includes('name="password"');
 export const isOtpPage = (page: Page) =>
-  page.status === 200 && formAction(page, 'otp') && page.body.includes('name="otp"') && page.body.includes('Authentication code');
+  page.status === 200 && formTo(page, 'otp') && page.body.includes('name="otp"') && page.body.includes('Authentication code');
 export const isEnrolPage = (page: Page) =>
-  page.status === 200 && formAction(page, 'enrol') && page.body.includes('name="otp"') && page.body.includes('Authentication code');
+  page.status === 200 && formTo(page, 'enrol') && page.body.includes('name="otp"') && page.body.includes('Authentication code');
 export const isPasswordPage = (page: Page) =>
-  page.status === 200 && formAction(page, 'password') && page.body.includes('name="new_password"') && page.body.includes('name="confirm_password"');
+  page.status === 200 && formTo(page, 'password') && page.body.includes('name="new_password"') && page.body.includes('name="confirm_password"');
 
 export type PageKind = 'sign-in' | 'otp' | 'enrol' | 'password' | 'redirect' | 'other';
 
@@ -189,38 +181,17 @@ export function codeOf(page: Page, state: string): string {
 }
 
 
-export interface TokenAnswer {
-  status: number;
-  body: Record<string, unknown>;
-}
+/** A token request as the `web` client (Basic). */
+export const tokenRequest = (base: string, form: Record<string, string>) => token(base, WEB, form);
 
-export async function tokenRequest(base: string, form: Record<string, string>): Promise<TokenAnswer> {
-  const res = await fetch(`${base}/connect/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic('web', WEB_SECRET) },
-    body: new URLSearchParams(form).toString(),
-  });
-  const text = await res.text();
-  const body = jsonBody(text);
-  return { status: res.status, body };
-}
+export const redeem = (base: string, code: string, verifier: string) => redeemCode(base, code, WEB_REDIRECT, verifier, WEB);
 
-export const redeem = (base: string, code: string, verifier: string) =>
-  tokenRequest(base, { grant_type: 'authorization_code', code, redirect_uri: WEB_REDIRECT, code_verifier: verifier });
+export const refresh = (base: string, refreshToken: string) => refreshAt(base, WEB, refreshToken);
 
-export const refresh = (base: string, refreshToken: string) =>
-  tokenRequest(base, { grant_type: 'refresh_token', refresh_token: refreshToken });
-
-export function expectInvalidGrant(answer: TokenAnswer): void {
+export function expectInvalidGrant(answer: HttpResponse): void {
   expect(answer.status, JSON.stringify(answer.body)).toBe(400);
   expect(answer.body.error).toBe('invalid_grant');
   expect(answer.body.access_token).toBeUndefined();
-}
-
-export function decodeJwt(jwt: unknown): Record<string, unknown> {
-  expect(typeof jwt).toBe('string');
-  const payload = String(jwt).split('.')[1] ?? '';
-  return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
 }
 
 /** Walks a full password-only sign-in and returns the token response (it must succeed). */
@@ -231,24 +202,6 @@ export async function passwordTokens(base: string, user: { username: string; pas
   const answer = await redeem(base, codeOf(done, started.state), started.verifier);
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
   return answer.body;
-}
-
-const GUARDRAILS = createGuardrails({ MIN_SECRET_BYTES: 10 });
-
-/** The RFC 6238 code of `secret` at `epochSeconds`. */
-export function totp(secret: string, epochSeconds: number): Promise<string> {
-  return generate({ secret, epoch: epochSeconds, guardrails: GUARDRAILS });
-}
-
-export const nowSeconds = () => Math.floor(Date.now() / 1000);
-
-/**
- * Waits, when needed, until at least `margin` seconds remain in the current 30 s step, so that a
- * code computed now for a neighbouring step is still in the server's window when it arrives.
- */
-export async function awayFromStepEnd(margin = 6): Promise<void> {
-  const intoStep = (Date.now() / 1000) % 30;
-  if (intoStep > 30 - margin) await new Promise((r) => setTimeout(r, (30 - intoStep) * 1000 + 300));
 }
 
 /** Runs `make(i)` for i from 0 to count - 1, at most `width` at a time; the results in order. */
@@ -280,4 +233,3 @@ export async function burst(forms: OpenForm[], fields: (i: number) => Record<str
   return { answers, judged, throttled, other };
 }
 
-export { Browser, readForm, type Page };

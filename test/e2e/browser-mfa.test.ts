@@ -6,11 +6,12 @@
  * second-factor pages go to test-artifacts/screenshots/ for people to look at.
  */
 import { join } from 'node:path';
-import { createGuardrails, generate } from 'otplib';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SCREENSHOTS, authorizeRequest, chromiumAvailable, useBrowserDeployment, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
 import type { RunningServer } from '../helpers/process.ts';
+import { decodeJwt, postForm } from '../helpers/relying-party.ts';
+import { awayFromStepEnd, totp } from '../helpers/totp.ts';
 
 const chromiumReady = chromiumAvailable('the browser MFA suite');
 
@@ -18,29 +19,13 @@ const SECRET = 'b'.repeat(64);
 const CLIENT_ID = 'browser-mfa-app';
 const USERNAME = 'nora';
 const PASSWORD = 'she enrols an authenticator 8';
-const GUARDRAILS = createGuardrails({ MIN_SECRET_BYTES: 10 });
-
-const code = (secret: string, epoch: number) => generate({ secret, epoch, guardrails: GUARDRAILS });
-
-/** Waits, when needed, so that at least 6 s remain in the current 30 s step. */
-async function awayFromStepEnd(): Promise<void> {
-  const intoStep = (Date.now() / 1000) % 30;
-  if (intoStep > 24) await new Promise((r) => setTimeout(r, (30 - intoStep) * 1000 + 300));
-}
 
 describe.runIf(chromiumReady)('a browser enrolling in and using the second factor', () => {
   const deployment = useBrowserDeployment({
     dataDirPrefix: 'idp-browser-mfa-',
     secret: SECRET,
-    seed: (relyingParty) => ({
-      api_scopes: [],
-      clients: [{
-        client_id: CLIENT_ID, display_name: 'MFA App', enabled: true,
-        grant_types: ['authorization_code'], scopes: ['openid', 'profile'],
-        redirect_uris: [relyingParty.redirectUri], require_consent: false,
-      }],
-      users: [{ username: USERNAME, password: PASSWORD, name: 'Nora Enrolling', must_enrol_mfa: true }],
-    }),
+    client: { client_id: CLIENT_ID, display_name: 'MFA App', scopes: ['openid', 'profile'], require_consent: false },
+    user: { username: USERNAME, password: PASSWORD, name: 'Nora Enrolling', must_enrol_mfa: true },
   });
   const { newPage } = deployment;
   let rp: RelyingParty;
@@ -60,17 +45,12 @@ describe.runIf(chromiumReady)('a browser enrolling in and using the second facto
 
   /** Redeems the code of the callback URL (public client, PKCE) and returns the ID token's claims. */
   async function idTokenClaims(callback: string, verifier: string, rpUri: string): Promise<Record<string, unknown>> {
-    const res = await fetch(`${server.url}/connect/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code', client_id: CLIENT_ID, code: new URL(callback).searchParams.get('code') ?? '',
-        redirect_uri: rpUri, code_verifier: verifier,
-      }).toString(),
+    const res = await postForm(`${server.url}/connect/token`, {
+      grant_type: 'authorization_code', client_id: CLIENT_ID, code: new URL(callback).searchParams.get('code') ?? '',
+      redirect_uri: rpUri, code_verifier: verifier,
     });
-    const body = (await res.json()) as { id_token?: string };
-    expect(res.status, JSON.stringify(body)).toBe(200);
-    return JSON.parse(Buffer.from((body.id_token ?? '').split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return decodeJwt(res.body.id_token ?? '').payload;
   }
 
   it('enrols: QR code and secret shown, the code from that secret typed in, back at the callback', { timeout: 60_000 }, async () => {
@@ -98,7 +78,7 @@ describe.runIf(chromiumReady)('a browser enrolling in and using the second facto
 
     await page.screenshot({ path: join(SCREENSHOTS, 'enrol.png'), fullPage: true, animations: 'disabled' });
     await awayFromStepEnd();
-    await codeField.fill(await code(enrolled, Math.floor(Date.now() / 1000)));
+    await codeField.fill(await totp(enrolled, Math.floor(Date.now() / 1000)));
     await page.getByRole('button', { name: 'Verify', exact: true }).click();
 
     await page.waitForURL((url) => url.origin === `http://127.0.0.1:${rp.port}` && url.pathname === '/callback');
@@ -125,7 +105,7 @@ describe.runIf(chromiumReady)('a browser enrolling in and using the second facto
     await expect(page.locator('.qr').count()).resolves.toBe(0);
     await expect(page.getByText('Enter this key', { exact: false }).count()).resolves.toBe(0);
     const now = Math.floor(Date.now() / 1000);
-    const wrong = (await code(enrolled, now + 600)) === (await code(enrolled, now)) ? '000000' : await code(enrolled, now + 600);
+    const wrong = (await totp(enrolled, now + 600)) === (await totp(enrolled, now)) ? '000000' : await totp(enrolled, now + 600);
     await codeField.fill(wrong);
     await page.getByRole('button', { name: 'Verify', exact: true }).click();
     const alert = page.getByRole('alert');
@@ -135,7 +115,7 @@ describe.runIf(chromiumReady)('a browser enrolling in and using the second facto
 
     // The enrolment code's step is used up: the next step's code (one step of drift) signs in.
     await awayFromStepEnd();
-    await page.getByLabel('Authentication code', { exact: true }).fill(await code(enrolled, Math.floor(Date.now() / 1000) + 30));
+    await page.getByLabel('Authentication code', { exact: true }).fill(await totp(enrolled, Math.floor(Date.now() / 1000) + 30));
     await page.getByRole('button', { name: 'Verify', exact: true }).click();
     await page.waitForURL((url) => url.origin === `http://127.0.0.1:${rp.port}` && url.pathname === '/callback');
     expect(new URL(page.url()).searchParams.get('state')).toBe(request.state);

@@ -12,11 +12,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { createGuardrails, generate } from 'otplib';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCREENSHOTS, authorizeRequest, chromiumAvailable, useBrowserDeployment, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
 import { tempDir, type RunningServer } from '../helpers/process.ts';
+import { awayFromStepEnd, totp } from '../helpers/totp.ts';
 
 const chromiumReady = chromiumAvailable('the accessibility suite');
 
@@ -29,7 +29,6 @@ const NEW_PASSWORD = 'lighthouse keeper 42 drinks tea';
 const BRAND_NAME = 'Acme & Co';
 /** A light colour: the button text must turn black to keep AA contrast. */
 const BRAND_COLOR = '#ffd400';
-const GUARDRAILS = createGuardrails({ MIN_SECRET_BYTES: 10 });
 const WIDTHS = [{ width: 1280, height: 800 }, { width: 390, height: 844 }];
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -77,32 +76,16 @@ async function expectGoodPage(page: Page, name: string): Promise<void> {
   expect(await logo.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), name).toBe(true);
 }
 
-const code = (secret: string, epoch: number) => generate({ secret, epoch, guardrails: GUARDRAILS });
-
-/** Waits, when needed, so that at least 6 s remain in the current 30 s step. */
-async function awayFromStepEnd(): Promise<void> {
-  const intoStep = (Date.now() / 1000) % 30;
-  if (intoStep > 24) await new Promise((r) => setTimeout(r, (30 - intoStep) * 1000 + 300));
-}
-
 describe.runIf(chromiumReady)('every page, accessible and branded', () => {
   const deployment = useBrowserDeployment({
     dataDirPrefix: 'idp-browser-pages-',
     secret: SECRET,
     env: { IDP_BRAND_NAME: BRAND_NAME, IDP_BRAND_LOGO: LOGO, IDP_BRAND_COLOR: BRAND_COLOR },
-    seed: (relyingParty) => ({
-      api_scopes: [],
-      clients: [{
-        client_id: CLIENT_ID, display_name: CLIENT_NAME, enabled: true,
-        grant_types: ['authorization_code'], scopes: ['openid', 'profile', 'email'],
-        redirect_uris: [relyingParty.redirectUri], post_logout_redirect_uris: [], cors_origins: [],
-        require_consent: true,
-      }],
-      users: [{
-        username: USERNAME, password: PASSWORD, name: 'Pat Example', email: 'pat@example.com', email_verified: true,
-        must_enrol_mfa: true, must_change_password: true,
-      }],
-    }),
+    client: { client_id: CLIENT_ID, display_name: CLIENT_NAME, scopes: ['openid', 'profile', 'email'], require_consent: true },
+    user: {
+      username: USERNAME, password: PASSWORD, name: 'Pat Example', email: 'pat@example.com', email_verified: true,
+      must_enrol_mfa: true, must_change_password: true,
+    },
   });
   let rp: RelyingParty;
   let server: RunningServer;
@@ -162,7 +145,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     enrolled = (/\b((?:[A-Z2-7]{4} )+[A-Z2-7]{1,4})\b/.exec(text)?.[1] ?? '').replace(/\s+/g, '');
     expect(enrolled.length).toBeGreaterThanOrEqual(26);
     await awayFromStepEnd();
-    await page.getByLabel('Authentication code', { exact: true }).fill(await code(enrolled, Math.floor(Date.now() / 1000)));
+    await page.getByLabel('Authentication code', { exact: true }).fill(await totp(enrolled, Math.floor(Date.now() / 1000)));
     await page.getByRole('button', { name: 'Verify', exact: true }).click();
   });
 
@@ -245,7 +228,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await field.waitFor();
     await expectGoodPage(second, 'second factor');
     const now = Math.floor(Date.now() / 1000);
-    const wrong = (await code(enrolled, now + 600)) === (await code(enrolled, now)) ? '000000' : await code(enrolled, now + 600);
+    const wrong = (await totp(enrolled, now + 600)) === (await totp(enrolled, now)) ? '000000' : await totp(enrolled, now + 600);
     await field.fill(wrong);
     await second.getByRole('button', { name: 'Verify', exact: true }).click();
     await second.getByRole('alert').waitFor();

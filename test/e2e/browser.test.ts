@@ -21,19 +21,11 @@ describe.runIf(chromiumReady)('a browser signing in', () => {
   const deployment = useBrowserDeployment({
     dataDirPrefix: 'idp-browser-',
     secret: SECRET,
-    seed: (relyingParty) => ({
-      api_scopes: [],
-      clients: [{
-        client_id: CLIENT_ID, display_name: CLIENT_NAME, enabled: true,
-        grant_types: ['authorization_code'], scopes: ['openid', 'profile', 'email'],
-        redirect_uris: [relyingParty.redirectUri], post_logout_redirect_uris: [], cors_origins: [],
-        require_consent: true,
-      }],
-      users: [{
-        username: USERNAME, password: PASSWORD, given_name: 'Alice', family_name: 'Liddell', name: 'Alice Liddell',
-        email: 'alice@example.com', email_verified: true,
-      }],
-    }),
+    client: { client_id: CLIENT_ID, display_name: CLIENT_NAME, scopes: ['openid', 'profile', 'email'], require_consent: true },
+    user: {
+      username: USERNAME, password: PASSWORD, given_name: 'Alice', family_name: 'Liddell', name: 'Alice Liddell',
+      email: 'alice@example.com', email_verified: true,
+    },
   });
   const { newPage } = deployment;
   let rp: RelyingParty;

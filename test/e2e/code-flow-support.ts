@@ -1,14 +1,13 @@
 /**
- * Shared by the authorization code e2e suites: one seeded server per file on its own PostgreSQL
- * database, the seed (clients and users every suite relies on), and small helpers that drive the
- * browser pages and the token endpoint from outside, the way a relying party would.
+ * Shared by the authorization code suites: the seed (clients and users every suite relies on),
+ * served either by one spawned server per file on its own PostgreSQL database or by the app in
+ * the test's process (test/app/), and the relying-party helpers that drive it from outside.
  */
-import { randomBytes } from 'node:crypto';
-import { expect } from 'vitest';
 import { Browser, readForm, type Page } from '../helpers/browser-http.ts';
+import { startInProcess } from '../helpers/in-process.ts';
 import { seedWith, startServer, type RunningServer } from '../helpers/process.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
-import { basic, jsonBody, pkce, type Pkce } from '../helpers/oauth.ts';
+import { createTestDatabase, runSql } from '../helpers/services.ts';
+import { basic, pkce, type Pkce } from '../helpers/oauth.ts';
 
 export { basic, pkce, type Pkce };
 
@@ -89,12 +88,19 @@ export const SEED = {
   ],
 };
 
+/** A seeded service, spawned or in process. */
 export interface Setup {
-  db: TestDatabase;
-  server: RunningServer;
   base: string;
   issuer: string;
+  /** SQL on the service's database, as an administrator would run it. */
+  sql(text: string, values?: unknown[]): Promise<unknown[]>;
   stop(): Promise<void>;
+}
+
+/** The seed, in the app in this process (on an embedded database of its own). */
+export async function startSeededApp(): Promise<Setup> {
+  const app = await startInProcess({ seed: SEED });
+  return { base: app.base, issuer: app.issuer, sql: app.sql, stop: app.close };
 }
 
 /** A fresh database, seeded, and one server on it. */
@@ -112,10 +118,9 @@ export async function startSeededServer(): Promise<Setup> {
   }
   const running = server;
   return {
-    db,
-    server: running,
     base: running.url,
     issuer: `${running.url}/`,
+    sql: (text, values) => runSql(db.url, text, values),
     async stop() {
       await running.stop();
       await db.drop();
@@ -124,127 +129,9 @@ export async function startSeededServer(): Promise<Setup> {
 }
 
 
-export function authorizeUrl(base: string, params: Record<string, string | undefined>): string {
-  const query = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) query.set(k, v);
-  return `${base}/connect/authorize?${query.toString()}`;
-}
-
-/** The usual parameters of a valid request; override or drop (undefined) any of them. */
-export function codeRequest(
-  base: string,
-  clientId: string,
-  redirectUri: string,
-  challenge: string,
-  extra: Record<string, string | undefined> = {},
-): string {
-  return authorizeUrl(base, {
-    client_id: clientId,
-    response_type: 'code',
-    redirect_uri: redirectUri,
-    scope: 'openid',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    state: randomBytes(8).toString('hex'),
-    ...extra,
-  });
-}
-
-export function isSignInPage(page: Page): boolean {
-  return page.status === 200 && /<form[^>]*action="[^"]*\/sign-in"/.test(page.body) && page.body.includes('name="password"');
-}
-
-export function isConsentPage(page: Page): boolean {
-  return page.status === 200 && /<form[^>]*action="[^"]*\/consent"/.test(page.body) && page.body.includes('value="allow"');
-}
-
-export function expectSignInPage(page: Page): void {
-  expect(page.status, page.body.slice(0, 300)).toBe(200);
-  expect(isSignInPage(page), 'the sign-in page').toBe(true);
-}
-
-export function expectConsentPage(page: Page): void {
-  expect(page.status, page.body.slice(0, 300)).toBe(200);
-  expect(isConsentPage(page), 'the consent page').toBe(true);
-}
-
-export async function submitSignIn(browser: Browser, page: Page, user: { username: string; password: string }): Promise<Page> {
-  const form = readForm(page.body, page.url);
-  return browser.post(form.action, { ...form.fields, username: user.username, password: user.password });
-}
-
-export async function submitConsent(browser: Browser, page: Page, decision: 'allow' | 'deny'): Promise<Page> {
-  const form = readForm(page.body, page.url);
-  return browser.post(form.action, { ...form.fields, decision });
-}
-
-/**
- * Walks the pages of an authorization the way a user would: signs in when asked, allows when
- * asked, and returns the answer that leaves the service (normally a redirect to the client).
- */
-export async function authorizeThroughPages(
-  browser: Browser,
-  base: string,
-  url: string,
-  user: { username: string; password: string },
-): Promise<Page> {
-  let page = await browser.follow(await browser.get(url), base);
-  if (isSignInPage(page)) page = await browser.follow(await submitSignIn(browser, page, user), base);
-  if (isConsentPage(page)) page = await browser.follow(await submitConsent(browser, page, 'allow'), base);
-  return page;
-}
-
-/** The code from a 302 to `redirectUri` (query response mode), after checking the redirect itself. */
-export function codeFrom(page: Page, redirectUri: string, issuer: string): string {
-  expect(page.status, page.body.slice(0, 300)).toBe(302);
-  expect(page.location?.startsWith(`${redirectUri}?`), page.location).toBe(true);
-  const params = new URL(page.location ?? '').searchParams;
-  expect(params.get('iss')).toBe(issuer);
-  expect(params.get('error')).toBeNull();
-  const code = params.get('code');
-  expect(code).toBeTruthy();
-  return code ?? '';
-}
-
-
-export interface JsonResponse {
-  status: number;
-  headers: Headers;
-  body: Record<string, unknown>;
-}
-
-export async function postForm(url: string, form: Record<string, string> | string, headers: Record<string, string> = {}): Promise<JsonResponse> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: typeof form === 'string' ? form : new URLSearchParams(form).toString(),
-  });
-  const text = await res.text();
-  const body = jsonBody(text);
-  return { status: res.status, headers: res.headers, body };
-}
-
-/** Redeems a code at the token endpoint; confidential clients authenticate with Basic. */
-export function redeem(base: string, code: string, redirectUri: string, verifier: string, auth: { clientId: string; secret?: string }): Promise<JsonResponse> {
-  const form: Record<string, string> = { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier };
-  if (auth.secret === undefined) form.client_id = auth.clientId;
-  return postForm(`${base}/connect/token`, form, auth.secret === undefined ? {} : { authorization: basic(auth.clientId, auth.secret) });
-}
-
-export function decodeJwt(jwt: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
-  const [header, payload] = jwt.split('.');
-  const decode = (part: string | undefined) => JSON.parse(Buffer.from(part ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
-  return { header: decode(header), payload: decode(payload) };
-}
-
-export async function userinfo(base: string, accessToken: string | undefined, method: 'GET' | 'POST' = 'GET'): Promise<JsonResponse> {
-  const res = await fetch(`${base}/connect/userinfo`, {
-    method,
-    headers: accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` },
-  });
-  const text = await res.text();
-  const body = jsonBody(text);
-  return { status: res.status, headers: res.headers, body };
-}
+export {
+  authorizeThroughPages, authorizeUrl, codeFrom, codeRequest, decodeJwt, expectConsentPage, expectSignInPage, isConsentPage, isSignInPage,
+  postForm, redeem, submitConsent, submitSignIn, userinfo, type HttpResponse,
+} from '../helpers/relying-party.ts';
 
 export { Browser, readForm, type Page };

@@ -116,7 +116,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     const done = await signIn(browser, started.page, a, BEN.username, BEN.password);
     const answer = await redeem(a, codeOf(done, started.state), started.verifier);
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    const id = decodeJwt(answer.body.id_token);
+    const id = decodeJwt(answer.body.id_token).payload;
     expect(id.amr).toEqual(['pwd']);
     expect(id.acr).toBe('urn:svc:ac:pwd');
   });
@@ -143,12 +143,12 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     const done = await enterCode(second.browser, replayed, a, await totp(SECRET, nowSeconds() + 30));
     expectKind(done, 'redirect');
     const answer = await redeem(a, codeOf(done, second.started.state), second.started.verifier);
-    expect(decodeJwt(answer.body.id_token).amr).toEqual(['pwd', 'mfa']);
+    expect(decodeJwt(answer.body.id_token).payload.amr).toEqual(['pwd', 'mfa']);
     // A refreshed ID token still says how the user signed in.
     const refreshed = await refresh(b, String(answer.body.refresh_token));
     expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
-    expect(decodeJwt(refreshed.body.id_token).amr).toEqual(['pwd', 'mfa']);
-    expect(decodeJwt(refreshed.body.id_token).acr).toBe('urn:svc:ac:mfa');
+    expect(decodeJwt(refreshed.body.id_token).payload.amr).toEqual(['pwd', 'mfa']);
+    expect(decodeJwt(refreshed.body.id_token).payload.acr).toBe('urn:svc:ac:mfa');
   });
 
   it('refuses through instance B a code used through instance A', async () => {
@@ -337,8 +337,8 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     const done = await enterCode(browser, page, a, await totp(secret, nowSeconds()));
     const answer = await redeem(a, codeOf(done, started.state), started.verifier);
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect(decodeJwt(answer.body.id_token).amr).toEqual(['pwd', 'mfa']);
-    expect(decodeJwt(answer.body.id_token).acr).toBe('urn:svc:ac:mfa');
+    expect(decodeJwt(answer.body.id_token).payload.amr).toEqual(['pwd', 'mfa']);
+    expect(decodeJwt(answer.body.id_token).payload.acr).toBe('urn:svc:ac:mfa');
 
     const rows = await stack.sql<{ sealed: string | null; flag: boolean; row: string }>(
       'SELECT totp_secret_sealed AS sealed, must_enrol_mfa AS flag, row_to_json(u)::text AS row FROM users u WHERE username = $1', [IVY.username]);
@@ -398,7 +398,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     await awayFromStepEnd();
     const enrolled = await enterCode(fresh, wrong, a, await totp(secret, nowSeconds()));
     const answer = await redeem(a, codeOf(enrolled, second.state), second.verifier);
-    expect(decodeJwt(answer.body.id_token).amr).toEqual(['pwd', 'mfa']);
+    expect(decodeJwt(answer.body.id_token).payload.amr).toEqual(['pwd', 'mfa']);
     const rows = await stack.sql<{ sealed: string | null; flag: boolean }>(
       'SELECT totp_secret_sealed AS sealed, must_enrol_mfa AS flag FROM users WHERE username = $1', [GUS.username]);
     expect(rows[0]?.sealed).toMatch(/^v1\./);
@@ -426,7 +426,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     const done = await submit(browser, passwordPage, a, { new_password: 'a brand new passphrase 2044', confirm_password: 'a brand new passphrase 2044' });
     const answer = await redeem(a, codeOf(done, started.state), started.verifier);
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect(decodeJwt(answer.body.id_token).amr).toEqual(['pwd', 'mfa']);
+    expect(decodeJwt(answer.body.id_token).payload.amr).toEqual(['pwd', 'mfa']);
   });
 
   it('`idp users require-mfa` for a user already enrolled: a sign-in that ends in a code ends in tokens', async () => {
@@ -441,6 +441,6 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     const answer = await redeem(a, codeOf(page, started.state), started.verifier);
     // A code was issued, so the user passed every step: the token endpoint must not refuse it.
     expect(answer.status, `token endpoint after a completed sign-in: ${JSON.stringify(answer.body)}`).toBe(200);
-    expect(decodeJwt(answer.body.id_token).amr).toEqual(['pwd', 'mfa']);
+    expect(decodeJwt(answer.body.id_token).payload.amr).toEqual(['pwd', 'mfa']);
   });
 });

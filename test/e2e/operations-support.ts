@@ -11,7 +11,7 @@ import net from 'node:net';
 import { expect } from 'vitest';
 import { freePort, runIdp, seedWith, startServer, type RunResult, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, runSql, type TestDatabase } from '../helpers/services.ts';
-import { sleep } from './token-lifecycle-support.ts';
+import { sleep } from '../helpers/relying-party.ts';
 
 export const IDP_SECRET = 'f0'.repeat(32);
 export const WEB_SECRET = 'ops-web-secret-0123456789abcdefghijklmnop';

@@ -297,7 +297,7 @@ describe.runIf(postgresAvailable)('client credentials, introspection, revocation
         name: 'userinfo',
         async call(origin) {
           const tokens = await signInTokens(cluster, ALICE, WEB);
-          const res = await userinfo(base, tokens.access_token, { origin });
+          const res = await userinfo(base, tokens.access_token, { headers: { origin } });
           return { res, used: async () => res.status === 200 };
         },
       },

@@ -1,19 +1,24 @@
 /**
  * Shared by the token lifecycle e2e suites (refresh, reuse and rate limits, introspection and
  * revocation, end session): servers started as `idp serve` processes on a PostgreSQL database of
- * their own (optionally several instances on one database and one Redis), a seed, and helpers
- * that drive the pages and the endpoints from outside the way a browser or a relying party does.
+ * their own (optionally several instances on one database and one Redis), a seed, and the
+ * clients' credentials and expectations; the relying party itself is test/helpers/relying-party.ts.
  */
-import { randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
 import { expect } from 'vitest';
-import { Browser, readForm, type Page } from '../helpers/browser-http.ts';
 import { startHostForwarder } from '../helpers/host-forwarder.ts';
 import { runIdp, seedWith, startServer, type RunResult, type RunningServer } from '../helpers/process.ts';
 import { REDIS_URL, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
-import { basic, jsonBody, pkce } from '../helpers/oauth.ts';
+import { basic, pkce } from '../helpers/oauth.ts';
+import {
+  Browser, authorize, introspect, sleep, token, userinfo, type ClientCredentials, type HttpResponse, type User,
+} from '../helpers/relying-party.ts';
 
 export { basic, pkce };
+export {
+  Browser, authorize, clientPost, decodeJwt, introspect, isSignInPage, postForm, readForm, refresh, request, revoke, sleep, token, userinfo,
+  type ClientCredentials, type HttpResponse, type Page, type User,
+} from '../helpers/relying-party.ts';
 
 export const IDP_SECRET = 'e'.repeat(64);
 
@@ -33,11 +38,6 @@ export const DISABLE_REDIRECT = 'https://disabled.test/cb';
 export const DISABLE_LOGOUT = 'https://disabled.test/bye';
 /** Registered on no client. */
 export const STRANGER_ORIGIN = 'https://evil.example';
-
-export interface User {
-  username: string;
-  password: string;
-}
 
 export const ALICE: User = { username: 'alice', password: 'correct horse battery staple' };
 export const BOB: User = { username: 'bob', password: 'his own long password 42' };
@@ -155,44 +155,8 @@ export async function idpOk(cluster: Cluster, args: string[]): Promise<void> {
 }
 
 /** CONTRACT section 4: a change takes effect on every instance within one second. */
-export const propagation = () => new Promise((resolve) => setTimeout(resolve, 1200));
+export const propagation = () => sleep(1200);
 
-
-export function isSignInPage(page: Page): boolean {
-  return page.status === 200 && /<form[^>]*action="[^"]*\/sign-in"/.test(page.body) && page.body.includes('name="password"');
-}
-
-/**
- * Signs `user` in through the pages of the browser (when the browser has no session yet) and
- * returns the authorization code delivered to `redirectUri`.
- */
-export async function authorize(
-  browser: Browser, base: string, clientId: string, redirectUri: string, who: User, scope: string,
-): Promise<{ code: string; verifier: string }> {
-  const { verifier, challenge } = pkce();
-  const state = randomBytes(8).toString('hex');
-  const query = new URLSearchParams({
-    client_id: clientId, response_type: 'code', redirect_uri: redirectUri, scope,
-    code_challenge: challenge, code_challenge_method: 'S256', state,
-  });
-  let page = await browser.follow(await browser.get(`${base}/connect/authorize?${query.toString()}`), base);
-  if (isSignInPage(page)) {
-    const form = readForm(page.body, page.url);
-    page = await browser.follow(await browser.post(form.action, { ...form.fields, username: who.username, password: who.password }), base);
-  }
-  expect(page.status, page.body.slice(0, 500)).toBe(302);
-  expect(page.location?.startsWith(`${redirectUri}?`), page.location).toBe(true);
-  const params = new URL(page.location ?? '').searchParams;
-  expect(params.get('error'), params.get('error_description') ?? '').toBeNull();
-  expect(params.get('state')).toBe(state);
-  return { code: params.get('code') ?? '', verifier };
-}
-
-export interface ClientCredentials {
-  clientId: string;
-  /** Absent for public clients. */
-  secret?: string;
-}
 
 export const WEB: ClientCredentials = { clientId: 'web', secret: WEB_SECRET };
 export const SPA: ClientCredentials = { clientId: 'spa' };
@@ -202,49 +166,6 @@ export const TO_DISABLE: ClientCredentials = { clientId: 'to-disable', secret: D
 
 export const REDIRECTS: Record<string, string> = { web: WEB_REDIRECT, spa: SPA_REDIRECT, other: OTHER_REDIRECT, 'to-disable': DISABLE_REDIRECT };
 
-
-export interface HttpResponse {
-  status: number;
-  headers: Headers;
-  /** The body exactly as received. */
-  text: string;
-  /** The body parsed as JSON, or `{ unparsed: text }`. */
-  body: Record<string, unknown>;
-}
-
-export async function request(url: string, init: RequestInit): Promise<HttpResponse> {
-  const res = await fetch(url, { redirect: 'manual', ...init });
-  const text = await res.text();
-  const body = jsonBody(text);
-  return { status: res.status, headers: res.headers, text, body };
-}
-
-export function postForm(url: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<HttpResponse> {
-  return request(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(form).toString(),
-  });
-}
-
-/** A POST to `path` as `who`: Basic for confidential clients, client_id in the body for public ones. */
-export function clientPost(base: string, path: string, who: ClientCredentials, form: Record<string, string>, headers: Record<string, string> = {}): Promise<HttpResponse> {
-  if (who.secret === undefined) return postForm(`${base}${path}`, { client_id: who.clientId, ...form }, headers);
-  return postForm(`${base}${path}`, form, { authorization: basic(who.clientId, who.secret), ...headers });
-}
-
-export const token = (base: string, who: ClientCredentials, form: Record<string, string>, headers: Record<string, string> = {}) =>
-  clientPost(base, '/connect/token', who, form, headers);
-export const refresh = (base: string, who: ClientCredentials, refreshToken: string, extra: Record<string, string> = {}, headers: Record<string, string> = {}) =>
-  token(base, who, { grant_type: 'refresh_token', refresh_token: refreshToken, ...extra }, headers);
-export const introspect = (base: string, who: ClientCredentials, tokenValue: string, extra: Record<string, string> = {}, headers: Record<string, string> = {}) =>
-  clientPost(base, '/connect/introspect', who, { token: tokenValue, ...extra }, headers);
-export const revoke = (base: string, who: ClientCredentials, tokenValue: string, extra: Record<string, string> = {}, headers: Record<string, string> = {}) =>
-  clientPost(base, '/connect/revoke', who, { token: tokenValue, ...extra }, headers);
-
-export function userinfo(base: string, accessToken: string, headers: Record<string, string> = {}): Promise<HttpResponse> {
-  return request(`${base}/connect/userinfo`, { headers: { authorization: `Bearer ${accessToken}`, ...headers } });
-}
 
 export interface Tokens {
   access_token: string;
@@ -313,18 +234,9 @@ export async function expectActive(base: string, who: ClientCredentials, tokenVa
   return res.body;
 }
 
-export function decodeJwt(jwt: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
-  const [header, payload] = jwt.split('.');
-  const decode = (part: string | undefined) => JSON.parse(Buffer.from(part ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
-  return { header: decode(header), payload: decode(payload) };
-}
-
 /** openid-client, discovering the cluster's issuer over http. */
 export function relyingParty(cluster: { issuer: string }, who: ClientCredentials): Promise<client.Configuration> {
   const auth = who.secret === undefined ? client.None() : client.ClientSecretBasic(who.secret);
   return client.discovery(new URL(cluster.issuer), who.clientId, undefined, auth, { execute: [client.allowInsecureRequests] });
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-export { Browser, readForm, type Page };

@@ -1,7 +1,10 @@
 /**
  * A minimal browser over fetch for protocol tests: a cookie jar, manual redirects, and form
  * reading, so a test can walk the sign-in pages the way a browser without JavaScript would.
+ * It speaks through httpFetch: to a spawned server, or to an app in this process.
  */
+import { httpFetch } from './http-transport.ts';
+
 export interface Page {
   status: number;
   url: string;
@@ -57,7 +60,7 @@ export class Browser {
   async request(url: string, init: RequestInit = {}): Promise<Page> {
     const headers = new Headers(init.headers);
     if (this.cookies.size > 0) headers.set('cookie', this.cookieHeader());
-    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
+    const res = await httpFetch(url, { ...init, headers, redirect: 'manual' });
     this.remember(res.headers);
     const location = res.headers.get('location') ?? undefined;
     return { status: res.status, url, location: location ? new URL(location, url).href : undefined, headers: res.headers, body: await res.text() };

@@ -103,15 +103,37 @@ export interface BrowserDeployment {
   newPage(viewport?: { width: number; height: number }): Promise<Page>;
 }
 
+/** The one client a browser suite signs in to: public, the code flow with PKCE, back to the relying party. */
+export interface BrowserClient {
+  client_id: string;
+  display_name: string;
+  scopes: string[];
+  require_consent: boolean;
+}
+
+/** The seed of a browser suite: its client, redirecting to `rp`, and its one user. */
+function browserSeed(rp: RelyingParty, client: BrowserClient, user: object): object {
+  return {
+    api_scopes: [],
+    clients: [{
+      ...client, enabled: true, grant_types: ['authorization_code'],
+      redirect_uris: [rp.redirectUri], post_logout_redirect_uris: [], cors_origins: [],
+    }],
+    users: [user],
+  };
+}
+
 /**
  * For the suite it is called in: a relying party, the service on an embedded database seeded
- * with `seed(rp)` before it starts (the embedded database belongs to one process at a time),
- * and Chromium; all stopped and removed after the suite.
+ * with `client` and `user` before it starts (the embedded database belongs to one process at a
+ * time), and Chromium; all stopped and removed after the suite.
  */
 export function useBrowserDeployment(options: {
   dataDirPrefix: string;
   secret: string;
-  seed(rp: RelyingParty): object;
+  client: BrowserClient;
+  /** A user of the seed file (CONTRACT section 3). */
+  user: object;
   /** More of the service's environment (IDP_BRAND_*, say). */
   env?: Record<string, string>;
 }): BrowserDeployment {
@@ -123,7 +145,7 @@ export function useBrowserDeployment(options: {
   const contexts: BrowserContext[] = [];
   beforeAll(async () => {
     rp = await startRelyingParty();
-    await seedWith(options.seed(rp), env);
+    await seedWith(browserSeed(rp, options.client, options.user), env);
     server = await startServer(env);
     browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });

@@ -12,6 +12,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { freePort, tempDir } from './process.ts';
+import { sleep } from './relying-party.ts';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
 const REDIS_CLI = '/usr/bin/redis-cli';
@@ -28,7 +29,6 @@ function availableOrSay(name: string, paths: string[], install: string): boolean
 export const redisServersAvailable = availableOrSay('Redis Cluster and Sentinel', [REDIS_SERVER, REDIS_CLI], 'redis-server redis-tools');
 export const pgbouncerAvailable = availableOrSay('PgBouncer', [PGBOUNCER], 'pgbouncer');
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Sends one command (RESP array) and resolves with the raw reply once `done` says it is complete. */
 export function redisCall(port: number, args: string[], timeoutMs = 1000): Promise<string> {

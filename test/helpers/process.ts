@@ -8,6 +8,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'vitest';
+import { sleep } from './relying-party.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const IDP_BIN = join(ROOT, 'bin/idp.js');
@@ -111,7 +112,7 @@ export async function startServer(env: Record<string, string | undefined>, timeo
       child.kill('SIGKILL');
       throw new Error(`server did not become ready in ${timeoutMs} ms: ${output}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   return {
     url,

@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, tempDir } from './process.ts';
+import { sleep } from './relying-party.ts';
 
 const SLAPD = '/usr/sbin/slapd';
 export const slapdAvailable = existsSync(SLAPD) && existsSync('/usr/bin/ldapmodify') && existsSync('/usr/bin/openssl');
@@ -132,7 +133,7 @@ export async function startSlapd(): Promise<Slapd> {
       if (started.exitCode !== null) throw new Error(`slapd exited with ${started.exitCode}: ${output}`);
       if ((await run('ldapwhoami', ['-x', '-H', url])).code === 0) return;
       if (Date.now() > deadline) throw new Error(`slapd did not answer at ${url}: ${output}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
 
@@ -169,7 +170,7 @@ export async function startSlapd(): Promise<Slapd> {
       const pid = child?.pid;
       child?.kill('SIGSTOP');
       // The signal reaches every thread a moment later: wait until /proc says "T (stopped)".
-      for (let i = 0; pid && i < 100 && !/^\d+ \(.*\) T/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; pid && i < 100 && !/^\d+ \(.*\) T/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); i++) await sleep(10);
     },
     resume: () => void child?.kill('SIGCONT'),
     async close() {

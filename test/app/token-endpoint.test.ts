@@ -1,19 +1,18 @@
 /**
- * POST /connect/token and /connect/userinfo from outside, for the authorization code grant:
+ * POST /connect/token and /connect/userinfo, from outside the app running in this process, for the authorization code grant:
  * single-use codes (a replay also revokes what the first use issued), PKCE, redirect_uri and
  * client binding, client authentication (Basic with RFC 6749 §2.3.1 form-encoding), malformed
  * requests, and the userinfo endpoint's refusals.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresAvailable, runSql } from '../helpers/services.ts';
 import {
   ALICE, Browser, ENC_CLIENT_ID, ENC_SECRET, OTHER_SECRET, SPA_REDIRECT, WEB_REDIRECT, WEB_SECRET,
-  authorizeThroughPages, basic, codeFrom, codeRequest, pkce, postForm, redeem, startSeededServer, userinfo,
-  type JsonResponse, type Setup,
-} from './code-flow-support.ts';
+  authorizeThroughPages, basic, codeFrom, codeRequest, pkce, postForm, redeem, startSeededApp, userinfo,
+  type HttpResponse, type Setup,
+} from '../e2e/code-flow-support.ts';
 
 /** A token endpoint error: status, code, a description, JSON, never cached. */
-function expectTokenError(res: JsonResponse, status: number, code: string): void {
+function expectTokenError(res: HttpResponse, status: number, code: string): void {
   expect(res.body.error, JSON.stringify(res.body)).toBe(code);
   expect(res.status).toBe(status);
   expect(typeof res.body.error_description).toBe('string');
@@ -22,14 +21,14 @@ function expectTokenError(res: JsonResponse, status: number, code: string): void
   expect(res.body).not.toHaveProperty('access_token');
 }
 
-describe.runIf(postgresAvailable)('the token endpoint (authorization code grant) and userinfo', () => {
+describe('the token endpoint (authorization code grant) and userinfo', () => {
   let setup: Setup;
   let tokenUrl: string;
   /** Alice, signed in: the web and spa clients need no consent, so codes come without a page. */
   const browser = new Browser();
 
   beforeAll(async () => {
-    setup = await startSeededServer();
+    setup = await startSeededApp();
     tokenUrl = `${setup.base}/connect/token`;
     codeFrom(await authorizeThroughPages(browser, setup.base, codeRequest(setup.base, 'web', WEB_REDIRECT, pkce().challenge), ALICE), WEB_REDIRECT, setup.issuer);
   });
@@ -145,7 +144,7 @@ describe.runIf(postgresAvailable)('the token endpoint (authorization code grant)
     it('keeps the client credentials grant from public clients', async () => {
       expectTokenError(await postForm(tokenUrl, { grant_type: 'client_credentials', client_id: 'spa' }), 400, 'unauthorized_client');
       // Nor can an administrator give a public client that grant.
-      await expect(runSql(setup.db.url, `UPDATE clients SET grant_types = grant_types || '{client_credentials}' WHERE client_id = 'spa'`)).rejects.toThrow(/client_credentials/);
+      await expect(setup.sql(`UPDATE clients SET grant_types = grant_types || '{client_credentials}' WHERE client_id = 'spa'`)).rejects.toThrow(/client_credentials/);
     });
   });
 
@@ -176,8 +175,8 @@ describe.runIf(postgresAvailable)('the token endpoint (authorization code grant)
       const { code, verifier } = await freshCode('web', WEB_REDIRECT, 'openid profile email roles');
       const tokens = await redeem(setup.base, code, WEB_REDIRECT, verifier, webAuth);
       expect(tokens.status).toBe(200);
-      const viaGet = await userinfo(setup.base, String(tokens.body.access_token), 'GET');
-      const viaPost = await userinfo(setup.base, String(tokens.body.access_token), 'POST');
+      const viaGet = await userinfo(setup.base, String(tokens.body.access_token), { method: 'GET' });
+      const viaPost = await userinfo(setup.base, String(tokens.body.access_token), { method: 'POST' });
       expect(viaGet.status).toBe(200);
       expect(viaPost.status).toBe(200);
       expect(viaGet.body).toMatchObject({ email: 'alice@example.com', role: ['admin', 'buyer'], preferred_username: 'alice' });

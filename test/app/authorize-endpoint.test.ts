@@ -1,22 +1,21 @@
 /**
- * GET /connect/authorize from outside: every error row of interface.md, each checked for WHERE
- * it went (the service's own error page, never a redirect, until client and redirect URI are
- * trusted; after that a 302 to the redirect URI with error, error_description, state and iss),
- * the form_post and fragment response modes, and the rules of the browser session (cookie,
- * CSRF, prompt, max_age, id_token_hint, remembered consent).
+ * GET /connect/authorize, from outside the app running in this process: every error row of
+ * interface.md, each checked for WHERE it went (the service's own error page, never a redirect,
+ * until client and redirect URI are trusted; after that a 302 to the redirect URI with error,
+ * error_description, state and iss), the form_post and fragment response modes, and the rules
+ * of the browser session (cookie, CSRF, prompt, max_age, id_token_hint, remembered consent).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresAvailable, runSql } from '../helpers/services.ts';
+import { httpFetch } from '../helpers/http-transport.ts';
+import { sleep } from '../helpers/relying-party.ts';
 import {
   ALICE, BOB, Browser, CONSENT_REDIRECT, DISABLE_REDIRECT, SPA_REDIRECT, WEB_REDIRECT, WEB_SECRET,
   authorizeThroughPages, codeFrom, codeRequest, expectConsentPage, expectSignInPage, isSignInPage, pkce, readForm,
-  redeem, startSeededServer, submitConsent, submitSignIn, type Page, type Setup,
-} from './code-flow-support.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  redeem, startSeededApp, submitConsent, submitSignIn, type Page, type Setup,
+} from '../e2e/code-flow-support.ts';
 
 async function get(url: string): Promise<Page> {
-  const res = await fetch(url, { redirect: 'manual' });
+  const res = await httpFetch(url, { redirect: 'manual' });
   const location = res.headers.get('location') ?? undefined;
   return { status: res.status, url, location, headers: res.headers, body: await res.text() };
 }
@@ -30,12 +29,12 @@ function expectErrorPage(page: Page, code: string): void {
   expect(page.body).toContain(code);
 }
 
-describe.runIf(postgresAvailable)('the authorize endpoint', () => {
+describe('the authorize endpoint', () => {
   let setup: Setup;
   const challenge = pkce().challenge;
 
   beforeAll(async () => {
-    setup = await startSeededServer();
+    setup = await startSeededApp();
   });
   afterAll(async () => {
     await setup?.stop();
@@ -92,7 +91,7 @@ describe.runIf(postgresAvailable)('the authorize endpoint', () => {
       const before = await get(request({}, 'to-disable', DISABLE_REDIRECT));
       expect(before.status).toBe(303);
       expect(before.location).toMatch(/^\/interaction\//);
-      await runSql(setup.db.url, `UPDATE clients SET enabled = false WHERE client_id = 'to-disable'`);
+      await setup.sql(`UPDATE clients SET enabled = false WHERE client_id = 'to-disable'`);
       await sleep(1200);
       expectRedirectedError(await get(request({}, 'to-disable', DISABLE_REDIRECT)), DISABLE_REDIRECT, 'unauthorized_client', 'st-1');
     });
