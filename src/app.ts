@@ -12,9 +12,6 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { OAuthError } from './errors.ts';
-import { createGrants, type GrantsDeps } from './grants/index.ts';
-import type { IntrospectionDeps } from './protocol/introspection.ts';
-import type { RevocationDeps } from './protocol/revocation.ts';
 import { createRequestAudit, type RequestAudit } from './routes/shared/audit.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { metricsRoutes } from './routes/metrics.ts';
@@ -34,19 +31,14 @@ import { tokenRoutes } from './routes/token.ts';
 import { upstreamRoutes } from './routes/upstream.ts';
 import { userinfoRoutes } from './routes/userinfo.ts';
 import { createFlowAdapter } from './routes/shared/flow-adapter.ts';
-import type { Interaction } from './sessions/interaction.ts';
-import { createSignInFlow } from './sessions/sign-in-flow.ts';
-import { createStepForms } from './sessions/step-forms.ts';
-import { startUpstreamSignIn, upstreamSignOutUrl, type SignOutTrip } from './sessions/upstream.ts';
 import type { Services } from './services.ts';
+import { basePathOf } from './services-protocol.ts';
 
 const TEMPLATES_DIR = join(import.meta.dirname, '..', 'templates');
 
 /** OAuth and OIDC requests are small forms; anything larger is refused with 413. */
 const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
-/** What the grants, introspection and revocation need (each request binds the audit to itself). */
-type ApiDeps = GrantsDeps & IntrospectionDeps & RevocationDeps;
 
 export async function buildApp(config: Config, services: Services, logger: Logger): Promise<FastifyInstance> {
   const app = Fastify({
@@ -71,7 +63,7 @@ export async function buildApp(config: Config, services: Services, logger: Logge
     },
   });
 
-  const basePath = new URL(config.baseUrl).pathname.replace(/\/+$/, '');
+  const basePath = basePathOf(config.baseUrl);
   const page = pageContext(config, basePath);
   const metrics = createMetrics({ durable: services.durable, ephemeral: services.ephemeral });
   if (config.otlpEndpoint) await traceRequests(app);
@@ -124,7 +116,7 @@ function serveManagementPort(app: FastifyInstance, management: NonNullable<Confi
 }
 
 async function registerRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, metrics: Metrics): Promise<void> {
-  const { clock, keys, ephemeral, durable, users } = services;
+  const { keys, ephemeral, durable } = services;
   /** One audit line per event, on the request's logger, counted in the metrics too. */
   const audit = createRequestAudit((event, fields) => {
     metrics.audit.inc({ event });
@@ -132,24 +124,10 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
     if (event === 'sign_in') metrics.signIns.inc({ result: String(fields.result) });
     if (event === 'sign_in' && fields.result === 'throttled') metrics.rateLimited.inc({ kind: 'sign_in' });
   });
-  const grantDeps: ApiDeps = {
-    issuer: config.issuer,
-    clock,
-    keys,
-    codes: ephemeral.codes,
-    revocations: services.revocations,
-    users,
-    currentUser: (user) => services.source.currentUser(user),
-    refreshTokens: durable.refreshTokens,
-    refreshTokenCodec: services.refreshTokenCodec,
-    accessTokens: durable.accessTokens,
-    refreshLifetime: { idleSeconds: config.refreshTokenIdleLifetime, absoluteSeconds: config.refreshTokenAbsoluteLifetime },
-    refreshReuseGraceSeconds: config.refreshTokenReuseGrace,
-  };
   await app.register(discoveryRoutes, { config });
   await app.register(jwksRoutes, { keys });
   await registerBrowserRoutes(app, config, services, basePath, audit);
-  await registerApiRoutes(app, config, services, basePath, grantDeps, audit);
+  await registerApiRoutes(app, config, services, basePath, audit);
   await app.register(assetRoutes, { templatesDir: TEMPLATES_DIR, brand: config.brand });
   await app.register(healthRoutes, { durable, ephemeral, source: services.source, keys });
   // With a management port, the metrics are served there only: they tell more than the public needs.
@@ -158,53 +136,18 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
 
 /** Authorize, the sign-in pages, end session and the upstream round trips. */
 async function registerBrowserRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, audit: RequestAudit): Promise<void> {
-  const { clock, keys, ephemeral, durable, users, clients, interactions, sessions, throttle, accountName } = services;
+  const { clock, keys, clients, interactions, sessions, signInFlow: flow, stepForms: forms, upstream } = services;
   const secureCookies = config.baseUrl.startsWith('https:');
   const page = pageContext(config, basePath);
-  const flow = createSignInFlow({
-    issuer: config.issuer, basePath, clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, accountName,
-  });
   const adapter = createFlowAdapter({ page, secureCookies, audit });
-  const upstream = services.source.kind === 'oidc' ? { upstream: services.source, ephemeral, baseUrl: config.baseUrl } : undefined;
   await app.register(authorizeRoutes, { clients, flow, adapter, rateLimiter: services.authorizeRateLimiter, hintVerification: { issuer: config.issuer, keys, clock } });
-  const forms = createStepForms({
-    flow,
-    interactions,
-    sessions,
-    consents: durable.consents,
-    source: services.source,
-    ...(upstream ? { startUpstream: (interaction: Interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
-    throttle,
-    mfa: services.mfa,
-    changePassword: services.changePassword,
-    accountName,
-  });
   await app.register(interactionRoutes, { forms, adapter });
-  await app.register(logoutRoutes, {
-    page,
-    secureCookies,
-    audit,
-    endSession: {
-      issuer: config.issuer,
-      csrfKey: services.csrfKey,
-      clock,
-      keys,
-      clients,
-      users,
-      sessions,
-      refreshTokens: durable.refreshTokens,
-      accessTokens: durable.accessTokens,
-      revocations: services.revocations,
-      ...(upstream ? { continueUpstream: (idToken: string, trip: SignOutTrip) => upstreamSignOutUrl(upstream, idToken, trip) } : {}),
-    },
-  });
-  if (upstream) {
-    await app.register(upstreamRoutes, { ...upstream, page, adapter, interactions, sessions, flow });
-  }
+  await app.register(logoutRoutes, { page, secureCookies, audit, endSession: services.endSession });
+  if (upstream) await app.register(upstreamRoutes, { ...upstream, page, adapter, interactions, sessions, flow });
 }
 
 /** Token, userinfo, revocation (with per-client CORS) and introspection (without). */
-async function registerApiRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, grantDeps: ApiDeps, audit: RequestAudit): Promise<void> {
+async function registerApiRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, audit: RequestAudit): Promise<void> {
   const { clock, keys, users, clients } = services;
   await app.register(async (corsScope) => {
     // The plugin's OPTIONS route is global: the path decides, so introspection never says yes.
@@ -216,12 +159,12 @@ async function registerApiRoutes(app: FastifyInstance, config: Config, services:
         return { origin: allowed ? origin : false, methods: ['GET', 'POST'], allowedHeaders: ['authorization', 'content-type'], maxAge: 600 };
       },
     });
-    await corsScope.register(tokenRoutes, { clients, clock, grants: createGrants(grantDeps), audit, rateLimiter: services.tokenRateLimiter });
+    await corsScope.register(tokenRoutes, { clients, clock, grants: services.grants, audit, rateLimiter: services.tokenRateLimiter });
     await corsScope.register(userinfoRoutes, { issuer: config.issuer, clock, keys, revocations: services.revocations, users, clients });
-    await corsScope.register(revokeRoutes, { clients, revocation: grantDeps, audit });
+    await corsScope.register(revokeRoutes, { clients, revocation: services.tokenEndpoints, audit });
   });
   // RFC 7662 §4 and interface.md: introspection never answers browsers of another origin.
-  await app.register(introspectRoutes, { clients, introspection: grantDeps, audit });
+  await app.register(introspectRoutes, { clients, introspection: services.tokenEndpoints, audit });
 }
 
 /** What the pages need to know: where they live, and the brand they show. */

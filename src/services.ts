@@ -9,6 +9,7 @@ import type { Config } from './config.ts';
 import { describeDatabase } from './config/startup.ts';
 import { embeddedDatabaseHolder, embeddedDatabasePath, embeddedSocketPath, ensureDataDir } from './data-dir.ts';
 import { deriveServices, type DerivedServices } from './services-derived.ts';
+import { createProtocolServices, type ProtocolServices } from './services-protocol.ts';
 import { createSessionStore, type SessionStore } from './sessions/browser-session.ts';
 import { createInteractionStore, type InteractionStore } from './sessions/interaction.ts';
 import { createLdapSource } from './sources/ldap.ts';
@@ -25,8 +26,8 @@ import { createKeyManager, type KeyManager } from './tokens/keys.ts';
 import { createRevocationList, type RevocationList } from './tokens/revocation.ts';
 import { deriveKeyring, type MasterSecrets } from './tokens/secret-box.ts';
 
-/** Everything the service runs on, opened or made once per process (the composition root). */
-export interface Services extends DerivedServices {
+/** What the service runs on: the stores, the keys, the source and what derives from them. */
+export interface ServicesBase extends DerivedServices {
   config: Config;
   /** The master secret in force (configured, or generated into the data directory). */
   secret: Buffer;
@@ -47,6 +48,9 @@ export interface Services extends DerivedServices {
   source: SignInSource;
   close(): Promise<void>;
 }
+
+/** Everything the service runs on, opened or made once per process (the composition root). */
+export interface Services extends ServicesBase, ProtocolServices {}
 
 export interface OpenOptions {
   config: Config;
@@ -132,7 +136,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
   const stopKeyEvents = durable.onChange((event) => {
     if (event.kind === 'keys') keys.invalidate();
   });
-  return {
+  const base: ServicesBase = {
     ...deriveServices({ config, secrets, clock, ephemeral, users, revocations, source }),
     config,
     secret,
@@ -156,6 +160,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
       await Promise.allSettled([ephemeral.close(), durable.close()]);
     },
   };
+  return { ...base, ...createProtocolServices(base) };
 }
 
 /**

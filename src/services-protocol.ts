@@ -1,0 +1,79 @@
+/**
+ * The protocol's working parts, made once from the opened services (services.ts): the sign-in
+ * flow and its step forms, the grants, and what introspection, revocation, end session and the
+ * upstream round trips use. No I/O here; app.ts hands them to the routes.
+ */
+import type { ServicesBase } from './services.ts';
+import { createGrants, type Grants, type GrantsDeps } from './grants/index.ts';
+import type { EndSessionDeps } from './protocol/end-session.ts';
+import type { IntrospectionDeps } from './protocol/introspection.ts';
+import type { RevocationDeps } from './protocol/revocation.ts';
+import { createSignInFlow, type SignInFlow } from './sessions/sign-in-flow.ts';
+import { createStepForms, type StepForms } from './sessions/step-forms.ts';
+import { startUpstreamSignIn, upstreamSignOutUrl, type SignOutTrip, type UpstreamDeps } from './sessions/upstream.ts';
+
+export interface ProtocolServices {
+  signInFlow: SignInFlow;
+  /** What each sign-in page's form does (sessions/step-forms.ts). */
+  stepForms: StepForms;
+  /** The token endpoint's grants, by grant_type. */
+  grants: Grants;
+  /** What introspection and revocation look tokens up and revoke with. */
+  tokenEndpoints: IntrospectionDeps & RevocationDeps;
+  endSession: EndSessionDeps;
+  /** With an upstream OpenID Connect provider as the sign-in source: its round trips. */
+  upstream: UpstreamDeps | undefined;
+}
+
+/** The path part of the base URL, without a trailing slash: every route lives under it. */
+export function basePathOf(baseUrl: string): string {
+  return new URL(baseUrl).pathname.replace(/\/+$/, '');
+}
+
+export function createProtocolServices(services: ServicesBase): ProtocolServices {
+  const { config, clock, keys, ephemeral, durable, users, clients, interactions, sessions, throttle, accountName, source } = services;
+  const upstream = source.kind === 'oidc' ? { upstream: source, ephemeral, baseUrl: config.baseUrl } : undefined;
+  const signInFlow = createSignInFlow({
+    issuer: config.issuer, basePath: basePathOf(config.baseUrl), clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, accountName,
+  });
+  const stepForms = createStepForms({
+    flow: signInFlow,
+    interactions,
+    sessions,
+    consents: durable.consents,
+    source,
+    throttle,
+    mfa: services.mfa,
+    changePassword: services.changePassword,
+    accountName,
+    ...(upstream ? { startUpstream: (interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
+  });
+  const grantsDeps: GrantsDeps & IntrospectionDeps & RevocationDeps = {
+    issuer: config.issuer,
+    clock,
+    keys,
+    codes: ephemeral.codes,
+    revocations: services.revocations,
+    users,
+    currentUser: (user) => source.currentUser(user),
+    refreshTokens: durable.refreshTokens,
+    refreshTokenCodec: services.refreshTokenCodec,
+    accessTokens: durable.accessTokens,
+    refreshLifetime: { idleSeconds: config.refreshTokenIdleLifetime, absoluteSeconds: config.refreshTokenAbsoluteLifetime },
+    refreshReuseGraceSeconds: config.refreshTokenReuseGrace,
+  };
+  const endSession: EndSessionDeps = {
+    issuer: config.issuer,
+    csrfKey: services.csrfKey,
+    clock,
+    keys,
+    clients,
+    users,
+    sessions,
+    refreshTokens: durable.refreshTokens,
+    accessTokens: durable.accessTokens,
+    revocations: services.revocations,
+    ...(upstream ? { continueUpstream: (idToken: string, trip: SignOutTrip) => upstreamSignOutUrl(upstream, idToken, trip) } : {}),
+  };
+  return { signInFlow, stepForms, grants: createGrants(grantsDeps), tokenEndpoints: grantsDeps, endSession, upstream };
+}
