@@ -1,7 +1,9 @@
 /**
  * Where a `--cpu-prof` profile of an instance spent its main thread's time:
- * `node bench/profile-summary.ts FILE.cpuprofile [--top 25]`. Prints self time by package or
- * source file, self time by function, and inclusive time of the service's own functions (src/).
+ * `node bench/profile-summary.ts FILE.cpuprofile [--top 25] [--callers REGEX]`. Prints self time
+ * by package or source file, self time by function, and inclusive time of the service's own
+ * functions (src/); with --callers, the time under frames whose `function place` matches, by
+ * the nearest src/ frames above them (who calls it).
  * Work on libuv's thread pool (RSA, argon2) is not in such a profile: it shows what runs around it.
  */
 import { readFileSync } from 'node:fs';
@@ -33,7 +35,7 @@ function top(map: Map<string, number>, total: number, n: number): string {
 }
 
 if (import.meta.main) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '25' } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '25' }, callers: { type: 'string' } } });
   const n = Number(values.top);
   const profile = JSON.parse(readFileSync(positionals[0] ?? '', 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -46,6 +48,9 @@ if (import.meta.main) {
   const byPlace = new Map<string, number>();
   const byFunction = new Map<string, number>();
   const inclusive = new Map<string, number>();
+  const callers = new Map<string, number>();
+  const pattern = values.callers === undefined ? undefined : new RegExp(values.callers);
+  const label = (f: ProfileNode['callFrame']) => `${f.functionName || '(anonymous)'}  ${place(f.url)}:${f.lineNumber + 1}`;
   for (const [id, us] of self) {
     const frame = byId.get(id)?.callFrame;
     if (!frame || frame.functionName === '(idle)') continue;
@@ -53,6 +58,15 @@ if (import.meta.main) {
     byPlace.set(where, (byPlace.get(where) ?? 0) + us);
     const name = `${frame.functionName || '(anonymous)'}  ${where}:${frame.lineNumber + 1}`;
     byFunction.set(name, (byFunction.get(name) ?? 0) + us);
+    if (pattern) {
+      const stack: ProfileNode['callFrame'][] = [];
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) stack.push((byId.get(at) as ProfileNode).callFrame);
+      const hit = stack.findIndex((f) => pattern.test(label(f)));
+      if (hit >= 0) {
+        const above = stack.slice(hit + 1).filter((f) => f.url.includes('/src/')).slice(0, 3).map(label).join(' < ');
+        callers.set(above || '(no src/ frame)', (callers.get(above || '(no src/ frame)') ?? 0) + us);
+      }
+    }
     // Inclusive time of src/ functions: each distinct one on the stack once.
     const seen = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
@@ -69,4 +83,5 @@ if (import.meta.main) {
   console.log(`self time by package or file:\n${top(byPlace, busy, n)}\n`);
   console.log(`self time by function:\n${top(byFunction, busy, n)}\n`);
   console.log(`inclusive time of src/ functions:\n${top(inclusive, busy, n)}`);
+  if (pattern) console.log(`\nunder ${pattern.source}, by the nearest src/ callers:\n${top(callers, busy, n)}`);
 }

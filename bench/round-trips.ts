@@ -1,7 +1,9 @@
 /**
  * What one request of each storage-using scenario asks of Redis and PostgreSQL, one request at a
  * time on an idle instance: the Redis commands (by name, from MONITOR on the bench's database
- * index) and the PostgreSQL transactions and rows written (pg_stat_database), per request.
+ * index; those a script runs apart from those sent) and the PostgreSQL transactions and rows
+ * written (pg_stat_database, which a backend updates once idle for 10 s: hence the waits), per
+ * request.
  *
  *   node bench/round-trips.ts [--count 50]
  */
@@ -29,24 +31,29 @@ async function pgStats(url: string): Promise<Stats> {
 /** Runs `task` `count` times, one at a time, and prints what storage saw per run. */
 async function observe(label: string, count: number, redisUrl: string, databaseUrl: string, task: (i: number) => Promise<void>): Promise<void> {
   const db = Number(new URL(redisUrl).pathname.slice(1));
-  const commands = new Map<string, number>();
+  const sent = new Map<string, number>();
+  const scripted = new Map<string, number>();
   const monitor = await new Redis(redisUrl).monitor();
-  monitor.on('monitor', (_time: string, args: string[], _source: string, database: string) => {
+  monitor.on('monitor', (_time: string, args: string[], source: string, database: string) => {
     if (Number(database) !== db) return;
-    const name = String(args[0]).toLowerCase();
-    commands.set(name, (commands.get(name) ?? 0) + 1);
+    // The command and its key's shape (random parts as *), e.g. `get idp:code:*`.
+    const key = String(args[1] ?? '').replace(/[A-Za-z0-9_-]{16,}/g, '*');
+    const name = `${String(args[0]).toLowerCase()}${/^(multi|exec|eval|evalsha)$/i.test(String(args[0])) ? '' : ` ${key}`}`;
+    const into = source === 'lua' ? scripted : sent;
+    into.set(name, (into.get(name) ?? 0) + 1);
   });
-  await new Promise((r) => setTimeout(r, 1500));
+  await new Promise((r) => setTimeout(r, 11_000));
   const before = await pgStats(databaseUrl);
-  commands.clear();
+  sent.clear();
+  scripted.clear();
   for (let i = 0; i < count; i++) await task(i);
-  await new Promise((r) => setTimeout(r, 1500));
+  await new Promise((r) => setTimeout(r, 11_000));
   monitor.disconnect();
   const after = await pgStats(databaseUrl);
   // The statistics query itself commits once per reading.
   const per = (n: number) => (n / count).toFixed(2);
-  const total = [...commands.values()].reduce((a, b) => a + b, 0);
-  console.log(`${label}: Redis ${per(total)} commands per request (${[...commands].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${per(v)}`).join(', ')}); `
+  const list = (m: Map<string, number>) => `${per([...m.values()].reduce((a, b) => a + b, 0))} (${[...m].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${per(v)}`).join(', ')})`;
+  console.log(`${label}: Redis commands sent ${list(sent)}, run by scripts ${list(scripted)}; `
     + `PostgreSQL ${per(after.xact_commit - before.xact_commit - 1)} transactions, ${per(after.tup_inserted - before.tup_inserted)} rows inserted, ${per(after.tup_updated - before.tup_updated)} updated, ${per(after.tup_deleted - before.tup_deleted)} deleted per request`);
 }
 

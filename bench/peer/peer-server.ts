@@ -83,7 +83,7 @@ async function finishInteraction(req: Parameters<typeof callback>[0], res: Param
   await provider.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
 }
 
-createServer((req, res) => {
+const server = createServer((req, res) => {
   if (req.url?.startsWith('/interaction/')) {
     finishInteraction(req, res).catch((error: unknown) => {
       res.statusCode = 500;
@@ -93,3 +93,8 @@ createServer((req, res) => {
   }
   void callback(req, res);
 }).listen(port, '127.0.0.1');
+// An orderly exit on SIGTERM, so that --cpu-prof writes its profile.
+process.once('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => void redis.quit().finally(() => process.exit(0)));
+});
