@@ -1,14 +1,13 @@
 /**
  * What the orchestrator drives: a fresh PostgreSQL database and a Redis database index of the
- * bench's own (both removed afterwards), the ceilings process, and one load process per scenario
+ * bench's own (both removed afterwards), and one load process per scenario
  * with the servers' CPU time, memory and request split read around its measured phase.
  */
-import { execFileSync, fork, spawn } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import type { Ceilings } from './ceilings.ts';
 import type { LoadJob, PhaseResult } from './load.ts';
 import { cpuMs, logOffsets, machineJiffies, requestLinesBetween, ROOT, sampleRss, storageCpuDelta, storageCpuMs, type Instances } from './servers.ts';
 
@@ -101,23 +100,12 @@ export function sourceState(): { commit: string; uncommitted: string[] } {
   }
 }
 
-/** The ceilings, measured in a process of their own while nothing else of the bench runs. */
-export function runCeilings(seconds: number, warmup: number): Promise<Ceilings> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bench/ceilings.ts'), '--seconds', String(seconds), '--warmup', String(warmup)], { cwd: ROOT });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`bench/ceilings.ts exited with ${code}: ${err}`));
-      resolve(JSON.parse(out) as Ceilings);
-    });
-  });
-}
-
 export interface ScenarioResult extends PhaseResult {
   scenario: LoadJob['scenario'];
+  /** What answered: the service, its storage-free floor, or the peer (node-oidc-provider). Absent: the service. */
+  target?: 'service' | 'floor' | 'peer';
+  /** The interleaved round (0-based) this measurement belongs to. */
+  round?: number;
   instances: number;
   connections: number;
   /** CPU time of the server processes during the measured phase, per good answer, ms. */
@@ -125,6 +113,9 @@ export interface ScenarioResult extends PhaseResult {
   serverCpuMs: number;
   /** CPU time of PostgreSQL (this database's backends) and Redis per good answer, ms. */
   storageCpuMsPerRequest: number;
+  /** The same, PostgreSQL and Redis apart. */
+  postgresCpuMsPerRequest: number;
+  redisCpuMsPerRequest: number;
   /** CPU time of the load process per good answer, ms. */
   loaderCpuMsPerRequest: number;
   /** Highest VmRSS of any one instance during the measured phase, MB. */
@@ -145,7 +136,7 @@ export interface ScenarioResult extends PhaseResult {
 export function runLoad(job: LoadJob, servers: Instances): Promise<ScenarioResult> {
   const child = fork(join(ROOT, 'bench/load.ts'), [], { cwd: ROOT, execArgv: [] });
   const sumCpu = () => servers.pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
-  let before = { cpu: 0, storage: new Map<number, number>(), jiffies: machineJiffies(), offsets: [] as number[] };
+  let before = { cpu: 0, storage: new Map() as ReturnType<typeof storageCpuMs>, jiffies: machineJiffies(), offsets: [] as number[] };
   let rss: ReturnType<typeof sampleRss> | undefined;
   let reported = false;
   const limitMs = ((job.warmupSeconds + job.measureSeconds) * 4 + 120) * 1000;
@@ -163,7 +154,7 @@ export function runLoad(job: LoadJob, servers: Instances): Promise<ScenarioResul
         const jiffies = machineJiffies();
         // /proc/stat counts in USER_HZ ticks (10 ms).
         const totalMs = (jiffies.total - before.jiffies.total) * 10;
-        const othersMs = (jiffies.busy - before.jiffies.busy) * 10 - serverCpuMs - storageMs - message.result.loaderCpuMs;
+        const othersMs = (jiffies.busy - before.jiffies.busy) * 10 - serverCpuMs - storageMs.postgres - storageMs.redis - message.result.loaderCpuMs;
         const peaks = rss?.stop() ?? [];
         const result = message.result;
         clearTimeout(timer);
@@ -176,7 +167,9 @@ export function runLoad(job: LoadJob, servers: Instances): Promise<ScenarioResul
           ...result,
           serverCpuMsPerRequest: serverCpuMs / Math.max(1, result.requests),
           serverCpuMs,
-          storageCpuMsPerRequest: storageMs / Math.max(1, result.requests),
+          storageCpuMsPerRequest: (storageMs.postgres + storageMs.redis) / Math.max(1, result.requests),
+          postgresCpuMsPerRequest: storageMs.postgres / Math.max(1, result.requests),
+          redisCpuMsPerRequest: storageMs.redis / Math.max(1, result.requests),
           loaderCpuMsPerRequest: result.loaderCpuMs / Math.max(1, result.requests),
           peakRssMb: Math.max(0, ...peaks),
           peakRssMbByInstance: peaks,

@@ -13,7 +13,7 @@ const IDP_BIN = join(ROOT, 'bin/idp.js');
 const REUSE_PORT = join(ROOT, 'bench/reuse-port.ts');
 
 /** The Node.js flags of `npm start` (package.json), so that the instances run as production does. */
-function startFlags(): string[] {
+export function startFlags(): string[] {
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const words = scripts.start.split(/\s+/);
   return words.slice(1, words.indexOf('bin/idp.js')).filter((w) => w.startsWith('--'));
@@ -88,12 +88,12 @@ function listensOn(pid: number, port: number): boolean {
 }
 
 /** Waits until this very process listens on the port (others share it: HTTP cannot tell them apart). */
-async function waitListening(child: ChildProcess, port: number, logFile: string, timeoutMs: number): Promise<void> {
+export async function waitListening(child: ChildProcess, port: number, logFile: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`idp serve exited with ${child.exitCode}: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
+    if (child.exitCode !== null) throw new Error(`${child.spawnargs.at(-1) ?? ''} exited with ${child.exitCode}: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
     if (child.pid !== undefined && listensOn(child.pid, port)) return;
-    if (Date.now() > deadline) throw new Error(`idp serve did not listen within ${timeoutMs} ms: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
+    if (Date.now() > deadline) throw new Error(`${child.spawnargs.at(-1) ?? ''} did not listen within ${timeoutMs} ms: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -141,14 +141,15 @@ export function cpuMs(pid: number): number {
  * CPU time (ms) of the storage serving `database`, by pid: the PostgreSQL backends whose process
  * title names it, and the Redis server (shared with whatever else uses it on this machine).
  */
-export function storageCpuMs(database: string): Map<number, number> {
-  const found = new Map<number, number>();
+export function storageCpuMs(database: string): Map<number, { ms: number; redis: boolean }> {
+  const found = new Map<number, { ms: number; redis: boolean }>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
-      const ours = comm === 'redis-server' || (comm === 'postgres' && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(` ${database} `));
-      if (ours) found.set(Number(entry), cpuMs(Number(entry)));
+      const redis = comm === 'redis-server';
+      const ours = redis || (comm === 'postgres' && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(` ${database} `));
+      if (ours) found.set(Number(entry), { ms: cpuMs(Number(entry)), redis });
     } catch {
       // gone meanwhile
     }
@@ -157,9 +158,9 @@ export function storageCpuMs(database: string): Map<number, number> {
 }
 
 /** CPU time spent between two storageCpuMs() readings (a backend born meanwhile counts whole). */
-export function storageCpuDelta(before: Map<number, number>, after: Map<number, number>): number {
-  let sum = 0;
-  for (const [pid, ms] of after) sum += ms - (before.get(pid) ?? 0);
+export function storageCpuDelta(before: ReturnType<typeof storageCpuMs>, after: ReturnType<typeof storageCpuMs>): { postgres: number; redis: number } {
+  const sum = { postgres: 0, redis: 0 };
+  for (const [pid, { ms, redis }] of after) sum[redis ? 'redis' : 'postgres'] += ms - (before.get(pid)?.ms ?? 0);
   return sum;
 }
 

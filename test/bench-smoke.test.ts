@@ -1,8 +1,9 @@
 /**
  * The bench harness still works end to end: `node bench/run.ts --smoke` (one instance,
- * concurrency 4, about one second per scenario, no warm-up, no scale) completes every scenario
- * with answers and without errors. Nothing here asserts a timing: the figures depend on the
- * machine and on whatever else runs on it.
+ * concurrency 4, one round of about half a second per measurement, no warm-up, no scale)
+ * completes every scenario at the service, its floor and the peer with answers and without
+ * errors. Nothing here asserts a timing: the figures depend on the machine and on whatever else
+ * runs on it.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -11,10 +12,20 @@ import { describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from './helpers/process.ts';
 import { POSTGRES_ADMIN_URL, REDIS_URL, postgresAvailable, redisAvailable } from './helpers/services.ts';
 
-const SCENARIOS = ['discovery', 'jwks', 'client-credentials', 'code-exchange', 'refresh', 'introspection', 'userinfo', 'password-sign-in'];
+/** Every scenario at each target that answers it (bench/rounds.ts TARGETS_OF). */
+const MEASURED = [
+  'discovery/service', 'jwks/service',
+  'client-credentials/service', 'client-credentials/floor', 'client-credentials/peer',
+  'introspection/service', 'introspection/floor', 'introspection/peer',
+  'userinfo/service', 'userinfo/floor',
+  'refresh/service', 'refresh/floor', 'refresh/peer',
+  'code-exchange/service', 'code-exchange/floor', 'code-exchange/peer',
+  'password-sign-in/service', 'password-sign-in/floor',
+];
 
 interface SmokeResult {
   scenario: string;
+  target: string;
   requests: number;
   non2xx: number;
   errors: number;
@@ -36,17 +47,18 @@ function runBench(args: string[]): Promise<{ code: number | null; output: string
 }
 
 describe.runIf(postgresAvailable && redisAvailable)('bench harness (npm run bench -- --smoke)', () => {
-  it('runs every scenario briefly, each with answers and without a non-2xx answer or an error', async () => {
+  it('runs every scenario briefly at the service, its floor and the peer, each with answers and without a non-2xx answer or an error', async () => {
     const dir = tempDir('idp-bench-smoke-');
     try {
       const out = join(dir.path, 'smoke.json');
       const run = await runBench(['--smoke', '--out', out]);
       expect(run.code, run.output).toBe(0);
       const report = JSON.parse(readFileSync(out, 'utf8')) as { results: SmokeResult[] };
-      expect(report.results.map((r) => r.scenario).sort()).toStrictEqual([...SCENARIOS].sort());
+      expect(report.results.map((r) => `${r.scenario}/${r.target}`).sort()).toStrictEqual([...MEASURED].sort());
       for (const r of report.results) {
-        expect({ scenario: r.scenario, non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts }).toStrictEqual({ scenario: r.scenario, non2xx: 0, errors: 0, timeouts: 0 });
-        expect(r.requests, r.scenario).toBeGreaterThan(0);
+        const name = `${r.scenario}/${r.target}`;
+        expect({ name, non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts }).toStrictEqual({ name, non2xx: 0, errors: 0, timeouts: 0 });
+        expect(r.requests, name).toBeGreaterThan(0);
       }
     } finally {
       dir.remove();
