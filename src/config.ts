@@ -25,7 +25,6 @@ const configSchema = envSchema.transform((env, ctx) => {
 /** The configuration, as the schema makes it: frozen, the sign-in source with what it needs. */
 export type Config = z.output<typeof configSchema>;
 export type SignInConfig = Config['signIn'];
-export type SignInSourceName = SignInConfig['source'];
 export type LdapConfig = Extract<SignInConfig, { source: 'ldap' }>['ldap'];
 export type UpstreamConfig = Extract<SignInConfig, { source: 'oidc' }>['upstream'];
 export type BrandConfig = Config['brand'];

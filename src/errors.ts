@@ -65,7 +65,3 @@ export class OAuthError extends Error {
   }
 }
 
-/** Whether a value is an OAuthError (also across module instances). */
-export function isOAuthError(value: unknown): value is OAuthError {
-  return value instanceof OAuthError;
-}

@@ -31,7 +31,6 @@ export interface LoadedSession {
 
 /** A browser session lasts at most this long after it was last written. */
 export const SESSION_TTL_SECONDS = 12 * 3600;
-const NS = NAMESPACES.session;
 
 /** A session under a new id, with the writes that store it (for the caller to send, batched). */
 export type NewSession = LoadedSession & { sid: string; writes: EphemeralWrite[] };
@@ -54,7 +53,7 @@ export interface SessionStore {
 }
 
 export function createSessionStore(ephemeral: EphemeralStore, clock: Clock): SessionStore {
-  const saveWrite = (key: string, session: BrowserSession): EphemeralWrite => ({ op: 'set', ns: NS, key, value: session, ttlSeconds: SESSION_TTL_SECONDS });
+  const saveWrite = (key: string, session: BrowserSession): EphemeralWrite => ({ op: 'set', ns: NAMESPACES.session, key, value: session, ttlSeconds: SESSION_TTL_SECONDS });
   const underNewId = (session: BrowserSession, before: EphemeralWrite[]): NewSession => {
     const sid = randomToken();
     const key = hashToken(sid);
@@ -65,7 +64,7 @@ export function createSessionStore(ephemeral: EphemeralStore, clock: Clock): Ses
   async function load(sid: string | undefined): Promise<LoadedSession | undefined> {
     if (!usable(sid)) return undefined;
     const key = hashToken(sid);
-    const session = await ephemeral.get<BrowserSession>(NS, key);
+    const session = await ephemeral.get<BrowserSession>(NAMESPACES.session, key);
     return session ? { key, session } : undefined;
   }
   return {
@@ -78,9 +77,9 @@ export function createSessionStore(ephemeral: EphemeralStore, clock: Clock): Ses
       const sid = randomToken();
       return { sid, key: hashToken(sid), session: anonymous() };
     },
-    rotation: (oldKey, session) => underNewId(session, oldKey ? [{ op: 'delete', ns: NS, key: oldKey }] : []),
+    rotation: (oldKey, session) => underNewId(session, oldKey ? [{ op: 'delete', ns: NAMESPACES.session, key: oldKey }] : []),
     saveWrite,
     save: (key, session) => ephemeral.write([saveWrite(key, session)]),
-    destroy: (key) => ephemeral.delete(NS, key),
+    destroy: (key) => ephemeral.delete(NAMESPACES.session, key),
   };
 }

@@ -51,7 +51,6 @@ export const INTERACTION_TTL_SECONDS = 30 * 60;
  * pile up state in the store (each one would otherwise be kept for the full half hour).
  */
 export const UNSTARTED_INTERACTION_TTL_SECONDS = 10 * 60;
-const NS = NAMESPACES.interaction;
 
 export interface InteractionStore {
   /**
@@ -70,7 +69,7 @@ export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock):
   const remaining = (interaction: Interaction) =>
     Math.max(1, interaction.createdAt + (interaction.lifetime ?? INTERACTION_TTL_SECONDS) - epochSeconds(clock));
   const saveWrite = (interaction: Interaction): EphemeralWrite =>
-    ({ op: 'set', ns: NS, key: hashToken(interaction.id), value: interaction, ttlSeconds: remaining(interaction) });
+    ({ op: 'set', ns: NAMESPACES.interaction, key: hashToken(interaction.id), value: interaction, ttlSeconds: remaining(interaction) });
   return {
     create(request, sessionKey, anonymous) {
       const interaction: Interaction = {
@@ -86,10 +85,10 @@ export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock):
       };
       return { interaction, write: saveWrite(interaction) };
     },
-    load: (id) => (id.length > 100 ? Promise.resolve(undefined) : ephemeral.get<Interaction>(NS, hashToken(id))),
+    load: (id) => (id.length > 100 ? Promise.resolve(undefined) : ephemeral.get<Interaction>(NAMESPACES.interaction, hashToken(id))),
     saveWrite,
     save: (interaction) => ephemeral.write([saveWrite(interaction)]),
-    finish: (id) => ephemeral.take<Interaction>(NS, hashToken(id)),
+    finish: (id) => ephemeral.take<Interaction>(NAMESPACES.interaction, hashToken(id)),
   };
 }
 

@@ -17,7 +17,6 @@ import { NAMESPACES } from '../store/types.ts';
 
 const WINDOW_SECONDS = 15 * 60;
 const FIRST_LOCK_SECONDS = 60;
-const NS = NAMESPACES.signInAttempts;
 
 export interface ThrottleLimits {
   maxFailures: number;
@@ -56,14 +55,14 @@ export function createSignInThrottle(ephemeral: EphemeralStore, limits: Throttle
       const counted = [[accountKey(account), accountRule], [addressKey(address), addressRule]] as const;
       // Both asked in one round trip; a key that let the attempt in while the other refused it
       // gets it back, so a locked address does not use up the account's attempts, nor the reverse.
-      const taken = await Promise.all(counted.map(([key, rule]) => ephemeral.takeAttempt(NS, key, rule)));
+      const taken = await Promise.all(counted.map(([key, rule]) => ephemeral.takeAttempt(NAMESPACES.signInAttempts, key, rule)));
       const giveBack = async (which: boolean[]) => {
-        await Promise.all(counted.filter((_, i) => which[i]).map(([key]) => ephemeral.giveBackAttempt(NS, key)));
+        await Promise.all(counted.filter((_, i) => which[i]).map(([key]) => ephemeral.giveBackAttempt(NAMESPACES.signInAttempts, key)));
       };
       if (taken.every(Boolean)) return { giveBack: () => giveBack(taken) };
       await giveBack(taken);
       return undefined;
     },
-    successWrite: (account) => ({ op: 'delete', ns: NS, key: accountKey(account) }),
+    successWrite: (account) => ({ op: 'delete', ns: NAMESPACES.signInAttempts, key: accountKey(account) }),
   };
 }
