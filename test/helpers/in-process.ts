@@ -7,23 +7,24 @@
  * they drive a spawned `idp serve`.
  *
  * Every call into src/ that the in-process tests make is in this file (configuration, services,
- * seed, app, logger), so that a changed signature there is fixed in one place.
+ * seed, app, logger; the migrated database comes from embedded-database.ts), so that a changed
+ * signature there is fixed in one place.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CompiledQuery } from 'kysely';
 import { buildApp } from '../../src/app.ts';
 import { RefusedError, type CliContext } from '../../src/cli/context.ts';
 import { runSeed } from '../../src/cli/seed.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
-import { embeddedDatabasePath, embeddedSocketPath } from '../../src/data-dir.ts';
+import { embeddedSocketPath } from '../../src/data-dir.ts';
 import { createLogger } from '../../src/logging.ts';
-import { openDurable, openServices, type Services } from '../../src/services.ts';
+import { openServices, type Services } from '../../src/services.ts';
 import { connectShared } from '../../src/store/sql/shared-embedded.ts';
 import { serveOrigin } from './http-transport.ts';
-import { ROOT, tempDir } from './process.ts';
+import { copyMigratedDatabase } from './embedded-database.ts';
+import { tempDir } from './process.ts';
 
 export interface InProcessOptions {
   /** A seed file's content (CONTRACT section 3), written as `idp seed` writes it. */
@@ -47,33 +48,6 @@ function configFor(env: Record<string, string>): Config {
   const parsed = parseConfig(env);
   if (!parsed.ok) throw new Error(`the in-process app's configuration: ${parsed.message}`);
   return parsed.config;
-}
-
-/**
- * An embedded database with every migration applied, made once per set of migrations (and
- * PGlite version) in the system's temporary directory and copied into each app's data
- * directory: PGlite's initdb takes seconds, a copy milliseconds. Built aside and renamed into
- * place, so that test files starting at once never see half of it.
- */
-async function migratedTemplate(): Promise<string> {
-  const hash = createHash('sha256');
-  hash.update(readFileSync(join(ROOT, 'node_modules/@electric-sql/pglite/package.json')));
-  const migrations = join(ROOT, 'migrations');
-  for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(join(migrations, file)));
-  const template = join(tmpdir(), `idp-test-pglite-${hash.digest('hex').slice(0, 16)}`);
-  if (existsSync(template)) return template;
-  const building = tempDir('idp-test-pglite-building-');
-  try {
-    const durable = await openDurable(configFor({ IDP_DATA_DIR: building.path, IDP_SECRET: 'a'.repeat(64) }));
-    await durable.close();
-    renameSync(building.path, template);
-  } catch (error) {
-    // Another test file put its template in place first: use that one.
-    if (!existsSync(template)) throw error;
-  } finally {
-    building.remove();
-  }
-  return template;
 }
 
 /** Runs the CLI's own seed command on `seed`, with the app's durable store. */
@@ -111,7 +85,7 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
   try {
     const config = configFor({ IDP_BASE_URL: base, IDP_DATA_DIR: data.path, IDP_SECRET: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn', ...options.env });
     if (!config.secret) throw new Error('the in-process app needs IDP_SECRET');
-    cpSync(embeddedDatabasePath(await migratedTemplate()), embeddedDatabasePath(config.dataDir), { recursive: true });
+    await copyMigratedDatabase(config.dataDir);
     const logger = createLogger(config.logLevel, { write: (line: string) => void lines.push(line) });
     const services = await openServices({ config, secret: config.secret, logger });
     closers.push(() => services.close());

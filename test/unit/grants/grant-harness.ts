@@ -18,6 +18,7 @@ import type { RevocationDeps } from '../../../src/protocol/revocation.ts';
 import { findRefreshToken } from '../../../src/protocol/token-lookup.ts';
 import { createMemoryEphemeralStore } from '../../../src/store/ephemeral/memory.ts';
 import { openDurableStore } from '../../../src/store/sql/durable.ts';
+import { openMigratedEmbedded } from '../../helpers/embedded-database.ts';
 import type { ClientRecord, DurableStore, EphemeralStore, RefreshFamilyState, UserRecord } from '../../../src/store/types.ts';
 import { createKeyManager, type KeyManager } from '../../../src/tokens/keys.ts';
 import { hashClientSecret } from '../../../src/tokens/opaque.ts';
@@ -91,7 +92,7 @@ function clientRecord(clientId: string, overrides: Partial<ClientRecord> = {}): 
 export async function openHarness(options: HarnessOptions = {}): Promise<Harness> {
   let now = START;
   const clock = () => now;
-  const durable = await openDurableStore(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {});
+  const durable = options.databaseUrl ? await openDurableStore({ databaseUrl: options.databaseUrl }) : await openMigratedEmbedded();
   await durable.migrate();
   const ephemeral = createMemoryEphemeralStore(clock);
   const keys = createKeyManager({ keys: durable.signingKeys, kek: Buffer.alloc(32, 1), clock });

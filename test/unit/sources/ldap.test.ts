@@ -8,7 +8,7 @@ import type { LdapConfig } from '../../../src/config.ts';
 import { OAuthError } from '../../../src/errors.ts';
 import { createLdapSource, type LdapSource } from '../../../src/sources/ldap.ts';
 import type { SignInResult } from '../../../src/sources/types.ts';
-import { openDurableStore } from '../../../src/store/sql/durable.ts';
+import { openMigratedEmbedded } from '../../helpers/embedded-database.ts';
 import type { DurableStore, UserRecord } from '../../../src/store/types.ts';
 import { freePort } from '../../helpers/process.ts';
 import { DIRECTORY_USERS as U, PEOPLE_DN, READER, slapdAvailable, startSlapd, type Slapd } from '../../helpers/slapd.ts';
@@ -39,8 +39,7 @@ describe.runIf(slapdAvailable)('LDAP sign-in source against slapd', () => {
 
   beforeAll(async () => {
     slapd = await startSlapd();
-    durable = await openDurableStore({});
-    await durable.migrate();
+    durable = await openMigratedEmbedded();
     source = makeSource();
   });
 

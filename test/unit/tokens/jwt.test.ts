@@ -5,7 +5,7 @@
 import { createPublicKey, generateKeyPairSync, sign } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDurableStore } from '../../../src/store/sql/durable.ts';
+import { openMigratedEmbedded } from '../../helpers/embedded-database.ts';
 import type { DurableStore } from '../../../src/store/types.ts';
 import { signJwt, verifyJwt, type TokenKind } from '../../../src/tokens/jwt.ts';
 import { createKeyManager, type KeyManager } from '../../../src/tokens/keys.ts';
@@ -32,8 +32,7 @@ describe('JWTs of the service', () => {
   };
 
   beforeAll(async () => {
-    durable = await openDurableStore({});
-    await durable.migrate();
+    durable = await openMigratedEmbedded();
     keys = createKeyManager({ keys: durable.signingKeys, kek: Buffer.alloc(32, 7), clock: () => NOW * 1000 });
     await keys.ensureSigningKey();
     kid = (await keys.signer()).kid;

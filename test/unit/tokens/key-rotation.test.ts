@@ -1,6 +1,6 @@
 /** The automatic rotation schedule, with the clock moved by hand on a real (embedded) database. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDurableStore } from '../../../src/store/sql/durable.ts';
+import { openMigratedEmbedded } from '../../helpers/embedded-database.ts';
 import type { DurableStore } from '../../../src/store/types.ts';
 import { createKeyManager, type KeyManager, type RotationPolicy } from '../../../src/tokens/keys.ts';
 
@@ -18,8 +18,7 @@ describe('automatic key rotation', () => {
   };
 
   beforeAll(async () => {
-    durable = await openDurableStore({});
-    await durable.migrate();
+    durable = await openMigratedEmbedded();
     await manager().ensureSigningKey();
   });
   afterAll(async () => {
