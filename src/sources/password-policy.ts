@@ -2,7 +2,8 @@
  * New passwords, in the spirit of NIST SP 800-63B §3.1.1.2: long enough, not the user name,
  * not a commonly used password; no composition rules, no forced character classes.
  */
-import { dictionary } from '@zxcvbn-ts/language-common';
+import { createRequire } from 'node:module';
+import type * as CommonLanguage from '@zxcvbn-ts/language-common';
 
 export const MIN_PASSWORD_LENGTH = 12;
 export const MAX_PASSWORD_LENGTH = 256;
@@ -11,10 +12,15 @@ let common: ReadonlySet<string> | undefined;
 
 /**
  * The blocklist: the most used passwords of breach corpora, as maintained by zxcvbn-ts (its
- * common dictionary, about 49,000 lowercase entries), built into a set on first use.
+ * common dictionary, about 49,000 lowercase entries), built into a set on first use. The
+ * dictionary (about 8 MB in memory) is loaded then too, not at start: most instances never see
+ * a new password.
  */
 function commonPasswords(): ReadonlySet<string> {
-  common ??= new Set(dictionary['passwords-common'].map((password) => password.toLowerCase()));
+  if (!common) {
+    const { dictionary } = createRequire(import.meta.url)('@zxcvbn-ts/language-common') as typeof CommonLanguage;
+    common = new Set(dictionary['passwords-common'].map((password) => password.toLowerCase()));
+  }
   return common;
 }
 
