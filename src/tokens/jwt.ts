@@ -31,6 +31,21 @@ const COMPACT_JWS = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/;
 
 const encodeSegment = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
+/** The encoded header of each key and kind, made once: only the claims change per token. */
+const headers = new Map<string, string>();
+
+function headerSegment(kid: string, kind: TokenKind): string {
+  const id = `${kind} ${kid}`;
+  let segment = headers.get(id);
+  if (segment === undefined) {
+    // Keys rotate rarely; a bound keeps a long-running process from holding every kid it saw.
+    if (headers.size >= 64) headers.clear();
+    segment = encodeSegment({ alg: 'RS256', kid, typ: TYP[kind] });
+    headers.set(id, segment);
+  }
+  return segment;
+}
+
 /** A header or payload segment as a JSON object, or undefined. */
 function decodeSegment(segment: string): Record<string, unknown> | undefined {
   try {
@@ -49,7 +64,7 @@ function onThreadPool<T>(start: (done: (error: Error | null, result: T) => void)
 /** Signs claims (which already carry iss, iat and exp) with the current key. */
 export async function signJwt(keys: KeyManager, kind: TokenKind, claims: TokenClaims): Promise<string> {
   const signer = await keys.signer();
-  const input = `${encodeSegment({ alg: 'RS256', kid: signer.kid, typ: TYP[kind] })}.${encodeSegment(claims)}`;
+  const input = `${headerSegment(signer.kid, kind)}.${encodeSegment(claims)}`;
   const signature = await onThreadPool<Buffer>((done) => rsaSign('sha256', Buffer.from(input), signer.key, done));
   return `${input}.${signature.toString('base64url')}`;
 }

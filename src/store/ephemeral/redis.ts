@@ -178,11 +178,13 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
 }
 
 /**
- * Commands sent within one tick leave in one write: the socket is corked at the first and
- * uncorked by a process.nextTick callback, which, queued from a promise job (as store calls
- * are), runs once the pending promise jobs are done. Under load, the commands of many
- * requests then cost one system call, and Redis one read, instead of one each; each command
- * still has its own timeout (autopipelining would not keep it, see the connection's options).
+ * Commands sent within one turn of the event loop leave in one write, in the order they were
+ * made: the socket is corked at the first and uncorked by a setImmediate callback, once the
+ * turn's I/O callbacks (every request that arrived) have run. Under load, the commands of many
+ * requests then cost one system call, and Redis one read and one wake-up, instead of one each
+ * (uncorking at the end of each tick instead, as before, cost a write per request: a third of
+ * the code exchange's main-thread time, measured). Each command still has its own timeout
+ * (autopipelining would not keep it, see the connection's options).
  */
 function coalescedWrites(redis: Redis): () => Redis {
   let corked: Redis['stream'] | undefined;
@@ -194,7 +196,7 @@ function coalescedWrites(redis: Redis): () => Redis {
     if (!corked && redis.status === 'ready' && redis.stream.writable) {
       corked = redis.stream;
       corked.cork();
-      process.nextTick(uncork);
+      setImmediate(uncork);
     }
     return redis;
   };

@@ -6,7 +6,7 @@
  * indexed, so it stays a heap-only update. Lookups, rotations and new families made in the same
  * turn of the event loop go out together, one statement each (batch.ts).
  */
-import { sql, type Selectable } from 'kysely';
+import { CompiledQuery, sql, type Selectable } from 'kysely';
 import type { AdvanceInput, RefreshFamilyState, RefreshTokenRepository, RevokedFamilies } from '../types.ts';
 import { batched, eachOnFailure } from './batch.ts';
 import type { Db, RefreshTokenFamiliesTable } from './tables.ts';
@@ -17,10 +17,15 @@ const FAMILY_COLUMNS = [
   'revoked_at', 'generation', 'token_salt', 'rotated_at', 'earlier_rotations', 'token_expires_at', 'access_expires_at',
 ] as const;
 
+type FamilyRow = Pick<Selectable<RefreshTokenFamiliesTable>, (typeof FAMILY_COLUMNS)[number]>;
+
+/** The lookup of a batch, compiled once (building it per batch showed in profiles). */
+const SELECT_FAMILIES = `select ${FAMILY_COLUMNS.map((c) => `"${c}"`).join(', ')} from "refresh_token_families" where "id" = ANY($1::text[])`;
+
 /** How many rotations before the latest are kept (those within the grace window, at most this many). */
 const EARLIER_ROTATIONS_KEPT = 4;
 
-function toFamily(row: Pick<Selectable<RefreshTokenFamiliesTable>, (typeof FAMILY_COLUMNS)[number]>): RefreshFamilyState {
+function toFamily(row: FamilyRow): RefreshFamilyState {
   return {
     id: row.id,
     clientId: row.client_id,
@@ -67,7 +72,7 @@ async function revokeFamilies(db: Db, familyIds: string[], reason: string, now: 
 
 /** Families by id, for a batch of lookups: one statement, results in the order asked. */
 async function getFamilies(db: Db, ids: string[]): Promise<Array<RefreshFamilyState | undefined>> {
-  const rows = await db.selectFrom('refresh_token_families').select(FAMILY_COLUMNS).where('id', '=', sql<string>`ANY(${[...new Set(ids)]}::text[])`).execute();
+  const { rows } = await db.executeQuery<FamilyRow>(CompiledQuery.raw(SELECT_FAMILIES, [[...new Set(ids)]]));
   const byId = new Map(rows.map((row) => [row.id, toFamily(row)]));
   return ids.map((id) => byId.get(id));
 }
@@ -82,8 +87,16 @@ async function advanceFamilies(db: Db, inputs: AdvanceInput[]): Promise<Array<bo
   let left = inputs.map((input, index) => ({ input, index }));
   while (left.length > 0) {
     const seen = new Set<string>();
-    const round = left.filter(({ input }) => !seen.has(input.familyId) && seen.add(input.familyId));
-    left = left.filter((entry) => !round.includes(entry));
+    const round: typeof left = [];
+    const later: typeof left = [];
+    for (const entry of left) {
+      if (seen.has(entry.input.familyId)) later.push(entry);
+      else {
+        seen.add(entry.input.familyId);
+        round.push(entry);
+      }
+    }
+    left = later;
     // In id order, so that two instances' batches lock shared rows in the same order.
     round.sort((a, b) => (a.input.familyId < b.input.familyId ? -1 : 1));
     const advanced = await eachOnFailure(round.map((r) => r.input), async (some) => {
