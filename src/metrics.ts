@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { foldedCounter, requestSeries } from './metrics-series.ts';
 import type { DurableStore, EphemeralStore } from './store/types.ts';
 
 const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
@@ -34,15 +35,9 @@ export interface MetricSources {
 export function createMetrics(sources: MetricSources = {}) {
   const registry = new Registry();
   const registers = [registry];
-  let inFlight = 0;
-  new Gauge({
-    name: 'idp_http_requests_in_flight', help: 'HTTP requests received and not yet answered (a draining instance shows what it still owes).', registers,
-    collect() {
-      this.set(inFlight);
-    },
-  });
+  const { inFlight, ...requests } = requestSeries(registers);
   const metrics = {
-    requests: requestSeries(registers),
+    requests,
     tokens: foldedCounter({ name: 'idp_tokens_issued_total', help: 'Token responses issued, by grant.', labelName: 'grant', registers }),
     signIns: foldedCounter({ name: 'idp_sign_ins_total', help: 'Sign-in attempts, by result.', labelName: 'result', registers }),
     rateLimited: foldedCounter({ name: 'idp_rate_limited_total', help: 'Requests refused by a rate limit or a sign-in throttle, by kind.', labelName: 'kind', registers }),
@@ -52,83 +47,9 @@ export function createMetrics(sources: MetricSources = {}) {
   addConnectionGauges(registers, sources);
   return {
     ...metrics,
-    inFlight: {
-      inc: () => void inFlight++,
-      dec: () => void inFlight--,
-    },
+    inFlight,
     contentType: registry.contentType,
     render: async () => (await Registry.merge([registry, processMetrics()]).metrics()),
-  };
-}
-
-/*
- * The series below count in plain maps, one lookup by a string key per event, and are folded
- * into their prom-client metric when scraped: prom-client validates and hashes the label object
- * of every call, which cost more per request than the rest of the request's bookkeeping.
- */
-
-/** A counter with one label: `inc(value)` counts one event with that label value. */
-function foldedCounter(options: { name: string; help: string; labelName: string; registers: Registry[] }): { inc(value: string): void } {
-  const counts = new Map<string, number>();
-  const { labelName } = options;
-  new Counter({
-    name: options.name, help: options.help, labelNames: [labelName], registers: options.registers,
-    collect() {
-      this.reset();
-      for (const [value, count] of counts) this.inc({ [labelName]: value }, count);
-    },
-  });
-  return { inc: (value) => void counts.set(value, (counts.get(value) ?? 0) + 1) };
-}
-
-const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-
-interface RequestCount { labels: { route: string; method: string; status: string }; count: number }
-/** One route's latencies as prom-client's histogram keeps them: per bucket (not cumulative), sum, count. */
-interface LatencySeries { labels: { route: string }; bucketValues: Record<number, number>; sum: number; count: number }
-
-/** idp_http_requests_total{route,method,status} and idp_http_request_duration_seconds{route}. */
-function requestSeries(registers: Registry[]): { record(route: string, method: string, status: number, seconds: number): void } {
-  const counts = new Map<string, RequestCount>();
-  const latencies = new Map<string, LatencySeries>();
-  new Counter({
-    name: 'idp_http_requests_total', help: 'HTTP requests by route, method and status.', labelNames: ['route', 'method', 'status'], registers,
-    collect() {
-      this.reset();
-      for (const { labels, count } of counts.values()) this.inc(labels, count);
-    },
-  });
-  new Histogram({
-    name: 'idp_http_request_duration_seconds', help: 'HTTP request latency by route.', labelNames: ['route'], registers, buckets: LATENCY_BUCKETS,
-    collect() {
-      // Exported from prom-client's own per-series shape (its createBaseValues): its API takes
-      // observations one by one only. Copies, so that an export never sees a half-made series.
-      const hashMap: Record<string, LatencySeries> = {};
-      for (const [route, s] of latencies) hashMap[route] = { labels: s.labels, bucketValues: { ...s.bucketValues }, sum: s.sum, count: s.count };
-      (this as unknown as { hashMap: Record<string, LatencySeries> }).hashMap = hashMap;
-    },
-  });
-  return {
-    record(route, method, status, seconds) {
-      const key = `${route}\u0000${method}\u0000${status}`;
-      const counted = counts.get(key);
-      if (counted) counted.count++;
-      else counts.set(key, { labels: { route, method, status: String(status) }, count: 1 });
-      let series = latencies.get(route);
-      if (!series) {
-        series = { labels: { route }, bucketValues: Object.fromEntries(LATENCY_BUCKETS.map((b) => [b, 0])), sum: 0, count: 0 };
-        latencies.set(route, series);
-      }
-      // The first bucket the value fits in (prom-client's findBound); above them all, only the count.
-      for (const bound of LATENCY_BUCKETS) {
-        if (seconds <= bound) {
-          series.bucketValues[bound] = (series.bucketValues[bound] ?? 0) + 1;
-          break;
-        }
-      }
-      series.sum += seconds;
-      series.count++;
-    },
   };
 }
 
