@@ -53,10 +53,11 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 }
 
 /**
- * sonic-boom (pino's asynchronous destination) measures the byte length of its last pending
- * buffer on every write: with lines piling up while a write waits for the thread pool (busy with
- * signatures), each line cost a copy of all that was pending. Handing it one string per turn
- * of the event loop makes that once per turn.
+ * sonic-boom (pino's asynchronous destination) holding strings measures the byte length of its
+ * last pending string on every write, and appends to it: with lines piling up while a write
+ * waits for the thread pool (busy with signatures), each line cost a copy of all that was
+ * pending. It is handed one buffer per turn of the event loop instead (its buffer mode: lengths
+ * known, buffers concatenated once when written).
  */
 function stdoutDestination(): DestinationStream & { flush(callback?: (error?: Error) => void): void; flushSync(): void } {
   let pending: string[] = [];
@@ -68,7 +69,8 @@ function stdoutDestination(): DestinationStream & { flush(callback?: (error?: Er
   };
   const handOn = () => {
     scheduled = false;
-    if (pending.length > 0) sonic.write(take());
+    // Buffer mode takes buffers; its type declares strings only.
+    if (pending.length > 0) sonic.write(Buffer.from(take()) as unknown as string);
   };
   // Registered before sonic-boom's own exit handler (made with it below), so this runs first:
   // sonic-boom's pending lines, then ours, in order, synchronously.
@@ -80,7 +82,7 @@ function stdoutDestination(): DestinationStream & { flush(callback?: (error?: Er
       // Nowhere left to say it.
     }
   });
-  const sonic = pino.destination({ dest: 1, sync: false });
+  const sonic = pino.destination({ dest: 1, sync: false, contentMode: 'buffer' });
   return {
     write(line: string) {
       pending.push(line);
