@@ -41,10 +41,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Logs to stdout asynchronously: lines are gathered for one turn of the event loop and handed
- * on together, and what came meanwhile goes out in the next write (one write per request line
- * costs as much as a store round trip under load). What is pending is written synchronously at
- * exit.
+ * Logs to stdout asynchronously: lines are gathered and handed on together (one write per
+ * request line costs as much as a store round trip under load). What is pending is written
+ * synchronously at exit.
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   // Child loggers' bindings are the service's own (request id, audit flag), never input.
@@ -53,24 +52,39 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 }
 
 /**
- * sonic-boom (pino's asynchronous destination) holding strings measures the byte length of its
- * last pending string on every write, and appends to it: with lines piling up while a write
- * waits for the thread pool (busy with signatures), each line cost a copy of all that was
- * pending. It is handed one buffer per turn of the event loop instead (its buffer mode: lengths
- * known, buffers concatenated once when written).
+ * Each write to stdout costs a hand-over to libuv's thread pool, whose wake-up costs the
+ * main thread more than the line itself; sonic-boom (pino's asynchronous destination) writes
+ * whenever it is idle. Lines are therefore gathered while every turn of the event loop brings
+ * more (a server under load) up to WRITE_BYTES, and handed on as soon as a turn brings none (so
+ * a quiet server's lines go out at once). sonic-boom gets buffers (its buffer mode): holding
+ * strings, it measured the byte length of all it held on every write.
  */
+const WRITE_BYTES = 8 * 1024;
+
 function stdoutDestination(): DestinationStream & { flush(callback?: (error?: Error) => void): void; flushSync(): void } {
   let pending: string[] = [];
+  let pendingBytes = 0;
   let scheduled = false;
+  let addedSinceCheck = false;
   const take = () => {
     const lines = pending.join('');
     pending = [];
+    pendingBytes = 0;
     return lines;
   };
   const handOn = () => {
-    scheduled = false;
     // Buffer mode takes buffers; its type declares strings only.
     if (pending.length > 0) sonic.write(Buffer.from(take()) as unknown as string);
+  };
+  const check = () => {
+    if (addedSinceCheck && pendingBytes < WRITE_BYTES) {
+      addedSinceCheck = false;
+      setImmediate(check);
+      return;
+    }
+    scheduled = false;
+    addedSinceCheck = false;
+    handOn();
   };
   // Registered before sonic-boom's own exit handler (made with it below), so this runs first:
   // sonic-boom's pending lines, then ours, in order, synchronously.
@@ -86,9 +100,11 @@ function stdoutDestination(): DestinationStream & { flush(callback?: (error?: Er
   return {
     write(line: string) {
       pending.push(line);
+      pendingBytes += line.length;
+      addedSinceCheck = true;
       if (!scheduled) {
         scheduled = true;
-        setImmediate(handOn);
+        setImmediate(check);
       }
     },
     flush(callback) {
