@@ -119,10 +119,10 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
   const { keys, ephemeral, durable } = services;
   /** One audit line per event, on the request's logger, counted in the metrics too. */
   const audit = createRequestAudit((event, fields) => {
-    metrics.audit.inc({ event });
-    if (event === 'token_issued') metrics.tokens.inc({ grant: String(fields.grant) });
-    if (event === 'sign_in') metrics.signIns.inc({ result: String(fields.result) });
-    if (event === 'sign_in' && fields.result === 'throttled') metrics.rateLimited.inc({ kind: 'sign_in' });
+    metrics.audit.inc(event);
+    if (event === 'token_issued') metrics.tokens.inc(String(fields.grant));
+    if (event === 'sign_in') metrics.signIns.inc(String(fields.result));
+    if (event === 'sign_in' && fields.result === 'throttled') metrics.rateLimited.inc('sign_in');
   });
   await app.register(discoveryRoutes, { config });
   await app.register(jwksRoutes, { keys });
@@ -152,11 +152,17 @@ async function registerApiRoutes(app: FastifyInstance, config: Config, services:
   await app.register(async (corsScope) => {
     // The plugin's OPTIONS route is global: the path decides, so introspection never says yes.
     const corsPaths = new Set(['/connect/token', '/connect/userinfo', '/connect/revoke'].map((p) => `${basePath}${p}`));
+    const corsOptions = (origin: string | false) => ({ origin, methods: ['GET', 'POST'], allowedHeaders: ['authorization', 'content-type'], maxAge: 600 });
+    const notAllowed = corsOptions(false);
     await corsScope.register(cors, {
-      delegator: async (request: FastifyRequest) => {
+      // A callback, answered at once for the requests of servers (no Origin): no promise per request.
+      delegator: (request: FastifyRequest, callback: (error: Error | null, options?: ReturnType<typeof corsOptions>) => void) => {
         const origin = request.headers.origin;
-        const allowed = origin !== undefined && corsPaths.has(request.url.split('?')[0] ?? '') && (await clients.allowedOrigins()).has(origin);
-        return { origin: allowed ? origin : false, methods: ['GET', 'POST'], allowedHeaders: ['authorization', 'content-type'], maxAge: 600 };
+        if (origin === undefined || !corsPaths.has(request.url.split('?')[0] ?? '')) {
+          callback(null, notAllowed);
+          return;
+        }
+        clients.allowedOrigins().then((origins) => callback(null, origins.has(origin) ? corsOptions(origin) : notAllowed), callback);
       },
     });
     await corsScope.register(tokenRoutes, { clients, clock, grants: services.grants, audit, rateLimiter: services.tokenRateLimiter });
@@ -185,18 +191,22 @@ function refuseForeignHosts(app: FastifyInstance, config: Config, basePath: stri
   // rewrites Host, or a base URL left at its default.
   const refusal = `This request names another host than this service's address: it answers for ${new URL(config.baseUrl).host} (IDP_BASE_URL). `
     + 'Behind a proxy, pass the Host header on, or set IDP_TRUST_PROXY so that X-Forwarded-Host counts.';
-  app.addHook('onRequest', async (request) => {
-    if (probes.has(request.url.split('?')[0] ?? '') || isOwnHost(request.host)) return;
-    throw new OAuthError('invalid_request', refusal, {
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (isOwnHost(request.host) || probes.has(request.url.split('?')[0] ?? '')) {
+      done();
+      return;
+    }
+    done(new OAuthError('invalid_request', refusal, {
       redirectable: false,
       detail: `host ${request.host}`,
-    });
+    }));
   });
 }
 
+/** What every response carries; pages set their own Content-Security-Policy. */
 function addSecurityHeaders(app: FastifyInstance, config: Config): void {
   const https = config.baseUrl.startsWith('https:');
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, _payload, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
@@ -206,14 +216,20 @@ function addSecurityHeaders(app: FastifyInstance, config: Config): void {
       reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
     }
     if (https) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+    done();
   });
 }
 
-/** First hook of all, so that every request counted is also uncounted: 'close' fires on every response. */
+/**
+ * First hook of all, so that every request counted is also uncounted: 'close' fires on every
+ * response, also one whose client went away before it was sent (no onResponse then).
+ */
 function countRequestsInFlight(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onRequest', async (_request, reply) => {
+  const answered = () => metrics.inFlight.dec();
+  app.addHook('onRequest', (_request, reply, done) => {
     metrics.inFlight.inc();
-    reply.raw.once('close', () => metrics.inFlight.dec());
+    reply.raw.on('close', answered);
+    done();
   });
 }
 
@@ -222,12 +238,13 @@ function countRequestsInFlight(app: FastifyInstance, metrics: Metrics): void {
  * it), never the query string or the body.
  */
 function addRequestLog(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unknown';
     const status = reply.statusCode;
-    request.log.info({ method: request.method, route, status, ms: Math.round(reply.elapsedTime * 10) / 10, source_address: request.ip }, 'request');
-    metrics.requests.inc({ route, method: request.method, status: String(status) });
-    metrics.latency.observe({ route }, reply.elapsedTime / 1000);
-    if (status === 429) metrics.rateLimited.inc({ kind: route.endsWith('/connect/authorize') ? 'authorize' : 'token' });
+    const elapsed = reply.elapsedTime;
+    request.log.info({ method: request.method, route, status, ms: Math.round(elapsed * 10) / 10, source_address: request.ip }, 'request');
+    metrics.requests.record(route, request.method, status, elapsed / 1000);
+    if (status === 429) metrics.rateLimited.inc(route.endsWith('/connect/authorize') ? 'authorize' : 'token');
+    done();
   });
 }

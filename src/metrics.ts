@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { foldedCounter, requestSeries } from './metrics-series.ts';
 import type { DurableStore, EphemeralStore } from './store/types.ts';
 
 const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
@@ -34,22 +35,19 @@ export interface MetricSources {
 export function createMetrics(sources: MetricSources = {}) {
   const registry = new Registry();
   const registers = [registry];
+  const { inFlight, ...requests } = requestSeries(registers);
   const metrics = {
-    requests: new Counter({ name: 'idp_http_requests_total', help: 'HTTP requests by route, method and status.', labelNames: ['route', 'method', 'status'], registers }),
-    inFlight: new Gauge({ name: 'idp_http_requests_in_flight', help: 'HTTP requests received and not yet answered (a draining instance shows what it still owes).', registers }),
-    latency: new Histogram({
-      name: 'idp_http_request_duration_seconds', help: 'HTTP request latency by route.', labelNames: ['route'], registers,
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    }),
-    tokens: new Counter({ name: 'idp_tokens_issued_total', help: 'Token responses issued, by grant.', labelNames: ['grant'], registers }),
-    signIns: new Counter({ name: 'idp_sign_ins_total', help: 'Sign-in attempts, by result.', labelNames: ['result'], registers }),
-    rateLimited: new Counter({ name: 'idp_rate_limited_total', help: 'Requests refused by a rate limit or a sign-in throttle, by kind.', labelNames: ['kind'], registers }),
-    audit: new Counter({ name: 'idp_audit_events_total', help: 'Audit events, by event.', labelNames: ['event'], registers }),
+    requests,
+    tokens: foldedCounter({ name: 'idp_tokens_issued_total', help: 'Token responses issued, by grant.', labelName: 'grant', registers }),
+    signIns: foldedCounter({ name: 'idp_sign_ins_total', help: 'Sign-in attempts, by result.', labelName: 'result', registers }),
+    rateLimited: foldedCounter({ name: 'idp_rate_limited_total', help: 'Requests refused by a rate limit or a sign-in throttle, by kind.', labelName: 'kind', registers }),
+    audit: foldedCounter({ name: 'idp_audit_events_total', help: 'Audit events, by event.', labelName: 'event', registers }),
   };
   new Gauge({ name: 'idp_build_info', help: 'The running version of the service; always 1.', labelNames: ['version'], registers }).set({ version: VERSION }, 1);
   addConnectionGauges(registers, sources);
   return {
     ...metrics,
+    inFlight,
     contentType: registry.contentType,
     render: async () => (await Registry.merge([registry, processMetrics()]).metrics()),
   };

@@ -39,6 +39,8 @@ export interface RevocationList {
    */
   revokeUser(userId: string, reason: string): Promise<void>;
   isRevoked(jti: string): Promise<boolean>;
+  /** The answer of the in-memory copy while it is complete, with no promise; undefined when isRevoked must ask the record. */
+  isRevokedInMemory(jti: string): boolean | undefined;
   close(): void;
 }
 
@@ -145,6 +147,9 @@ export function createRevocationList(stores: RevocationStores, clock: Clock, max
       if (complete) return (revoked.get(jti) ?? 0) > now();
       return durable.revocations.isRevoked(jti, new Date(clock()));
     },
+    isRevokedInMemory(jti) {
+      return complete ? (revoked.get(jti) ?? 0) > now() : undefined;
+    },
     close() {
       clearInterval(pruner);
       stopDurable();
@@ -188,6 +193,10 @@ export function revokedFamilyTokens(revoked: RevokedFamilies): RevokedToken[] {
 
 /** Whether a verified access token was revoked, on its own or with its refresh token family. */
 export async function isAccessTokenRevoked(list: RevocationList, claims: TokenClaims): Promise<boolean> {
+  // Checked on every userinfo and introspection call: from memory without a promise each, usually.
+  const ownInMemory = typeof claims.jti === 'string' ? list.isRevokedInMemory(claims.jti) : false;
+  const familyInMemory = typeof claims.svc_fid === 'string' ? list.isRevokedInMemory(familyRevocationKey(claims.svc_fid)) : false;
+  if (ownInMemory !== undefined && familyInMemory !== undefined) return ownInMemory || familyInMemory;
   const [own, family] = await Promise.all([
     typeof claims.jti === 'string' ? list.isRevoked(claims.jti) : false,
     typeof claims.svc_fid === 'string' ? list.isRevoked(familyRevocationKey(claims.svc_fid)) : false,

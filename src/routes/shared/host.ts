@@ -19,5 +19,16 @@ function normalise(host: string, scheme: string): string {
 export function createHostCheck(baseUrl: string): (host: string | undefined) => boolean {
   const url = new URL(baseUrl);
   const expected = normalise(url.host, url.protocol);
-  return (host) => host !== undefined && normalise(host, url.protocol) === expected;
+  // Nearly every request names the same host: the last answer is kept (one entry, so a caller
+  // varying the Host header costs no memory).
+  let lastHost: string | undefined;
+  let lastAnswer = false;
+  return (host) => {
+    if (host === undefined) return false;
+    if (host !== lastHost) {
+      lastAnswer = normalise(host, url.protocol) === expected;
+      lastHost = host;
+    }
+    return lastAnswer;
+  };
 }
