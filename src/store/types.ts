@@ -384,6 +384,13 @@ export interface EphemeralStore {
   getMany(keys: ReadonlyArray<{ ns: Namespace; key: string }>): Promise<unknown[]>;
   /** Reads and deletes in one step: exactly one caller gets the value. */
   take<T>(ns: Namespace, key: string): Promise<T | undefined>;
+  /**
+   * `take`, and with it `write` the writes of its outcome: `taken` when the value was there,
+   * `missing` when not. One atomic step (one script) outside a cluster; a cluster takes, then
+   * writes key by key (so there the writes are not in order with other calls of the same tick).
+   * Exactly one caller gets the value, and only its `taken` writes are made.
+   */
+  takeAndWrite<T>(ns: Namespace, key: string, writes: { taken: readonly EphemeralWrite[]; missing: readonly EphemeralWrite[] }): Promise<T | undefined>;
   /** Adds `by` (default 1) and returns the new count; the TTL starts with the first increment. */
   increment(ns: Namespace, key: string, ttlSeconds: number, by?: number): Promise<number>;
   /**
@@ -399,6 +406,14 @@ export interface EphemeralStore {
    * that included it. Nothing happens when the count has expired meanwhile.
    */
   giveBackAttempt(ns: Namespace, key: string): Promise<void>;
+  /**
+   * `takeAttempt` on several keys as one: true when each took an attempt; false, with nothing
+   * counted on any, when one of them is locked. One round trip outside a cluster (a script over
+   * every key); a cluster takes key by key and gives back what was taken when one refused.
+   */
+  takeAttempts(ns: Namespace, attempts: ReadonlyArray<{ key: string; rule: AttemptRule }>): Promise<boolean>;
+  /** `giveBackAttempt` on each key, in one round trip outside a cluster. */
+  giveBackAttempts(ns: Namespace, keys: readonly string[]): Promise<void>;
   delete(ns: Namespace, key: string): Promise<void>;
   /** Every live value of a namespace, by key: a full scan, for rebuilding a local copy. */
   entries<T>(ns: Namespace): Promise<Array<[string, T]>>;
