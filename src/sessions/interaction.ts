@@ -63,6 +63,8 @@ export interface InteractionStore {
   save(interaction: Interaction): Promise<void>;
   /** Ends an interaction; only one caller gets it, so a code is issued once per interaction. */
   finish(id: string): Promise<Interaction | undefined>;
+  /** `finish`, with the writes of its outcome in the same step: `taken` for the one caller that got it, `missing` otherwise. */
+  finishWith(id: string, writes: { taken: readonly EphemeralWrite[]; missing: readonly EphemeralWrite[] }): Promise<Interaction | undefined>;
 }
 
 export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock): InteractionStore {
@@ -89,6 +91,7 @@ export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock):
     saveWrite,
     save: (interaction) => ephemeral.write([saveWrite(interaction)]),
     finish: (id) => ephemeral.take<Interaction>(NAMESPACES.interaction, hashToken(id)),
+    finishWith: (id, writes) => ephemeral.takeAndWrite<Interaction>(NAMESPACES.interaction, hashToken(id), writes),
   };
 }
 
