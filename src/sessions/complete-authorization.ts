@@ -42,12 +42,12 @@ export async function completeAuthorization(deps: CompletionDeps, current: FlowS
     claims: request.claims,
     allowedScopes,
   });
-  const taken = loaded.session.clients.includes(client.clientId)
+  const deleted = loaded.session.clients.includes(client.clientId)
     ? [...writes, write]
     // The session as it is now, with this client: it replaces a write of the session in `writes`.
     : [...writes.filter((w) => !(w.op === 'set' && w.ns === NAMESPACES.session && w.key === loaded.key)), write,
       deps.sessions.saveWrite(loaded.key, { ...loaded.session, clients: [...loaded.session.clients, client.clientId] })];
-  if (!(await deps.interactions.finishWith(interaction.id, { taken, missing: writes }))) return refuse(deps, []);
+  if (!(await deps.interactions.finishWith(interaction.id, { deleted, missing: writes }))) return refuse(deps, []);
   return authorizationResponse(request, deps.issuer, { code });
 }
 

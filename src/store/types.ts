@@ -363,6 +363,12 @@ export type EphemeralWrite =
   | { op: 'set'; ns: Namespace; key: string; value: unknown; ttlSeconds: number }
   | { op: 'delete'; ns: Namespace; key: string };
 
+/** The writes of each outcome of `EphemeralStore.deleteAndWrite`. */
+export interface EphemeralWritesByOutcome {
+  deleted: readonly EphemeralWrite[];
+  missing: readonly EphemeralWrite[];
+}
+
 /**
  * Short-lived values with a time to live. Values are JSON. Every operation is atomic across
  * instances sharing one store. Namespaces (`NAMESPACES`) keep kinds of values apart.
@@ -385,12 +391,13 @@ export interface EphemeralStore {
   /** Reads and deletes in one step: exactly one caller gets the value. */
   take<T>(ns: Namespace, key: string): Promise<T | undefined>;
   /**
-   * `take`, and with it `write` the writes of its outcome: `taken` when the value was there,
-   * `missing` when not. One atomic step (one script) outside a cluster; a cluster takes, then
-   * writes key by key (so there the writes are not in order with other calls of the same tick).
-   * Exactly one caller gets the value, and only its `taken` writes are made.
+   * Deletes a value and, with it, makes the writes of the outcome: `deleted` when the value was
+   * there, `missing` when not; true when this call deleted it. As with `take`, exactly one of
+   * concurrent callers deletes it, and only its `deleted` writes are made. One atomic step (one
+   * script) outside a cluster; a cluster deletes, then writes key by key (so there the writes
+   * are not in order with other calls of the same tick).
    */
-  takeAndWrite<T>(ns: Namespace, key: string, writes: { taken: readonly EphemeralWrite[]; missing: readonly EphemeralWrite[] }): Promise<T | undefined>;
+  deleteAndWrite(ns: Namespace, key: string, writes: EphemeralWritesByOutcome): Promise<boolean>;
   /** Adds `by` (default 1) and returns the new count; the TTL starts with the first increment. */
   increment(ns: Namespace, key: string, ttlSeconds: number, by?: number): Promise<number>;
   /**

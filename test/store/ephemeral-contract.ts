@@ -186,34 +186,34 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         }));
     });
 
-    describe('takeAndWrite', () => {
-      const set = (k: string, value: unknown) => ({ op: 'set' as const, ns: ns('taw-out'), key: k, value, ttlSeconds: 60 });
-      const del = (k: string) => ({ op: 'delete' as const, ns: ns('taw-out'), key: k });
-      const read = (...keys: string[]) => store.getMany(keys.map((k) => ({ ns: ns('taw-out'), key: k })));
+    describe('deleteAndWrite', () => {
+      const set = (k: string, value: unknown) => ({ op: 'set' as const, ns: ns('daw-out'), key: k, value, ttlSeconds: 60 });
+      const del = (k: string) => ({ op: 'delete' as const, ns: ns('daw-out'), key: k });
+      const read = (...keys: string[]) => store.getMany(keys.map((k) => ({ ns: ns('daw-out'), key: k })));
 
-      it('takes the value and makes only the writes of its outcome, in order', async () => {
+      it('deletes the value and makes only the writes of its outcome, in order', async () => {
         const [k, a, b, c, d] = [key(), key('a'), key('b'), key('c'), key('d')];
-        await store.set(ns('taw-out'), c, 'old', 60);
-        await store.set(ns('taw'), k, { interaction: 1 }, 60);
-        const writes = { taken: [set(a, { n: 1 }), del(c), set(a, { n: 2 })], missing: [set(b, 'missing'), del(d)] };
-        expect(await store.takeAndWrite(ns('taw'), k, writes)).toEqual({ interaction: 1 });
+        await store.set(ns('daw-out'), c, 'old', 60);
+        await store.set(ns('daw'), k, { interaction: 1 }, 60);
+        const writes = { deleted: [set(a, { n: 1 }), del(c), set(a, { n: 2 })], missing: [set(b, 'missing'), del(d)] };
+        expect(await store.deleteAndWrite(ns('daw'), k, writes)).toBe(true);
         expect(await read(a, b, c)).toEqual([{ n: 2 }, undefined, undefined]);
-        expect(await store.get(ns('taw'), k), 'taken').toBeUndefined();
-        await store.set(ns('taw-out'), d, 'kept until missing', 60);
-        expect(await store.takeAndWrite(ns('taw'), k, writes), 'gone').toBeUndefined();
+        expect(await store.get(ns('daw'), k), 'deleted').toBeUndefined();
+        await store.set(ns('daw-out'), d, 'kept until missing', 60);
+        expect(await store.deleteAndWrite(ns('daw'), k, writes), 'gone').toBe(false);
         expect(await read(a, b, d)).toEqual([{ n: 2 }, 'missing', undefined]);
-        expect(await store.takeAndWrite(ns('taw'), key('none'), { taken: [], missing: [] })).toBeUndefined();
+        expect(await store.deleteAndWrite(ns('daw'), key('none'), { deleted: [], missing: [] })).toBe(false);
       });
 
-      it(`gives the value, and its writes, to exactly one of ${CONCURRENCY} concurrent callers`, async () => {
+      it(`deletes, and writes, for exactly one of ${CONCURRENCY} concurrent callers`, async () => {
         const k = key();
-        await store.set(ns('taw'), k, 'once', 60);
+        await store.set(ns('daw'), k, 'once', 60);
         const marks = Array.from({ length: CONCURRENCY }, () => key('mark'));
-        const results = await Promise.all(marks.map((mark) => store.takeAndWrite(ns('taw'), k, { taken: [set(mark, 'won')], missing: [] })));
-        expect(results.filter((r) => r !== undefined)).toEqual(['once']);
+        const results = await Promise.all(marks.map((mark) => store.deleteAndWrite(ns('daw'), k, { deleted: [set(mark, 'won')], missing: [] })));
+        expect(results.filter(Boolean)).toHaveLength(1);
         const written = await read(...marks);
         expect(written.filter((v) => v !== undefined)).toEqual(['won']);
-        expect(written.findIndex((v) => v !== undefined)).toBe(results.findIndex((r) => r !== undefined));
+        expect(written.findIndex((v) => v !== undefined)).toBe(results.indexOf(true));
       });
     });
 
@@ -547,7 +547,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect(await store.increment(ttl, counter, 1)).toBe(1);
         await store.set(ttl, long, 'long', 60);
         const written = key('written');
-        await store.takeAndWrite(ttl, key('absent'), { taken: [], missing: [{ op: 'set', ns: ttl, key: written, value: 'written', ttlSeconds: 1 }] });
+        await store.deleteAndWrite(ttl, key('absent'), { deleted: [], missing: [{ op: 'set', ns: ttl, key: written, value: 'written', ttlSeconds: 1 }] });
         // Attempts count for their window (1 s) from the first: two now, two after it (a third locks).
         const attemptRule = { limit: 3, windowSeconds: 1, lockSeconds: 60, maxLockSeconds: 60 };
         const attempts = key('attempts');

@@ -137,11 +137,11 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       entries.delete(`${ns}:${key}`);
       return JSON.parse(entry.json) as T;
     },
-    async takeAndWrite<T>(ns: Namespace, key: string, { taken, missing }: { taken: readonly EphemeralWrite[]; missing: readonly EphemeralWrite[] }) {
-      const entry = live(`${ns}:${key}`);
-      if (entry) entries.delete(`${ns}:${key}`);
-      applyWrites(entry ? taken : missing);
-      return entry ? (JSON.parse(entry.json) as T) : undefined;
+    async deleteAndWrite(ns, key, { deleted, missing }) {
+      const found = live(`${ns}:${key}`) !== undefined;
+      entries.delete(`${ns}:${key}`);
+      applyWrites(found ? deleted : missing);
+      return found;
     },
     async increment(ns, key, ttlSeconds, by = 1) {
       const k = `${ns}:${key}`;

@@ -18,18 +18,19 @@ if n == tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return n
 `;
 
-// KEYS[1]: the value taken; then the keys of the writes, those made when it was there first.
+// KEYS[1]: the value deleted; then the keys of the writes, those made when it was there first.
 // ARGV[1]: how many writes are made when it was there; then two per write, in the order of the
-// keys: the JSON to set and its TTL (ms), or two empty strings to delete. Returns the value.
-const TAKE_AND_WRITE = `
-local value = redis.call('GETDEL', KEYS[1])
+// keys: the JSON to set and its TTL (ms), or two empty strings to delete. Returns 1 when the
+// value was there.
+const DELETE_AND_WRITE = `
+local found = redis.call('DEL', KEYS[1])
 local first, last = 2, tonumber(ARGV[1]) + 1
-if not value then first, last = last + 1, #KEYS end
+if found == 0 then first, last = last + 1, #KEYS end
 for i = first, last do
   local at = 2 * (i - 2) + 2
   if ARGV[at + 1] == '' then redis.call('DEL', KEYS[i]) else redis.call('SET', KEYS[i], ARGV[at], 'PX', ARGV[at + 1]) end
 end
-return value
+return found
 `;
 
 export interface RedisEphemeralOptions {
@@ -73,7 +74,7 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
   const k = (ns: Namespace, key: string) => `${ns}:{${key}}`;
   const attempts = redisAttemptSteps(redis, inOneWrite, k);
   // No fixed number of keys: the count goes first on each call.
-  redis.defineCommand('idpTakeAndWrite', { lua: TAKE_AND_WRITE });
+  redis.defineCommand('idpDeleteAndWrite', { lua: DELETE_AND_WRITE });
   const parse = <T>(json: string | null): T | undefined => (json === null ? undefined : (JSON.parse(json) as T));
 
   const px = (ttlSeconds: number) => Math.max(1, Math.round(ttlSeconds * 1000));
@@ -115,17 +116,17 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     async take<T>(ns: Namespace, key: string) {
       return parse<T>(await inOneWrite().getdel(k(ns, key)));
     },
-    async takeAndWrite<T>(ns: Namespace, key: string, { taken, missing }: { taken: readonly EphemeralWrite[]; missing: readonly EphemeralWrite[] }) {
+    async deleteAndWrite(ns, key, { deleted, missing }) {
       if (redis instanceof Cluster) {
-        // The keys lie in different hash slots: taken first, then written key by key.
-        const value = parse<T>(await redis.getdel(k(ns, key)));
-        await write(value === undefined ? missing : taken);
-        return value;
+        // The keys lie in different hash slots: deleted first, then written key by key.
+        const found = (await redis.del(k(ns, key))) === 1;
+        await write(found ? deleted : missing);
+        return found;
       }
-      const all = [...taken, ...missing];
+      const all = [...deleted, ...missing];
       const args = all.flatMap((w) => (w.op === 'set' ? [JSON.stringify(w.value), String(px(w.ttlSeconds))] : ['', '']));
-      const client = inOneWrite() as unknown as Record<string, (...params: Array<string | number>) => Promise<string | null>>;
-      return parse<T>(await client.idpTakeAndWrite!(all.length + 1, k(ns, key), ...all.map((w) => k(w.ns, w.key)), String(taken.length), ...args));
+      const client = inOneWrite() as unknown as Record<string, (...params: Array<string | number>) => Promise<number>>;
+      return (await client.idpDeleteAndWrite!(all.length + 1, k(ns, key), ...all.map((w) => k(w.ns, w.key)), String(deleted.length), ...args)) === 1;
     },
     async increment(ns, key, ttlSeconds, by = 1) {
       return Number(await scripts.increment([k(ns, key)], [String(Math.max(1, Math.ceil(ttlSeconds))), String(by)]));
