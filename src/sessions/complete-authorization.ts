@@ -1,6 +1,7 @@
 /**
- * The end of an interaction: its code, issued once (the interaction is taken from the store,
- * so two racing requests cannot both get one), delivered to the client in its response mode.
+ * The end of an interaction: its code, issued once (the code is stored in the same atomic step
+ * that deletes the interaction, by the one request that deletes it, so two racing requests
+ * cannot both get one), delivered to the client in its response mode.
  */
 import { OAuthError } from '../errors.ts';
 import { NAMESPACES, type EphemeralStore, type EphemeralWrite } from '../store/types.ts';
@@ -42,12 +43,12 @@ export async function completeAuthorization(deps: CompletionDeps, current: FlowS
     claims: request.claims,
     allowedScopes,
   });
-  const deleted = loaded.session.clients.includes(client.clientId)
+  const whenFinished = loaded.session.clients.includes(client.clientId)
     ? [...writes, write]
     // The session as it is now, with this client: it replaces a write of the session in `writes`.
     : [...writes.filter((w) => !(w.op === 'set' && w.ns === NAMESPACES.session && w.key === loaded.key)), write,
       deps.sessions.saveWrite(loaded.key, { ...loaded.session, clients: [...loaded.session.clients, client.clientId] })];
-  if (!(await deps.interactions.finishWith(interaction.id, { deleted, missing: writes }))) return refuse(deps, []);
+  if (!(await deps.interactions.finishWith(interaction.id, { deleted: whenFinished, missing: writes }))) return refuse(deps, []);
   return authorizationResponse(request, deps.issuer, { code });
 }
 
