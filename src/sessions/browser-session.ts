@@ -61,17 +61,16 @@ export function createSessionStore(ephemeral: EphemeralStore, clock: Clock): Ses
   };
   const anonymous = (): BrowserSession => ({ userId: null, authTime: null, amr: [], clients: [], createdAt: epochSeconds(clock) });
   const usable = (sid: string | undefined): sid is string => sid !== undefined && sid !== '' && sid.length <= 100;
-  async function load(sid: string | undefined): Promise<LoadedSession | undefined> {
-    if (!usable(sid)) return undefined;
-    const key = hashToken(sid);
+  const stored = async (key: string): Promise<LoadedSession | undefined> => {
     const session = await ephemeral.get<BrowserSession>(NAMESPACES.session, key);
     return session ? { key, session } : undefined;
-  }
+  };
   return {
-    load,
+    load: async (sid) => (usable(sid) ? stored(hashToken(sid)) : undefined),
     async loadBrowser(sid) {
       if (!usable(sid)) return undefined;
-      return (await load(sid)) ?? { key: hashToken(sid), session: anonymous() };
+      const key = hashToken(sid);
+      return (await stored(key)) ?? { key, session: anonymous() };
     },
     create() {
       const sid = randomToken();

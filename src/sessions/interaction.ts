@@ -5,7 +5,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { epochSeconds } from '../clock.ts';
-import type { EphemeralStore, EphemeralWrite } from '../store/types.ts';
+import type { EphemeralStore, EphemeralWrite, EphemeralWritesByOutcome } from '../store/types.ts';
 import { NAMESPACES } from '../store/types.ts';
 import { hashToken, randomToken } from '../tokens/opaque.ts';
 import type { AuthorizationRequest } from './authorization-request.ts';
@@ -63,6 +63,11 @@ export interface InteractionStore {
   save(interaction: Interaction): Promise<void>;
   /** Ends an interaction; only one caller gets it, so a code is issued once per interaction. */
   finish(id: string): Promise<Interaction | undefined>;
+  /**
+   * Ends an interaction with the writes of the outcome in the same step: `deleted` for the one
+   * caller that ended it (true), `missing` otherwise.
+   */
+  finishWith(id: string, writes: EphemeralWritesByOutcome): Promise<boolean>;
 }
 
 export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock): InteractionStore {
@@ -89,6 +94,7 @@ export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock):
     saveWrite,
     save: (interaction) => ephemeral.write([saveWrite(interaction)]),
     finish: (id) => ephemeral.take<Interaction>(NAMESPACES.interaction, hashToken(id)),
+    finishWith: (id, writes) => ephemeral.deleteAndWrite(NAMESPACES.interaction, hashToken(id), writes),
   };
 }
 

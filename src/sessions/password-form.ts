@@ -72,10 +72,13 @@ export function createPasswordForm(deps: PasswordFormDeps) {
       return signInAgain(bound, { username, error: SIGN_IN_MESSAGES[result.reason], invalid });
     }
     // The user who gave the right password is pending: on to what they still owe. The source
-    // just read the user (not read again); giving the attempt back needs nothing of the rest.
+    // just read the user (not read again). Giving the attempt back needs nothing of the rest,
+    // and is asked at once, whatever happens next: without a read in between (the usual case),
+    // it leaves for the store in the same write as what finishing the sign-in stores.
     const pending = { userId: result.user.id, username: account, amr: result.amr, enrolSecretSealed: null };
-    const [current] = await Promise.all([flow.stateOf({ ...bound, interaction: { ...bound.interaction, pending } }, { pendingUser: result.user }), attempt.giveBack()]);
-    return flow.saveAndAdvance(browser, current);
+    const goOn = async () => flow.saveAndAdvance(browser, await flow.stateOf({ ...bound, interaction: { ...bound.interaction, pending } }, { pendingUser: result.user }));
+    const [next] = await Promise.all([goOn(), attempt.giveBack()]);
+    return next;
   }
 
   return { signIn };

@@ -85,7 +85,8 @@ export function createSignInFlow(deps: SignInFlowDeps) {
   function rotation({ loaded }: FlowState, pending: PendingSignIn): NewSession {
     const signedInAt = now();
     const sameUser = loaded.session.userId === pending.userId;
-    return deps.sessions.rotation(loaded.key, {
+    // An anonymous visitor's session was never stored (browser-session.ts): nothing to delete.
+    return deps.sessions.rotation(loaded.session.userId === null ? undefined : loaded.key, {
       userId: pending.userId,
       authTime: signedInAt,
       amr: pending.amr,

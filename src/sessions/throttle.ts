@@ -52,16 +52,11 @@ export function createSignInThrottle(ephemeral: EphemeralStore, limits: Throttle
   };
   return {
     async attempt(account, address) {
-      const counted = [[accountKey(account), accountRule], [addressKey(address), addressRule]] as const;
-      // Both asked in one round trip; a key that let the attempt in while the other refused it
-      // gets it back, so a locked address does not use up the account's attempts, nor the reverse.
-      const taken = await Promise.all(counted.map(([key, rule]) => ephemeral.takeAttempt(NAMESPACES.signInAttempts, key, rule)));
-      const giveBack = async (which: boolean[]) => {
-        await Promise.all(counted.filter((_, i) => which[i]).map(([key]) => ephemeral.giveBackAttempt(NAMESPACES.signInAttempts, key)));
-      };
-      if (taken.every(Boolean)) return { giveBack: () => giveBack(taken) };
-      await giveBack(taken);
-      return undefined;
+      const counted = [{ key: accountKey(account), rule: accountRule }, { key: addressKey(address), rule: addressRule }];
+      // Both taken at once, or neither (a locked address does not use up the account's attempts,
+      // nor the reverse): one round trip, one script outside a cluster.
+      if (!(await ephemeral.takeAttempts(NAMESPACES.signInAttempts, counted))) return undefined;
+      return { giveBack: () => ephemeral.giveBackAttempts(NAMESPACES.signInAttempts, counted.map(({ key }) => key)) };
     },
     successWrite: (account) => ({ op: 'delete', ns: NAMESPACES.signInAttempts, key: accountKey(account) }),
   };

@@ -363,6 +363,12 @@ export type EphemeralWrite =
   | { op: 'set'; ns: Namespace; key: string; value: unknown; ttlSeconds: number }
   | { op: 'delete'; ns: Namespace; key: string };
 
+/** The writes of each outcome of `EphemeralStore.deleteAndWrite`. */
+export interface EphemeralWritesByOutcome {
+  deleted: readonly EphemeralWrite[];
+  missing: readonly EphemeralWrite[];
+}
+
 /**
  * Short-lived values with a time to live. Values are JSON. Every operation is atomic across
  * instances sharing one store. Namespaces (`NAMESPACES`) keep kinds of values apart.
@@ -384,6 +390,14 @@ export interface EphemeralStore {
   getMany(keys: ReadonlyArray<{ ns: Namespace; key: string }>): Promise<unknown[]>;
   /** Reads and deletes in one step: exactly one caller gets the value. */
   take<T>(ns: Namespace, key: string): Promise<T | undefined>;
+  /**
+   * Deletes a value and, with it, makes the writes of the outcome: `deleted` when the value was
+   * there, `missing` when not; true when this call deleted it. As with `take`, exactly one of
+   * concurrent callers deletes it, and only its `deleted` writes are made. One atomic step (one
+   * script) outside a cluster; a cluster deletes, then writes key by key (so there the writes
+   * are not in order with other calls of the same tick).
+   */
+  deleteAndWrite(ns: Namespace, key: string, writes: EphemeralWritesByOutcome): Promise<boolean>;
   /** Adds `by` (default 1) and returns the new count; the TTL starts with the first increment. */
   increment(ns: Namespace, key: string, ttlSeconds: number, by?: number): Promise<number>;
   /**
@@ -399,6 +413,14 @@ export interface EphemeralStore {
    * that included it. Nothing happens when the count has expired meanwhile.
    */
   giveBackAttempt(ns: Namespace, key: string): Promise<void>;
+  /**
+   * `takeAttempt` on several keys as one: true when each took an attempt; false, with nothing
+   * counted on any, when one of them is locked. One round trip outside a cluster (a script over
+   * every key); a cluster takes key by key and gives back what was taken when one refused.
+   */
+  takeAttempts(ns: Namespace, attempts: ReadonlyArray<{ key: string; rule: AttemptRule }>): Promise<boolean>;
+  /** `giveBackAttempt` on each key, in one round trip outside a cluster. */
+  giveBackAttempts(ns: Namespace, keys: readonly string[]): Promise<void>;
   delete(ns: Namespace, key: string): Promise<void>;
   /** Every live value of a namespace, by key: a full scan, for rebuilding a local copy. */
   entries<T>(ns: Namespace): Promise<Array<[string, T]>>;

@@ -186,6 +186,37 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         }));
     });
 
+    describe('deleteAndWrite', () => {
+      const set = (k: string, value: unknown) => ({ op: 'set' as const, ns: ns('daw-out'), key: k, value, ttlSeconds: 60 });
+      const del = (k: string) => ({ op: 'delete' as const, ns: ns('daw-out'), key: k });
+      const read = (...keys: string[]) => store.getMany(keys.map((k) => ({ ns: ns('daw-out'), key: k })));
+
+      it('deletes the value and makes only the writes of its outcome, in order', async () => {
+        const [k, a, b, c, d] = [key(), key('a'), key('b'), key('c'), key('d')];
+        await store.set(ns('daw-out'), c, 'old', 60);
+        await store.set(ns('daw'), k, { interaction: 1 }, 60);
+        const writes = { deleted: [set(a, { n: 1 }), del(c), set(a, { n: 2 })], missing: [set(b, 'missing'), del(d)] };
+        expect(await store.deleteAndWrite(ns('daw'), k, writes)).toBe(true);
+        expect(await read(a, b, c)).toEqual([{ n: 2 }, undefined, undefined]);
+        expect(await store.get(ns('daw'), k), 'deleted').toBeUndefined();
+        await store.set(ns('daw-out'), d, 'kept until missing', 60);
+        expect(await store.deleteAndWrite(ns('daw'), k, writes), 'gone').toBe(false);
+        expect(await read(a, b, d)).toEqual([{ n: 2 }, 'missing', undefined]);
+        expect(await store.deleteAndWrite(ns('daw'), key('none'), { deleted: [], missing: [] })).toBe(false);
+      });
+
+      it(`deletes, and writes, for exactly one of ${CONCURRENCY} concurrent callers`, async () => {
+        const k = key();
+        await store.set(ns('daw'), k, 'once', 60);
+        const marks = Array.from({ length: CONCURRENCY }, () => key('mark'));
+        const results = await Promise.all(marks.map((mark) => store.deleteAndWrite(ns('daw'), k, { deleted: [set(mark, 'won')], missing: [] })));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        const written = await read(...marks);
+        expect(written.filter((v) => v !== undefined)).toEqual(['won']);
+        expect(written.findIndex((v) => v !== undefined)).toBe(results.indexOf(true));
+      });
+    });
+
     describe('increment', () => {
       it('counts from one, per key', async () => {
         const a = key();
@@ -269,6 +300,46 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect(await attempt(), 'after 400 ms').toBe(true); // 800 ms, capped at 400
         await opened!.advance(500);
         expect(await attempt(), 'the cap holds').toBe(true);
+      });
+    });
+
+    describe('takeAttempts and giveBackAttempts', () => {
+      const rule = { limit: 3, windowSeconds: 60, lockSeconds: 60, maxLockSeconds: 600 };
+      const both = (a: string, b: string) => [{ key: a, rule }, { key: b, rule }];
+      const takenOf = (s: EphemeralStore, k: string) => Promise.all(Array.from({ length: CONCURRENCY }, () => s.takeAttempt(ns('attempts'), k, rule))).then((r) => r.filter(Boolean).length);
+
+      it('take one attempt on every key at once, or none when one is locked', async () => {
+        const [a, b] = [key('a'), key('b')];
+        for (let i = 0; i < rule.limit; i++) expect(await store.takeAttempt(ns('attempts'), b, rule)).toBe(true);
+        expect(await store.takeAttempts(ns('attempts'), both(a, b)), 'b is locked').toBe(false);
+        expect(await takenOf(store, a), 'nothing was counted on a').toBe(rule.limit);
+        const [c, d] = [key('c'), key('d')];
+        expect(await store.takeAttempts(ns('attempts'), both(c, d))).toBe(true);
+        expect(await takenOf(store, c), 'one counted on c').toBe(rule.limit - 1);
+        expect(await takenOf(store, d), 'one counted on d').toBe(rule.limit - 1);
+      });
+
+      it(`let at most the limit of ${CONCURRENCY} concurrent attempts on two keys in; giving both back lifts the locks`, async () => {
+        const [a, b] = [key('a'), key('b')];
+        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.takeAttempts(ns('attempts'), both(a, b))));
+        // Exactly the limit where one script takes both; a cluster, key by key, may refuse one
+        // more while another's attempt is being given back: never more than the limit.
+        const taken = results.filter(Boolean).length;
+        expect(taken).toBeGreaterThan(0);
+        expect(taken).toBeLessThanOrEqual(rule.limit);
+        for (let i = 0; i < taken; i++) await store.giveBackAttempts(ns('attempts'), [a, b]);
+        expect(await store.takeAttempts(ns('attempts'), both(a, b)), 'the locks went with the attempts that set them').toBe(true);
+        for (let i = 1; i < rule.limit; i++) expect(await store.takeAttempts(ns('attempts'), both(a, b))).toBe(true);
+        expect(await store.takeAttempts(ns('attempts'), both(a, b))).toBe(false);
+      });
+
+      it('give back on each key, quietly where nothing was taken, and an empty list does nothing', async () => {
+        const [a, b] = [key('a'), key('b')];
+        expect(await store.takeAttempts(ns('attempts'), [{ key: a, rule }])).toBe(true);
+        await store.giveBackAttempts(ns('attempts'), [a, b]);
+        await store.giveBackAttempts(ns('attempts'), []);
+        expect(await takenOf(store, a), 'given back').toBe(rule.limit);
+        expect(await takenOf(store, b), 'no credit from giving back what was not taken').toBe(rule.limit);
       });
     });
 
@@ -475,6 +546,8 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         await store.set(ttl, taken, 'taken', 1);
         expect(await store.increment(ttl, counter, 1)).toBe(1);
         await store.set(ttl, long, 'long', 60);
+        const written = key('written');
+        await store.deleteAndWrite(ttl, key('absent'), { deleted: [], missing: [{ op: 'set', ns: ttl, key: written, value: 'written', ttlSeconds: 1 }] });
         // Attempts count for their window (1 s) from the first: two now, two after it (a third locks).
         const attemptRule = { limit: 3, windowSeconds: 1, lockSeconds: 60, maxLockSeconds: 60 };
         const attempts = key('attempts');
@@ -499,11 +572,13 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect((await store.codes.redeem(usedCode.code)).outcome, 'a replay before expiry').toBe('replayed');
         // Not yet expired; a later increment does not restart the counter's TTL.
         expect(await store.get(ttl, plain)).toBe('plain');
+        expect(await store.get(ttl, written)).toBe('written');
         expect(await store.setIfAbsent(ttl, nx, 'again', 1)).toBe(false);
         expect(await store.increment(ttl, counter, 1)).toBe(2);
 
         await opened!.advance(550);
         expect(await store.get(ttl, plain)).toBeUndefined();
+        expect(await store.get(ttl, written)).toBeUndefined();
         expect(await store.take(ttl, taken)).toBeUndefined();
         expect(await store.setIfAbsent(ttl, nx, 'after expiry', 60)).toBe(true);
         expect(await store.get(ttl, nx)).toBe('after expiry');

@@ -4,7 +4,7 @@
  * mutable objects with the store, as with Redis.
  */
 import type { Clock } from '../../clock.ts';
-import type { ChannelListener, CodeRecord, EphemeralStore, IssuedFromCode, Namespace } from '../types.ts';
+import type { AttemptRule, ChannelListener, CodeRecord, EphemeralStore, EphemeralWrite, IssuedFromCode, Namespace } from '../types.ts';
 import { CODE_TTL_SECONDS, createCodeStore, type CodeSteps } from './codes.ts';
 import { NAMESPACES } from './namespaces.ts';
 
@@ -54,6 +54,12 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     counters.delete(k);
     attempts.delete(k);
   };
+  const applyWrites = (writes: readonly EphemeralWrite[]) => {
+    for (const w of writes) {
+      if (w.op === 'set') put(`${w.ns}:${w.key}`, w.value, w.ttlSeconds);
+      else remove(`${w.ns}:${w.key}`);
+    }
+  };
   const liveAttempts = (k: string): Attempts | undefined => {
     const found = attempts.get(k);
     if (found && found.expiresAt <= clock()) {
@@ -61,6 +67,29 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       return undefined;
     }
     return found;
+  };
+
+  const isLocked = (k: string): boolean => (liveAttempts(k)?.lockedUntil ?? 0) > clock();
+  const countAttempt = (k: string, rule: AttemptRule): void => {
+    const now = clock();
+    const current = liveAttempts(k) ?? { count: 0, expiresAt: now + rule.windowSeconds * 1000, lockedUntil: 0, lockedBy: 0 };
+    current.count += 1;
+    if (current.count >= rule.limit) {
+      const lockMs = Math.min(rule.lockSeconds * 2 ** (current.count - rule.limit), rule.maxLockSeconds) * 1000;
+      current.lockedUntil = now + lockMs;
+      current.lockedBy = current.count;
+      current.expiresAt = Math.max(current.expiresAt, current.lockedUntil);
+    }
+    attempts.set(k, current);
+  };
+  const giveBack = (k: string): void => {
+    const found = liveAttempts(k);
+    if (!found) return;
+    found.count = Math.max(0, found.count - 1);
+    if (found.lockedBy > found.count) {
+      found.lockedUntil = 0;
+      found.lockedBy = 0;
+    }
   };
 
   // Each step runs to its end before any other call: atomic as a Redis script.
@@ -89,10 +118,7 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       put(`${ns}:${key}`, value, ttlSeconds);
     },
     async write(writes) {
-      for (const w of writes) {
-        if (w.op === 'set') put(`${w.ns}:${w.key}`, w.value, w.ttlSeconds);
-        else remove(`${w.ns}:${w.key}`);
-      }
+      applyWrites(writes);
     },
     async setIfAbsent(ns, key, value, ttlSeconds) {
       if (live(`${ns}:${key}`)) return false;
@@ -111,6 +137,12 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       entries.delete(`${ns}:${key}`);
       return JSON.parse(entry.json) as T;
     },
+    async deleteAndWrite(ns, key, { deleted, missing }) {
+      const found = live(`${ns}:${key}`) !== undefined;
+      entries.delete(`${ns}:${key}`);
+      applyWrites(found ? deleted : missing);
+      return found;
+    },
     async increment(ns, key, ttlSeconds, by = 1) {
       const k = `${ns}:${key}`;
       const now = clock();
@@ -123,29 +155,21 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       return counter.count;
     },
     async takeAttempt(ns, key, rule) {
-      const k = `${ns}:${key}`;
-      const now = clock();
-      const found = liveAttempts(k);
-      if (found && found.lockedUntil > now) return false;
-      const current = found ?? { count: 0, expiresAt: now + rule.windowSeconds * 1000, lockedUntil: 0, lockedBy: 0 };
-      current.count += 1;
-      if (current.count >= rule.limit) {
-        const lockMs = Math.min(rule.lockSeconds * 2 ** (current.count - rule.limit), rule.maxLockSeconds) * 1000;
-        current.lockedUntil = now + lockMs;
-        current.lockedBy = current.count;
-        current.expiresAt = Math.max(current.expiresAt, current.lockedUntil);
-      }
-      attempts.set(k, current);
+      if (isLocked(`${ns}:${key}`)) return false;
+      countAttempt(`${ns}:${key}`, rule);
+      return true;
+    },
+    async takeAttempts(ns, wanted) {
+      // Every lock is looked at before anything is counted: all or nothing, as on Redis.
+      if (wanted.some(({ key }) => isLocked(`${ns}:${key}`))) return false;
+      for (const { key, rule } of wanted) countAttempt(`${ns}:${key}`, rule);
       return true;
     },
     async giveBackAttempt(ns, key) {
-      const found = liveAttempts(`${ns}:${key}`);
-      if (!found) return;
-      found.count = Math.max(0, found.count - 1);
-      if (found.lockedBy > found.count) {
-        found.lockedUntil = 0;
-        found.lockedBy = 0;
-      }
+      giveBack(`${ns}:${key}`);
+    },
+    async giveBackAttempts(ns, keys) {
+      for (const key of keys) giveBack(`${ns}:${key}`);
     },
     async delete(ns, key) {
       remove(`${ns}:${key}`);

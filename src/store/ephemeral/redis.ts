@@ -5,6 +5,7 @@
 import { Cluster, Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 import type { ChannelListener, EphemeralStore, EphemeralWrite, Namespace } from '../types.ts';
 import { createCodeStore } from './codes.ts';
+import { redisAttemptSteps } from './redis-attempts.ts';
 import { redisCodeSteps } from './redis-codes.ts';
 import { defineScript } from './redis-scripts.ts';
 import { parseRedisUrl } from './redis-url.ts';
@@ -17,37 +18,19 @@ if n == tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return n
 `;
 
-// The attempts at one thing, one hash: n = attempts counted, until = locked until (ms of Redis's
-// own clock, so that instances with skewed clocks agree), by = the count that set the lock.
-// ARGV: limit, window, first lock and longest lock (ms). Returns 1 when the attempt is taken.
-// (replicate_commands: before Redis 5, a script that reads TIME may write only when replicated by
-// its effects; from 7.0 on it is always so, and the call does nothing.)
-const TAKE_ATTEMPT = `
-redis.replicate_commands()
-local limit, window, lock, maxLock = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-if tonumber(redis.call('HGET', KEYS[1], 'until') or '0') > now then return 0 end
-local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-if n >= limit then
-  local ms = math.floor(math.min(lock * 2 ^ (n - limit), maxLock))
-  redis.call('HSET', KEYS[1], 'until', string.format('%.0f', now + ms), 'by', n)
-  if redis.call('PTTL', KEYS[1]) < ms then redis.call('PEXPIRE', KEYS[1], string.format('%.0f', ms)) end
+// KEYS[1]: the value deleted; then the keys of the writes, those made when it was there first.
+// ARGV[1]: how many writes are made when it was there; then two per write, in the order of the
+// keys: the JSON to set and its TTL (ms), or two empty strings to delete. Returns 1 when the
+// value was there.
+const DELETE_AND_WRITE = `
+local found = redis.call('DEL', KEYS[1])
+local first, last = 2, tonumber(ARGV[1]) + 1
+if found == 0 then first, last = last + 1, #KEYS end
+for i = first, last do
+  local at = 2 * (i - 2) + 2
+  if ARGV[at + 1] == '' then redis.call('DEL', KEYS[i]) else redis.call('SET', KEYS[i], ARGV[at], 'PX', ARGV[at + 1]) end
 end
-return 1
-`;
-
-// Uncounts one attempt; a lock set by a count that included it goes with it.
-const GIVE_BACK_ATTEMPT = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local n = redis.call('HINCRBY', KEYS[1], 'n', -1)
-if n < 0 then
-  redis.call('HSET', KEYS[1], 'n', 0)
-  n = 0
-end
-if tonumber(redis.call('HGET', KEYS[1], 'by') or '0') > n then redis.call('HDEL', KEYS[1], 'until', 'by') end
-return 1
+return found
 `;
 
 export interface RedisEphemeralOptions {
@@ -85,12 +68,13 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
   const inOneWrite = redis instanceof Cluster ? () => redis : coalescedWrites(redis);
   const scripts = {
     increment: defineScript(redis, inOneWrite, 'idpIncrement', 1, INCREMENT),
-    takeAttempt: defineScript(redis, inOneWrite, 'idpTakeAttempt', 1, TAKE_ATTEMPT),
-    giveBackAttempt: defineScript(redis, inOneWrite, 'idpGiveBackAttempt', 1, GIVE_BACK_ATTEMPT),
   };
 
   // The braces are a cluster hash tag: the keys of one code (redis-codes.ts) live in one slot.
   const k = (ns: Namespace, key: string) => `${ns}:{${key}}`;
+  const attempts = redisAttemptSteps(redis, inOneWrite, k);
+  // No fixed number of keys: the count goes first on each call.
+  redis.defineCommand('idpDeleteAndWrite', { lua: DELETE_AND_WRITE });
   const parse = <T>(json: string | null): T | undefined => (json === null ? undefined : (JSON.parse(json) as T));
 
   const px = (ttlSeconds: number) => Math.max(1, Math.round(ttlSeconds * 1000));
@@ -103,18 +87,19 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     if (w.op === 'set') await inOneWrite().set(k(w.ns, w.key), JSON.stringify(w.value), 'PX', px(w.ttlSeconds));
     else await inOneWrite().del(k(w.ns, w.key));
   };
+  const write = async (writes: readonly EphemeralWrite[]): Promise<void> => {
+    // A cluster runs a MULTI within one hash slot only: there, each write goes on its own. One
+    // write needs no MULTI.
+    if (redis instanceof Cluster || writes.length <= 1) await Promise.all(writes.map(apply));
+    else await writes.reduce(queue, inOneWrite().multi()).exec();
+  };
   return {
     kind: 'redis',
     codes: createCodeStore(redisCodeSteps(redis, inOneWrite, k)),
     async set(ns, key, value, ttlSeconds) {
       await apply({ op: 'set', ns, key, value, ttlSeconds });
     },
-    async write(writes) {
-      // A cluster runs a MULTI within one hash slot only: there, each write goes on its own. One
-      // write needs no MULTI.
-      if (redis instanceof Cluster || writes.length <= 1) await Promise.all(writes.map(apply));
-      else await writes.reduce(queue, inOneWrite().multi()).exec();
-    },
+    write,
     async setIfAbsent(ns, key, value, ttlSeconds) {
       const ok = await inOneWrite().set(k(ns, key), JSON.stringify(value), 'PX', px(ttlSeconds), 'NX');
       return ok === 'OK';
@@ -131,17 +116,25 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     async take<T>(ns: Namespace, key: string) {
       return parse<T>(await inOneWrite().getdel(k(ns, key)));
     },
+    async deleteAndWrite(ns, key, { deleted, missing }) {
+      if (redis instanceof Cluster) {
+        // The keys lie in different hash slots: deleted first, then written key by key.
+        const found = (await redis.del(k(ns, key))) === 1;
+        await write(found ? deleted : missing);
+        return found;
+      }
+      const all = [...deleted, ...missing];
+      const args = all.flatMap((w) => (w.op === 'set' ? [JSON.stringify(w.value), String(px(w.ttlSeconds))] : ['', '']));
+      const client = inOneWrite() as unknown as Record<string, (...params: Array<string | number>) => Promise<number>>;
+      return (await client.idpDeleteAndWrite!(all.length + 1, k(ns, key), ...all.map((w) => k(w.ns, w.key)), String(deleted.length), ...args)) === 1;
+    },
     async increment(ns, key, ttlSeconds, by = 1) {
       return Number(await scripts.increment([k(ns, key)], [String(Math.max(1, Math.ceil(ttlSeconds))), String(by)]));
     },
-    async takeAttempt(ns, key, rule) {
-      const ms = (seconds: number) => String(px(seconds));
-      const args = [String(rule.limit), ms(rule.windowSeconds), ms(rule.lockSeconds), ms(rule.maxLockSeconds)];
-      return Number(await scripts.takeAttempt([k(ns, key)], args)) === 1;
-    },
-    async giveBackAttempt(ns, key) {
-      await scripts.giveBackAttempt([k(ns, key)], []);
-    },
+    takeAttempt: (ns, key, rule) => attempts.takeAttempts(ns, [{ key, rule }]),
+    takeAttempts: attempts.takeAttempts,
+    giveBackAttempt: (ns, key) => attempts.giveBackAttempts(ns, [key]),
+    giveBackAttempts: attempts.giveBackAttempts,
     async delete(ns, key) {
       await inOneWrite().del(k(ns, key));
     },
