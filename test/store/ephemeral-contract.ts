@@ -450,6 +450,18 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         other.stop();
       });
 
+      it('keeps the order of messages published one after another, on whichever node they land', async () => {
+        // A cluster forwards a PUBLISH between its nodes: published through whichever node, twenty
+        // messages arrived out of order in every run.
+        const channel = key('chan');
+        const a = await listen(store, channel);
+        const sent = Array.from({ length: 20 }, (_, i) => `m${i}`);
+        for (const message of sent) await store.publish(channel, message);
+        await until(() => a.heard.length === sent.length);
+        expect(a.heard).toStrictEqual(sent);
+        a.stop();
+      });
+
       it('reaches a subscriber on another instance', (ctx) =>
         withAnotherInstance(ctx, async (other) => {
           const channel = key('chan');

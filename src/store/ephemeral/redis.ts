@@ -155,7 +155,7 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
       return found;
     },
     async publish(channel, message) {
-      await inOneWrite().publish(`${keyPrefix}${channel}`, message);
+      await publisher(redis, inOneWrite).publish(`${keyPrefix}${channel}`, message);
     },
     subscribe(channel, listener) {
       return subscribeChannel(redis, `${keyPrefix}${channel}`, listener);
@@ -233,4 +233,17 @@ function subscribeChannel(redis: Redis | Cluster, channel: string, listener: Cha
     stopped = true;
     void subscriber.quit().catch(() => subscriber.disconnect());
   };
+}
+
+/**
+ * Where to publish. A cluster sends a PUBLISH to any node and forwards it to the others over its
+ * bus, so two messages published through two nodes can reach a subscriber in either order. Every
+ * instance publishes through the same node (the first master by address): one node's messages
+ * reach each subscriber in the order it received them, as on a single Redis.
+ */
+function publisher(redis: Redis | Cluster, inOneWrite: () => Redis | Cluster): Redis | Cluster {
+  if (!(redis instanceof Cluster)) return inOneWrite();
+  const address = (node: Redis) => `${node.options.host ?? ''}:${node.options.port ?? 0}`;
+  const [first] = redis.nodes('master').sort((a, b) => address(a).localeCompare(address(b)));
+  return first ?? redis;
 }
