@@ -1,7 +1,7 @@
 /**
  * The bench's verdicts and its tables: each measurement's figures; per scenario, the service
  * against its floor and the peer, round by round, with the medians of the per-round ratios and
- * the targets of issue 18; start-up; the checks the service must pass at concurrency 64.
+ * the targets; start-up; the checks the service must pass at concurrency 64.
  */
 import type { ScenarioResult } from './harness.ts';
 import type { ScenarioName } from './scenarios.ts';
