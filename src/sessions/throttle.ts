@@ -6,7 +6,7 @@
  * minutes over any names is locked for 15 minutes. Wrong second-factor and enrolment codes count
  * as failures of the account.
  *
- * A guess takes its attempt before it is judged, atomically (EphemeralStore.takeAttempt): the
+ * A guess takes its attempt before it is judged, atomically (EphemeralStore.takeAttempts): the
  * attempt that reaches the limit locks at once, so a burst of concurrent guesses gets at most
  * the limit judged, however the requests interleave and on however many instances. A guess
  * judged wrong keeps its attempt; one that was right, or judged nothing (a locked account, a

@@ -344,7 +344,7 @@ export interface DurableStore {
   close(): Promise<void>;
 }
 
-/** What `EphemeralStore.takeAttempt` allows. */
+/** What `EphemeralStore.takeAttempts` allows on a key. */
 export interface AttemptRule {
   /** Attempts counted before the key locks (the one reaching it locks, judged or not). */
   limit: number;
@@ -401,25 +401,20 @@ export interface EphemeralStore {
   /** Adds `by` (default 1) and returns the new count; the TTL starts with the first increment. */
   increment(ns: Namespace, key: string, ttlSeconds: number, by?: number): Promise<number>;
   /**
-   * Takes one attempt at something limited, before it is judged, in one atomic step across
-   * instances: false (and nothing counted) while the key is locked; otherwise the attempt is
-   * counted, and the one that brings the count to the limit or past it locks the key at once, so
-   * that concurrent attempts are refused instead of judged. An attempt judged a failure is simply
-   * kept; one that does not count is given back (`giveBackAttempt`).
-   */
-  takeAttempt(ns: Namespace, key: string, rule: AttemptRule): Promise<boolean>;
-  /**
-   * Uncounts an attempt taken with `takeAttempt`, and lifts the lock when it was set by a count
-   * that included it. Nothing happens when the count has expired meanwhile.
-   */
-  giveBackAttempt(ns: Namespace, key: string): Promise<void>;
-  /**
-   * `takeAttempt` on several keys as one: true when each took an attempt; false, with nothing
-   * counted on any, when one of them is locked. One round trip outside a cluster (a script over
-   * every key); a cluster takes key by key and gives back what was taken when one refused.
+   * Takes one attempt at something limited on each key, before it is judged, in one atomic step
+   * across instances: false (and nothing counted on any key) while one of them is locked;
+   * otherwise each attempt is counted, and the one that brings a key's count to its limit or past
+   * it locks that key at once, so that concurrent attempts are refused instead of judged. An
+   * attempt judged a failure is simply kept; one that does not count is given back
+   * (`giveBackAttempts`). One round trip outside a cluster (a script over every key); a cluster
+   * takes key by key and gives back what was taken when one refused.
    */
   takeAttempts(ns: Namespace, attempts: ReadonlyArray<{ key: string; rule: AttemptRule }>): Promise<boolean>;
-  /** `giveBackAttempt` on each key, in one round trip outside a cluster. */
+  /**
+   * Uncounts an attempt taken with `takeAttempts` on each key, and lifts a key's lock when it was
+   * set by a count that included it. Nothing happens to a count that expired meanwhile. One round
+   * trip outside a cluster.
+   */
   giveBackAttempts(ns: Namespace, keys: readonly string[]): Promise<void>;
   delete(ns: Namespace, key: string): Promise<void>;
   /** Every live value of a namespace, by key: a full scan, for rebuilding a local copy. */

@@ -13,7 +13,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { CODE_TTL_SECONDS } from '../../src/store/ephemeral/codes.ts';
-import { NAMESPACES, type CodeRecord, type EphemeralStore, type IssuedFromCode, type Namespace } from '../../src/store/types.ts';
+import { NAMESPACES, type AttemptRule, type CodeRecord, type EphemeralStore, type IssuedFromCode, type Namespace } from '../../src/store/types.ts';
+
+/** One key's attempt, through the store's several-key operations. */
+const takeAttempt = (store: EphemeralStore, namespace: Namespace, key: string, rule: AttemptRule) => store.takeAttempts(namespace, [{ key, rule }]);
+const giveBackAttempt = (store: EphemeralStore, namespace: Namespace, key: string) => store.giveBackAttempts(namespace, [key]);
 
 export interface OpenedEphemeralStore {
   store: EphemeralStore;
@@ -243,34 +247,34 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       });
     });
 
-    describe('takeAttempt and giveBackAttempt', () => {
+    describe('takeAttempts and giveBackAttempts on one key', () => {
       // Locks far longer than any test: only the counting is seen here.
       const rule = { limit: 5, windowSeconds: 60, lockSeconds: 60, maxLockSeconds: 600 };
-      const takeMany = (s: EphemeralStore, k: string, n: number) => Promise.all(Array.from({ length: n }, () => s.takeAttempt(ns('attempts'), k, rule)));
+      const takeMany = (s: EphemeralStore, k: string, n: number) => Promise.all(Array.from({ length: n }, () => takeAttempt(s, ns('attempts'), k, rule)));
       const taken = (results: boolean[]) => results.filter(Boolean).length;
 
       it(`let exactly the limit of ${CONCURRENCY} concurrent attempts in; one given back lifts the lock for exactly one more`, async () => {
         const k = key();
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
-        expect(await store.takeAttempt(ns('attempts'), k, rule)).toBe(false);
-        await store.giveBackAttempt(ns('attempts'), k);
+        expect(await takeAttempt(store, ns('attempts'), k, rule)).toBe(false);
+        await giveBackAttempt(store, ns('attempts'), k);
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(1);
-        expect(await store.takeAttempt(ns('attempts'), `${k}-other`, rule), 'another key counts on its own').toBe(true);
+        expect(await takeAttempt(store, ns('attempts'), `${k}-other`, rule), 'another key counts on its own').toBe(true);
       });
 
       it('count attempts under the limit that are given back for nothing', async () => {
         const k = key();
         for (let i = 0; i < 3 * rule.limit; i++) {
-          expect(await store.takeAttempt(ns('attempts'), k, rule)).toBe(true);
-          await store.giveBackAttempt(ns('attempts'), k);
+          expect(await takeAttempt(store, ns('attempts'), k, rule)).toBe(true);
+          await giveBackAttempt(store, ns('attempts'), k);
         }
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
       });
 
       it('a give back of a missing key is quiet and leaves nothing behind; delete forgets the count and the lock', async () => {
         const k = key();
-        await store.giveBackAttempt(ns('attempts'), k);
-        await store.giveBackAttempt(ns('attempts'), k);
+        await giveBackAttempt(store, ns('attempts'), k);
+        await giveBackAttempt(store, ns('attempts'), k);
         expect(taken(await takeMany(store, k, CONCURRENCY)), 'no credit from giving back what was not taken').toBe(rule.limit);
         await store.delete(ns('attempts'), k);
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
@@ -281,15 +285,15 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
           const k = key();
           const [here, there] = await Promise.all([takeMany(store, k, CONCURRENCY), takeMany(other, k, CONCURRENCY)]);
           expect(taken([...here, ...there])).toBe(rule.limit);
-          await other.giveBackAttempt(ns('attempts'), k);
-          expect(await store.takeAttempt(ns('attempts'), k, rule)).toBe(true);
+          await giveBackAttempt(other, ns('attempts'), k);
+          expect(await takeAttempt(store, ns('attempts'), k, rule)).toBe(true);
         }));
 
       it('lock for lockSeconds from the limit on, twice as long with each attempt after, at most maxLockSeconds', async () => {
         // About 1.3 s of waiting on Redis; the margins (100 ms and more) are for a busy machine.
         const timed = { limit: 1, windowSeconds: 60, lockSeconds: 0.2, maxLockSeconds: 0.4 };
         const k = key();
-        const attempt = () => store.takeAttempt(ns('attempts'), k, timed);
+        const attempt = () => takeAttempt(store, ns('attempts'), k, timed);
         expect(await attempt(), 'first').toBe(true); // locked 200 ms
         expect(await attempt(), 'locked').toBe(false);
         await opened!.advance(300);
@@ -306,11 +310,11 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
     describe('takeAttempts and giveBackAttempts', () => {
       const rule = { limit: 3, windowSeconds: 60, lockSeconds: 60, maxLockSeconds: 600 };
       const both = (a: string, b: string) => [{ key: a, rule }, { key: b, rule }];
-      const takenOf = (s: EphemeralStore, k: string) => Promise.all(Array.from({ length: CONCURRENCY }, () => s.takeAttempt(ns('attempts'), k, rule))).then((r) => r.filter(Boolean).length);
+      const takenOf = (s: EphemeralStore, k: string) => Promise.all(Array.from({ length: CONCURRENCY }, () => takeAttempt(s, ns('attempts'), k, rule))).then((r) => r.filter(Boolean).length);
 
       it('take one attempt on every key at once, or none when one is locked', async () => {
         const [a, b] = [key('a'), key('b')];
-        for (let i = 0; i < rule.limit; i++) expect(await store.takeAttempt(ns('attempts'), b, rule)).toBe(true);
+        for (let i = 0; i < rule.limit; i++) expect(await takeAttempt(store, ns('attempts'), b, rule)).toBe(true);
         expect(await store.takeAttempts(ns('attempts'), both(a, b)), 'b is locked').toBe(false);
         expect(await takenOf(store, a), 'nothing was counted on a').toBe(rule.limit);
         const [c, d] = [key('c'), key('d')];
@@ -563,12 +567,12 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         // Attempts count for their window (1 s) from the first: two now, two after it (a third locks).
         const attemptRule = { limit: 3, windowSeconds: 1, lockSeconds: 60, maxLockSeconds: 60 };
         const attempts = key('attempts');
-        expect(await store.takeAttempt(ttl, attempts, attemptRule)).toBe(true);
-        expect(await store.takeAttempt(ttl, attempts, attemptRule)).toBe(true);
+        expect(await takeAttempt(store, ttl, attempts, attemptRule)).toBe(true);
+        expect(await takeAttempt(store, ttl, attempts, attemptRule)).toBe(true);
         // A lock that outlasts the window (1 s against 0.5 s) keeps the count until it ends.
         const outlasting = { limit: 1, windowSeconds: 0.5, lockSeconds: 1, maxLockSeconds: 1 };
         const locked = key('locked');
-        expect(await store.takeAttempt(ttl, locked, outlasting)).toBe(true);
+        expect(await takeAttempt(store, ttl, locked, outlasting)).toBe(true);
         // Codes: their record's write, kept 1 s instead of five minutes; one redeemed before expiry.
         const shortLived = () => {
           const { code, write } = store.codes.create(codeRecord());
@@ -580,7 +584,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect((await store.codes.redeem(usedCode.code)).outcome).toBe('redeemed');
 
         await opened!.advance(600);
-        expect(await store.takeAttempt(ttl, locked, outlasting), 'still locked after its window').toBe(false);
+        expect(await takeAttempt(store, ttl, locked, outlasting), 'still locked after its window').toBe(false);
         expect((await store.codes.redeem(usedCode.code)).outcome, 'a replay before expiry').toBe('replayed');
         // Not yet expired; a later increment does not restart the counter's TTL.
         expect(await store.get(ttl, plain)).toBe('plain');
@@ -596,9 +600,9 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect(await store.get(ttl, nx)).toBe('after expiry');
         expect(await store.increment(ttl, counter, 1)).toBe(1);
         expect(await store.get(ttl, long)).toBe('long');
-        expect(await store.takeAttempt(ttl, attempts, attemptRule), 'a new window').toBe(true);
-        expect(await store.takeAttempt(ttl, attempts, attemptRule), 'a new window').toBe(true);
-        expect(await store.takeAttempt(ttl, locked, outlasting), 'free once the lock ends').toBe(true);
+        expect(await takeAttempt(store, ttl, attempts, attemptRule), 'a new window').toBe(true);
+        expect(await takeAttempt(store, ttl, attempts, attemptRule), 'a new window').toBe(true);
+        expect(await takeAttempt(store, ttl, locked, outlasting), 'free once the lock ends').toBe(true);
         expect(await store.codes.redeem(usedCode.code), 'expired once used').toEqual({ outcome: 'unknown' });
         expect(await store.codes.redeem(unusedCode.code), 'expired unused').toEqual({ outcome: 'unknown' });
         expect((await store.codes.redeem(liveCode.code)).outcome).toBe('redeemed');

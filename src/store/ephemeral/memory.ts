@@ -15,7 +15,7 @@ interface Entry {
   used: boolean;
 }
 
-/** The attempts at one thing (`takeAttempt`): as on Redis, the lock set by the count `lockedBy`. */
+/** The attempts at one thing (`takeAttempts`): as on Redis, the lock set by the count `lockedBy`. */
 interface Attempts {
   count: number;
   expiresAt: number;
@@ -154,19 +154,11 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       counter.count += by;
       return counter.count;
     },
-    async takeAttempt(ns, key, rule) {
-      if (isLocked(`${ns}:${key}`)) return false;
-      countAttempt(`${ns}:${key}`, rule);
-      return true;
-    },
     async takeAttempts(ns, wanted) {
       // Every lock is looked at before anything is counted: all or nothing, as on Redis.
       if (wanted.some(({ key }) => isLocked(`${ns}:${key}`))) return false;
       for (const { key, rule } of wanted) countAttempt(`${ns}:${key}`, rule);
       return true;
-    },
-    async giveBackAttempt(ns, key) {
-      giveBack(`${ns}:${key}`);
     },
     async giveBackAttempts(ns, keys) {
       for (const key of keys) giveBack(`${ns}:${key}`);

@@ -131,9 +131,7 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     async increment(ns, key, ttlSeconds, by = 1) {
       return Number(await scripts.increment([k(ns, key)], [String(Math.max(1, Math.ceil(ttlSeconds))), String(by)]));
     },
-    takeAttempt: (ns, key, rule) => attempts.takeAttempts(ns, [{ key, rule }]),
     takeAttempts: attempts.takeAttempts,
-    giveBackAttempt: (ns, key) => attempts.giveBackAttempts(ns, [key]),
     giveBackAttempts: attempts.giveBackAttempts,
     async delete(ns, key) {
       await inOneWrite().del(k(ns, key));
