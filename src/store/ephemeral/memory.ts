@@ -30,17 +30,10 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
   const counters = new Map<string, { count: number; expiresAt: number }>();
   const attempts = new Map<string, Attempts>();
   const channels = new Map<string, Set<ChannelListener>>();
-  const sweeper = setInterval(() => sweepExpired(entries, counters, attempts, clock()), SWEEP_INTERVAL_MS);
+  const sweeper = setInterval(() => sweepExpired([entries, counters, attempts], clock()), SWEEP_INTERVAL_MS);
   sweeper.unref();
 
-  const live = (k: string): Entry | undefined => {
-    const entry = entries.get(k);
-    if (entry && entry.expiresAt <= clock()) {
-      entries.delete(k);
-      return undefined;
-    }
-    return entry;
-  };
+  const live = (k: string): Entry | undefined => liveIn(entries, k, clock());
   const put = (k: string, value: unknown, ttlSeconds: number) => {
     entries.set(k, { json: JSON.stringify(value), expiresAt: clock() + ttlSeconds * 1000, used: false });
   };
@@ -60,14 +53,7 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       else remove(`${w.ns}:${w.key}`);
     }
   };
-  const liveAttempts = (k: string): Attempts | undefined => {
-    const found = attempts.get(k);
-    if (found && found.expiresAt <= clock()) {
-      attempts.delete(k);
-      return undefined;
-    }
-    return found;
-  };
+  const liveAttempts = (k: string): Attempts | undefined => liveIn(attempts, k, clock());
 
   const isLocked = (k: string): boolean => (liveAttempts(k)?.lockedUntil ?? 0) > clock();
   const countAttempt = (k: string, rule: AttemptRule): void => {
@@ -198,13 +184,16 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
   };
 }
 
-function sweepExpired(
-  entries: Map<string, Entry>,
-  counters: Map<string, { expiresAt: number }>,
-  attempts: Map<string, { expiresAt: number }>,
-  now: number,
-): void {
-  for (const [k, e] of entries) if (e.expiresAt <= now) entries.delete(k);
-  for (const [k, c] of counters) if (c.expiresAt <= now) counters.delete(k);
-  for (const [k, a] of attempts) if (a.expiresAt <= now) attempts.delete(k);
+/** What is stored under `k`, unless it has expired (then it is dropped on the way). */
+function liveIn<V extends { expiresAt: number }>(map: Map<string, V>, k: string, now: number): V | undefined {
+  const found = map.get(k);
+  if (found && found.expiresAt <= now) {
+    map.delete(k);
+    return undefined;
+  }
+  return found;
+}
+
+function sweepExpired(maps: ReadonlyArray<Map<string, { expiresAt: number }>>, now: number): void {
+  for (const map of maps) for (const [k, v] of map) if (v.expiresAt <= now) map.delete(k);
 }
