@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { OAuthError } from '../errors.ts';
 import type { Audit } from '../protocol/audit.ts';
-import type { AccessTokenRepository, ClientRecord, CodeRecord, CodeStore, EphemeralStore, IssuedFromCode, RefreshTokenRepository, UserRepository } from '../store/types.ts';
+import type { AccessTokenRepository, ClientRecord, CodeRecord, CodeStore, IssuedFromCode, RefreshTokenRepository, UserRepository } from '../store/types.ts';
 import { verifyPkce } from '../tokens/pkce.ts';
 import type { RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
 import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation.ts';
@@ -27,13 +27,6 @@ export interface AuthorizationCodeDeps extends SigningDeps {
 
 /** The deps of one redemption: the grant's, and the request's audit. */
 type Redemption = AuthorizationCodeDeps & { audit: Audit };
-
-/** Stores a code record under the code's hash and returns the code (tests issue codes so). */
-export async function issueCode(ephemeral: Pick<EphemeralStore, 'write' | 'codes'>, record: CodeRecord): Promise<string> {
-  const { code, write } = ephemeral.codes.create(record);
-  await ephemeral.write([write]);
-  return code;
-}
 
 const paramsSchema = z.object({
   code: z.string(),

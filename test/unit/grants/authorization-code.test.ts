@@ -4,10 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthErrorCode } from '../../../src/errors.ts';
-import { issueCode } from '../../../src/grants/authorization-code.ts';
 import type { CodeRecord } from '../../../src/store/types.ts';
 import type { TokenResponse } from '../../../src/grants/common.ts';
-import { REDIRECT, jwtPayload, openHarness, outcome, pkce, type Harness } from './grant-harness.ts';
+import { REDIRECT, issueCode, jwtPayload, openHarness, outcome, pkce, type Harness } from './grant-harness.ts';
 
 interface Issued {
   code: string;

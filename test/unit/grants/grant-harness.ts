@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { OAuthError } from '../../../src/errors.ts';
-import { createAuthorizationCodeGrant, issueCode } from '../../../src/grants/authorization-code.ts';
+import { createAuthorizationCodeGrant } from '../../../src/grants/authorization-code.ts';
 import type { CodeRecord } from '../../../src/store/types.ts';
 import { createClientCredentialsGrant } from '../../../src/grants/client-credentials.ts';
 import type { Grant, RefreshLifetime, TokenResponse } from '../../../src/grants/common.ts';
@@ -88,6 +88,13 @@ function clientRecord(clientId: string, overrides: Partial<ClientRecord> = {}): 
   };
 }
 
+
+/** Stores a code for `record` as the sign-in flow does (the code store's write), and returns the code. */
+export async function issueCode(ephemeral: Pick<EphemeralStore, 'write' | 'codes'>, record: CodeRecord): Promise<string> {
+  const { code, write } = ephemeral.codes.create(record);
+  await ephemeral.write([write]);
+  return code;
+}
 
 export async function openHarness(options: HarnessOptions = {}): Promise<Harness> {
   let now = START;
