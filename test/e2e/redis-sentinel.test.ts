@@ -61,6 +61,8 @@ describe.runIf(postgresAvailable && redisServersAvailable)('two instances on a R
     return String(res.body.refresh_token);
   }
 
+  const unanswered = (error: unknown): RawResponse => ({ status: 0, headers: {}, text: String(error), at: Date.now() });
+
   it('survives the master killed under traffic: no refresh chain broken, only 503 temporarily_unavailable meanwhile, /readyz back within seconds', async () => {
     const chains = await Promise.all(Array.from({ length: CHAINS }, () => refreshChain()));
     const broken: string[] = [];
@@ -82,8 +84,7 @@ describe.runIf(postgresAvailable && redisServersAvailable)('two instances on a R
     const follow = async (i: number) => {
       for (let n = 0; !stop; n++) {
         const server = instances[(i + n) % instances.length] as RunningServer;
-        const res = await tokenAt(server, WEB, { grant_type: 'refresh_token', refresh_token: chains[i] ?? '' })
-          .catch((error: unknown): RawResponse => ({ status: 0, headers: {}, text: String(error), at: Date.now() }));
+        const res = await tokenAt(server, WEB, { grant_type: 'refresh_token', refresh_token: chains[i] ?? '' }).catch(unanswered);
         if (res.status === 200) chains[i] = String((JSON.parse(res.text) as { refresh_token: string }).refresh_token);
         else if (res.status !== 503) broken.push(`chain ${i}: ${res.status} ${res.text.slice(0, 200)}`);
         note(`refresh (chain ${i})`, res, 200);
@@ -94,35 +95,44 @@ describe.runIf(postgresAvailable && redisServersAvailable)('two instances on a R
     const probe = async (kind: 'code' | 'client') => {
       for (let n = 0; !stop; n++) {
         const server = instances[n % instances.length] as RunningServer;
-        const res = kind === 'code'
-          ? await tokenAt(server, WEB, { grant_type: 'authorization_code', code: randomBytes(32).toString('base64url'), redirect_uri: WEB_REDIRECT, code_verifier: 'v'.repeat(43) })
-          : await tokenAt(server, SERVICE, { grant_type: 'client_credentials', scope: 'orders.read' });
+        const res = await (kind === 'code'
+          ? tokenAt(server, WEB, { grant_type: 'authorization_code', code: randomBytes(32).toString('base64url'), redirect_uri: WEB_REDIRECT, code_verifier: 'v'.repeat(43) })
+          : tokenAt(server, SERVICE, { grant_type: 'client_credentials', scope: 'orders.read' })).catch(unanswered);
         note(kind === 'code' ? 'code exchange' : 'client credentials', res, kind === 'code' ? 400 : 200);
         await sleep(20);
       }
     };
     const traffic = Promise.all([...chains.map((_, i) => follow(i)), probe('code'), probe('client')]);
-    await sleep(500);
-    faulting = true;
     const master = await sentinel.currentMaster();
-    const { ms: failoverMs, rejoined } = await sentinel.failover();
-    const promoted = Date.now();
-    for (const server of instances) {
-      for (;;) {
-        const ready = await fetch(`${server.url}/readyz`).catch(() => undefined);
-        if (ready?.status === 200) break;
-        expect(Date.now() - promoted, `instance ${server.port} ready again after the failover`).toBeLessThan(READY_AGAIN_MS);
-        await sleep(100);
+    let failoverMs: number;
+    let readyMs: number;
+    try {
+      await sleep(500);
+      faulting = true;
+      const failover = await sentinel.failover();
+      failoverMs = failover.ms;
+      // Awaited below; should an earlier step fail, that failure is the one to report.
+      failover.rejoined.catch(() => undefined);
+      const promoted = Date.now();
+      for (const server of instances) {
+        for (;;) {
+          const ready = await fetch(`${server.url}/readyz`).catch(() => undefined);
+          if (ready?.status === 200) break;
+          expect(Date.now() - promoted, `instance ${server.port} ready again after the failover`).toBeLessThan(READY_AGAIN_MS);
+          await sleep(100);
+        }
       }
+      readyMs = Date.now() - promoted;
+      await failover.rejoined;
+      // A moment of normal service after the fault, where nothing may fail.
+      await sleep(300);
+      faulting = false;
+      await sleep(700);
+    } finally {
+      // Also when the failover fails: no request may still run when the instances are stopped.
+      stop = true;
+      await traffic;
     }
-    const readyMs = Date.now() - promoted;
-    await rejoined;
-    // A moment of normal service after the fault, where nothing may fail.
-    await sleep(300);
-    faulting = false;
-    await sleep(700);
-    stop = true;
-    await traffic;
 
     expect(await sentinel.currentMaster()).not.toBe(master);
     expect(failoverMs).toBeLessThan(10_000);

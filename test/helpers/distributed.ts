@@ -74,8 +74,12 @@ function launch(command: string, args: string[], options: { cwd?: string } = {})
   return { child, exited, output: () => output };
 }
 
+function exitedNow(process: Process | undefined): boolean {
+  return !process || process.child.exitCode !== null || process.child.signalCode !== null;
+}
+
 async function kill(process: Process | undefined, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-  if (!process || process.child.exitCode !== null || process.child.signalCode !== null) return;
+  if (!process || exitedNow(process)) return;
   process.child.kill(signal);
   await process.exited;
 }
@@ -156,6 +160,8 @@ export async function startRedisSentinel(masterName = 'idpmaster'): Promise<Redi
   const startData = (port: number, replicaOf?: number) => {
     data.set(port, launch(REDIS_SERVER, redisArgs(port, dir.path, [
       '--dbfilename', `dump-${port}.rdb`, ...(replicaOf ? ['--replicaof', '127.0.0.1', String(replicaOf)] : []),
+      // A replica that (re)joins is served at once, not after Redis's default 5 s wait for others.
+      '--repl-diskless-sync-delay', '0',
     ])));
   };
   startData(first);
@@ -208,7 +214,15 @@ export async function startRedisSentinel(masterName = 'idpmaster'): Promise<Redi
       await until('the sentinels name a new master', 20_000, async () => (await currentMaster()) === replica);
       const ms = Date.now() - started;
       startData(old, replica);
-      return { ms, rejoined: until('the old master is back as a replica', 15_000, () => replicaInSync(old)) };
+      const rejoined = until('the old master is back as a replica', 15_000, async () => {
+        // Should it not stay up (its port taken by a loopback connection meanwhile, say), it starts again.
+        if (exitedNow(data.get(old))) startData(old, replica);
+        return replicaInSync(old);
+      }).catch(async (error: unknown) => {
+        const report = async (port: number) => `${port}: ${await redisCall(port, ['INFO', 'replication']).catch(String)}\n${data.get(port)?.output() ?? ''}`;
+        throw new Error(`${(error as Error).message}\n${await report(old)}\n${await report(replica)}`, { cause: error });
+      });
+      return { ms, rejoined };
     },
     stop,
   };
