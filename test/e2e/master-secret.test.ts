@@ -213,30 +213,35 @@ describe.runIf(postgresAvailable)('changing the master secret across two instanc
     const untouched = String((await tokensWithoutPage(browser)).refresh_token);
     lb.use(second);
     const load = traffic(String(tokens.body.refresh_token));
-
-    // Step 1: every instance learns the new secret, still sealing under the old one.
-    await restart(0, { IDP_SECRET: OLD, IDP_SECRET_PREVIOUS: NEW });
-    await restart(1, { IDP_SECRET: OLD, IDP_SECRET_PREVIOUS: NEW });
-    // Step 2: the new secret seals, the old one still opens. Mid-way the instances differ, and
-    // each opens what the other sealed.
-    await restart(0, { IDP_SECRET: NEW, IDP_SECRET_PREVIOUS: OLD });
-    // Tom's enrolment begins at the instance sealing under the new secret and is confirmed at
-    // the one still sealing under the old.
-    await awayFromStepEnd(8);
-    lb.use(servers[0] as RunningServer);
-    const enrolling = await pastPassword(TOM);
-    expect(isEnrolPage(enrolling.page), describePage(enrolling.page)).toBe(true);
-    const tomSecret = (/<code>([^<]*)<\/code>/.exec(enrolling.page.body)?.[1] ?? '').replace(/\s+/g, '');
-    lb.use(servers[1] as RunningServer);
-    const enrolled = await submit(enrolling.browser, enrolling.page, base, { otp: await totp(tomSecret, nowSeconds()) });
-    expect(kindOf(enrolled), describePage(enrolled)).toBe('redirect');
-    for (const server of [servers[0], servers[1], servers[0], servers[1]]) {
-      lb.use(server as RunningServer);
+    let during: Awaited<ReturnType<typeof load.stop>>;
+    let tomSecret: string;
+    try {
+      // Step 1: every instance learns the new secret, still sealing under the old one.
+      await restart(0, { IDP_SECRET: OLD, IDP_SECRET_PREVIOUS: NEW });
+      await restart(1, { IDP_SECRET: OLD, IDP_SECRET_PREVIOUS: NEW });
+      // Step 2: the new secret seals, the old one still opens. Mid-way the instances differ, and
+      // each opens what the other sealed.
+      await restart(0, { IDP_SECRET: NEW, IDP_SECRET_PREVIOUS: OLD });
+      // Tom's enrolment begins at the instance sealing under the new secret and is confirmed at
+      // the one still sealing under the old.
+      await awayFromStepEnd(8);
+      lb.use(servers[0] as RunningServer);
+      const enrolling = await pastPassword(TOM);
+      expect(isEnrolPage(enrolling.page), describePage(enrolling.page)).toBe(true);
+      tomSecret = (/<code>([^<]*)<\/code>/.exec(enrolling.page.body)?.[1] ?? '').replace(/\s+/g, '');
+      lb.use(servers[1] as RunningServer);
+      const enrolled = await submit(enrolling.browser, enrolling.page, base, { otp: await totp(tomSecret, nowSeconds()) });
+      expect(kindOf(enrolled), describePage(enrolled)).toBe('redirect');
+      for (const server of [servers[0], servers[1], servers[0], servers[1]]) {
+        lb.use(server as RunningServer);
+        await sleep(300);
+      }
+      await restart(1, { IDP_SECRET: NEW, IDP_SECRET_PREVIOUS: OLD });
       await sleep(300);
+    } finally {
+      // Also when a step fails: no request may still run when the instances are stopped.
+      during = await load.stop();
     }
-    await restart(1, { IDP_SECRET: NEW, IDP_SECRET_PREVIOUS: OLD });
-    await sleep(300);
-    const during = await load.stop();
     expect(during.failures, during.failures.slice(0, 3).join('\n')).toStrictEqual([]);
     expect(during.requests).toBeGreaterThan(20);
 
