@@ -253,6 +253,11 @@ export interface RawRequest {
   timeoutMs?: number;
 }
 
+/** What a request that got no response counts as, for suites that tally every outcome: status 0 and the error. */
+export function unanswered(error: unknown): RawResponse {
+  return { status: 0, headers: {}, text: String(error), at: Date.now() };
+}
+
 /**
  * One request over node:http to 127.0.0.1:`port` on a connection of its own. Resolves with the
  * complete response whatever its status; rejects when the connection fails or is cut before the

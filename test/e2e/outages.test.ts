@@ -11,7 +11,7 @@ import { POSTGRES_ADMIN_URL, postgresAvailable, runSql } from '../helpers/servic
 import { startServer, type RunningServer } from '../helpers/process.ts';
 import {
   ALICE, SERVICE_SECRET, TcpProxy, WEB_REDIRECT, WEB_SECRET, expectJsonError, expectNoInternals, rawRequest, seedOf, serviceClient, sleep,
-  startDeployment, startOwnRedis, webClient, type Deployment, type OwnRedis, type RawResponse,
+  startDeployment, startOwnRedis, unanswered, webClient, type Deployment, type OwnRedis, type RawResponse,
 } from './operations-support.ts';
 import { Browser, authorize, basic, isSignInPage, pkce, readForm, type ClientCredentials } from './token-lifecycle-support.ts';
 
@@ -436,7 +436,7 @@ describe.runIf(postgresAvailable)('outages of Redis and PostgreSQL, and SIGTERM'
         proxy.freeze();
         // Queries go out on the frozen connections and wait there.
         const pending = [refreshAt(proxied, fresh.refresh_token, 15_000), introspectRefresh(proxied, fresh.refresh_token)].map((p) =>
-          p.catch((error: unknown): RawResponse => ({ status: 0, headers: {}, text: String(error), at: Date.now() })));
+          p.catch(unanswered));
         await sleep(500);
         await proxy.restore();
         await sleep(1000);
@@ -492,7 +492,7 @@ describe.runIf(postgresAvailable)('outages of Redis and PostgreSQL, and SIGTERM'
               body: form({ ...f.fields, username: ALICE.username, password: ALICE.password }),
             });
           } catch (error) {
-            return { status: 0, headers: {}, text: String(error), at: Date.now() };
+            return unanswered(error);
           }
         });
         // Every request is read by the server before the signal (a request that reaches a

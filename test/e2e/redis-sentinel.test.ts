@@ -11,7 +11,7 @@ import { redisServersAvailable, startRedisSentinel, type RedisSentinelServers } 
 import type { RunningServer } from '../helpers/process.ts';
 import { postgresAvailable } from '../helpers/services.ts';
 import {
-  ALICE, Balancer, SERVICE_SECRET, WEB_REDIRECT, WEB_SECRET, rawRequest, seedOf, serviceClient, sleep, startDeployment, webClient,
+  ALICE, Balancer, SERVICE_SECRET, WEB_REDIRECT, WEB_SECRET, rawRequest, seedOf, serviceClient, sleep, startDeployment, unanswered, webClient,
   type Deployment, type RawResponse,
 } from './operations-support.ts';
 import { Browser, authorize, basic, token, type ClientCredentials } from './token-lifecycle-support.ts';
@@ -60,8 +60,6 @@ describe.runIf(postgresAvailable && redisServersAvailable)('two instances on a R
     expect(res.status, res.text).toBe(200);
     return String(res.body.refresh_token);
   }
-
-  const unanswered = (error: unknown): RawResponse => ({ status: 0, headers: {}, text: String(error), at: Date.now() });
 
   it('survives the master killed under traffic: no refresh chain broken, only 503 temporarily_unavailable meanwhile, /readyz back within seconds', async () => {
     const chains = await Promise.all(Array.from({ length: CHAINS }, () => refreshChain()));

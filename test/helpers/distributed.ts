@@ -74,12 +74,12 @@ function launch(command: string, args: string[], options: { cwd?: string } = {})
   return { child, exited, output: () => output };
 }
 
-function exitedNow(process: Process | undefined): boolean {
-  return !process || process.child.exitCode !== null || process.child.signalCode !== null;
+function running(process: Process | undefined): process is Process {
+  return process !== undefined && process.child.exitCode === null && process.child.signalCode === null;
 }
 
 async function kill(process: Process | undefined, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-  if (!process || exitedNow(process)) return;
+  if (!running(process)) return;
   process.child.kill(signal);
   await process.exited;
 }
@@ -216,7 +216,7 @@ export async function startRedisSentinel(masterName = 'idpmaster'): Promise<Redi
       startData(old, replica);
       const rejoined = until('the old master is back as a replica', 15_000, async () => {
         // Should it not stay up (its port taken by a loopback connection meanwhile, say), it starts again.
-        if (exitedNow(data.get(old))) startData(old, replica);
+        if (!running(data.get(old))) startData(old, replica);
         return replicaInSync(old);
       }).catch(async (error: unknown) => {
         const report = async (port: number) => `${port}: ${await redisCall(port, ['INFO', 'replication']).catch(String)}\n${data.get(port)?.output() ?? ''}`;
