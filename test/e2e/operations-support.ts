@@ -253,9 +253,12 @@ export interface RawRequest {
   timeoutMs?: number;
 }
 
-/** What a request that got no response counts as, for suites that tally every outcome: status 0 and the error. */
-export function unanswered(error: unknown): RawResponse {
-  return { status: 0, headers: {}, text: String(error), at: Date.now() };
+/**
+ * What a request that got no response counts as, for suites that tally every outcome: status 0
+ * and the error, after `note` (what the suite expected instead) when given.
+ */
+export function unanswered(error: unknown, note?: string): RawResponse {
+  return { status: 0, headers: {}, text: note === undefined ? String(error) : `${note}: ${String(error)}`, at: Date.now() };
 }
 
 /**

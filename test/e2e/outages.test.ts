@@ -333,7 +333,7 @@ describe.runIf(postgresAvailable)('outages of Redis and PostgreSQL, and SIGTERM'
         const families = await Promise.all([1, 2, 3, 4, 5, 6].map(async () => (await userTokens(target)).refresh_token));
         const refreshes = Promise.all(families.map(async (old) => ({
           old,
-          res: await refreshAt(target, old).catch((error: unknown): RawResponse => ({ status: 0, headers: {}, text: `no response: ${String(error)}`, at: Date.now() })),
+          res: await refreshAt(target, old).catch((error: unknown) => unanswered(error, 'no response')),
         })));
         await sleep(5);
         await terminateBackends();
@@ -420,9 +420,8 @@ describe.runIf(postgresAvailable)('outages of Redis and PostgreSQL, and SIGTERM'
         const fresh = await userTokens(proxied);
         // The pool holds idle connections now: the next query goes out on one of them.
         proxy.freeze();
-        const { value, ms } = await timed(refreshAt(proxied, fresh.refresh_token, 6000).catch((error: unknown): RawResponse => ({
-          status: 0, headers: {}, text: `no answer within 6 s (${String(error)})`, at: Date.now(),
-        })));
+        const { value, ms } = await timed(refreshAt(proxied, fresh.refresh_token, 6000)
+          .catch((error: unknown) => unanswered(error, 'no answer within 6 s')));
         expectUnavailable(value, ms, 'refresh, database frozen');
         const ready = await readiness(proxied);
         expect(ready.res.status).toBe(503);
