@@ -147,7 +147,8 @@ export interface RedisSentinelServers {
   /**
    * SIGKILLs the current master and waits until the sentinels have promoted the replica.
    * `ms`: from the kill until a new master was named; `rejoined`: the killed server started
-   * again, as a replica of the new master, and in sync.
+   * again, as a replica of the new master, and in sync (watched from the restart on; a caller
+   * that never awaits it leaves no unhandled rejection).
    */
   failover(): Promise<{ ms: number; rejoined: Promise<void> }>;
   stop(): Promise<void>;
@@ -222,6 +223,9 @@ export async function startRedisSentinel(masterName = 'idpmaster'): Promise<Redi
         const report = async (port: number) => `${port}: ${await redisCall(port, ['INFO', 'replication']).catch(String)}\n${data.get(port)?.output() ?? ''}`;
         throw new Error(`${(error as Error).message}\n${await report(old)}\n${await report(replica)}`, { cause: error });
       });
+      // Callers await it after other steps; should one of those fail first, that failure is the
+      // one to report, not this promise's rejection as unhandled. Awaiting it still rejects.
+      rejoined.catch(() => undefined);
       return { ms, rejoined };
     },
     stop,
