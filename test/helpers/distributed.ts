@@ -278,7 +278,7 @@ export async function startPgBouncer(postgresUrl: string, poolMode: 'transaction
   };
   try {
     await until('pgbouncer listens', 10_000, () => new Promise((resolve) => {
-      if (bouncer.child.exitCode !== null) throw new Error('pgbouncer exited');
+      if (!running(bouncer)) throw new Error('pgbouncer exited');
       const socket = net.connect({ host: '127.0.0.1', port });
       socket.once('connect', () => (socket.destroy(), resolve(true)));
       socket.once('error', () => resolve(false));
