@@ -61,16 +61,18 @@ async function dataFor(scenario: ScenarioName, ctx: TargetContext, settings: Rou
       return { data: { refreshTokens } };
     }
     case 'code-exchange': {
-      // The floor looks no code up: it runs for the phases' durations.
-      if (ctx.target === 'floor') return { data: { codes: [] } };
       // Codes are single-use and live 5 minutes: minted now, as many as this target's refresh
-      // pace (the same two signatures) needs; the phases then run for that many requests.
+      // pace (the same two signatures) needs; the phases then run for that many requests. The
+      // floor looks no code up but runs for as many requests too, so that every target's phase
+      // ends alike: the last requests in flight, fewer and fewer, count in each one's pace.
       const pace = refreshPace ?? 200;
       const warmup = settings.warmupSeconds > 0 ? Math.max(connections, Math.ceil(pace * settings.warmupSeconds)) : 0;
       const measure = Math.max(connections, Math.ceil(pace * settings.measureSeconds));
+      const amounts = { warmup, measure };
+      if (ctx.target === 'floor') return { data: { codes: [] }, amounts };
       const count = warmup + measure + connections;
       const codes = ctx.target === 'peer' ? await peerMintCodes(base, count) : await mintCodes(base, ctx.browser as Browser, count);
-      return { data: { codes }, amounts: { warmup, measure } };
+      return { data: { codes }, amounts };
     }
     case 'password-sign-in':
       return { data: { authorizePath: authorizePath(), user: SIGN_IN_USER } };

@@ -3,7 +3,8 @@
  * storage-free floor (bench/floors/) and the peer, node-oidc-provider (bench/peer/), and runs
  * every scenario against each target that answers it in interleaved rounds (three, the order
  * rotated each round), one instance at concurrency 64; then, once, one instance per core. Also
- * measures a new instance's start-up to ready and its peak memory. Prints the table with the
+ * measures a new instance's start-up to ready and its peak memory. The database holds background
+ * rows, analyzed, before anything starts (bench/scale-seed.ts, BACKGROUND). Prints the table with the
  * per-round ratios service / floor and service / peer, their medians and the targets, and writes
  * the same as JSON under bench/results/.
  *
@@ -23,6 +24,7 @@ import { exchangeCode, mintCodes, seed, signIn } from './prepare.ts';
 import { checks, comparisons, formatCapacity, formatChecks, formatComparisons, formatStartup, formatTable } from './report.ts';
 import { accessTokenAt, runScenarioRound, type RoundSettings, type Target, type TargetContext } from './rounds.ts';
 import { runScale } from './scale.ts';
+import { BACKGROUND, seedRows, type SeedRows } from './scale-seed.ts';
 import type { ScenarioName } from './scenarios.ts';
 import { freePort, productionEnv, ROOT, startInstances } from './servers.ts';
 import { startSideServer } from './side-servers.ts';
@@ -42,6 +44,8 @@ export interface Settings {
   /** After the rounds, one pass of the service alone with one instance per core (0: none). */
   perCoreInstances: number;
   startupRuns: number;
+  /** Rows in the database, analyzed, before anything is measured (bench/scale-seed.ts, BACKGROUND). */
+  background: SeedRows;
 }
 
 /** Run order: refresh before code exchange, whose codes are minted to refresh's measured pace. */
@@ -50,8 +54,8 @@ export const RUN_ORDER: ScenarioName[] = ['discovery', 'jwks', 'client-credentia
 export function settingsFor(smoke: boolean): Settings {
   const perCore = availableParallelism() > 1 ? availableParallelism() : 0;
   return smoke
-    ? { mode: 'smoke', scenarios: RUN_ORDER, warmupSeconds: 0, laterWarmupSeconds: 0, measureSeconds: 0.5, connections: 4, rounds: 1, compare: ['floor', 'peer'], perCoreInstances: 0, startupRuns: 1 }
-    : { mode: 'standard', scenarios: RUN_ORDER, warmupSeconds: 2, laterWarmupSeconds: 1, measureSeconds: 5, connections: 64, rounds: 3, compare: ['floor', 'peer'], perCoreInstances: perCore, startupRuns: 3 };
+    ? { mode: 'smoke', scenarios: RUN_ORDER, warmupSeconds: 0, laterWarmupSeconds: 0, measureSeconds: 0.5, connections: 4, rounds: 1, compare: ['floor', 'peer'], perCoreInstances: 0, startupRuns: 1, background: { clients: 10, users: 100, families: 1_000 } }
+    : { mode: 'standard', scenarios: RUN_ORDER, warmupSeconds: 2, laterWarmupSeconds: 1, measureSeconds: 5, connections: 64, rounds: 3, compare: ['floor', 'peer'], perCoreInstances: perCore, startupRuns: 3, background: BACKGROUND };
 }
 
 /** The service's instances with a signed-in browser and a user's access token. */
@@ -125,6 +129,9 @@ export async function runStandard(settings: Settings, options: { keepLogs: boole
     const port = await freePort();
     const serverEnv = productionEnv(port, { DATABASE_URL: env.databaseUrl, REDIS_URL: env.redisUrl, IDP_SECRET: env.secret });
     await seed(serverEnv);
+    const rows = settings.background;
+    const background = await seedRows(env.databaseUrl, rows, () => {});
+    console.log(`Background: ${rows.families} refresh token families, ${rows.users} users, ${rows.clients} clients, analyzed (${background.totalSeconds.toFixed(1)} s)`);
     startup = await measureStartup(settings.startupRuns, serverEnv, port, logDir);
     console.log(formatStartup(startup));
     await runRounds(env, settings, logDir, results);

@@ -15,7 +15,7 @@ import type { LoadJob } from './load.ts';
 import { median } from './median.ts';
 import { exchangeCode, mintCodes, refreshFamilies, seed, signIn } from './prepare.ts';
 import { formatTable } from './report.ts';
-import { SCALE, seedScale, type ScaleSeedTimings } from './scale-seed.ts';
+import { SCALE, seedRows, type SeedTimings } from './scale-seed.ts';
 import type { ScenarioName } from './scenarios.ts';
 import { freePort, productionEnv, startInstances, type Instances } from './servers.ts';
 
@@ -51,7 +51,7 @@ export interface ScaleReport {
   machine: { cores: number; node: string; loadavgBefore: number[]; loadavgAfter: number[] };
   source: ReturnType<typeof sourceState>;
   rows: typeof SCALE;
-  seed: ScaleSeedTimings;
+  seed: SeedTimings;
   results: Array<ScenarioResult & { database: Label; round: number }>;
   comparison: ScaleComparison[];
 }
@@ -74,7 +74,7 @@ export async function runScale(options: { keepLogs: boolean }): Promise<ScaleRep
   const env = await createEnvironment();
   const logDir = mkdtempSync(join(tmpdir(), 'idp-bench-logs-'));
   const running: Instances[] = [];
-  let seedTimings: ScaleSeedTimings | undefined;
+  let seedTimings: SeedTimings | undefined;
   try {
     const largeUrl = await env.createDatabase();
     const urls: Record<Label, string> = { empty: env.databaseUrl, large: largeUrl };
@@ -84,7 +84,7 @@ export async function runScale(options: { keepLogs: boolean }): Promise<ScaleRep
       const serverEnv = productionEnv(port, { DATABASE_URL: urls[label], REDIS_URL: env.redisUrl, IDP_SECRET: env.secret });
       await seed(serverEnv);
       if (label === 'large') console.log(`seeding the large database (${SCALE.families} families, ${SCALE.users} users, ${SCALE.clients} clients):`);
-      const timings = label === 'large' ? await seedScale(largeUrl, (line) => console.log(line)) : undefined;
+      const timings = label === 'large' ? await seedRows(largeUrl, SCALE, (line) => console.log(line)) : undefined;
       if (timings) console.log(`  seeded in ${timings.totalSeconds.toFixed(0)} s (VACUUM ANALYZE included)`);
       servers[label] = await startInstances(1, serverEnv, port, logDir, `scale-${label}`);
       running.push(servers[label]);
@@ -117,7 +117,7 @@ export async function runScale(options: { keepLogs: boolean }): Promise<ScaleRep
     const report: ScaleReport = {
       mode: 'scale', startedAt: new Date(started).toISOString(), seconds: (Date.now() - started) / 1000,
       machine: { cores: availableParallelism(), node: process.version, loadavgBefore, loadavgAfter: loadavg() },
-      source: sourceState(), rows: SCALE, seed: seedTimings as ScaleSeedTimings, results, comparison,
+      source: sourceState(), rows: SCALE, seed: seedTimings as SeedTimings, results, comparison,
     };
     printScale(report);
     return report;
