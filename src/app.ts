@@ -8,7 +8,7 @@ import cors from '@fastify/cors';
 import formbody from '@fastify/formbody';
 import view from '@fastify/view';
 import { Eta } from 'eta';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { OAuthError } from './errors.ts';
@@ -41,6 +41,7 @@ const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 export async function buildApp(config: Config, services: Services, logger: Logger): Promise<FastifyInstance> {
+  const headers = securityHeaders(config);
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // Fastify's own two lines per request are replaced by our one (addRequestLog).
@@ -54,7 +55,8 @@ export async function buildApp(config: Config, services: Services, logger: Logge
     },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Errors found before routing (a malformed URL, a bad header) keep the OAuth error shape.
-    frameworkErrors: (error, _request, reply) => {
+    frameworkErrors: (error, request, reply) => {
+      setResponseHeaders(request, reply, headers);
       void sendOAuthError(reply, toOAuthError(error), 400);
     },
     clientErrorHandler: (error, socket) => {
@@ -68,13 +70,14 @@ export async function buildApp(config: Config, services: Services, logger: Logge
   const metrics = createMetrics({ durable: services.durable, ephemeral: services.ephemeral });
   if (config.otlpEndpoint) await traceRequests(app);
   registerErrorHandler(app, { issuer: config.issuer, page });
-  countRequestsInFlight(app, metrics);
-  refuseForeignHosts(app, config, basePath);
-  addSecurityHeaders(app, config);
+  prepareEveryRequest(app, { metrics, headers, refuseForeignHost: foreignHostCheck(config, basePath) });
   addRequestLog(app, metrics);
   // Every POST body of the interface is a form: no JSON parser, so other media types are refused.
   app.removeAllContentTypeParsers();
   await app.register(formbody);
+  // Declared here, so that @fastify/view adds no hook giving every reply, API calls included, an
+  // empty `locals` object: no page reads it.
+  app.decorateReply('locals', null);
   await app.register(view, {
     engine: { eta: new Eta({ views: TEMPLATES_DIR, autoEscape: true, cache: true }) },
     root: TEMPLATES_DIR,
@@ -183,53 +186,61 @@ function trustProxySetting(value: Config['trustProxy']): boolean | string | ((ad
   return typeof value === 'number' ? (_address, hop) => hop < value : value;
 }
 
-/** Probes of load balancers call by address; everything else must name the service's host. */
-function refuseForeignHosts(app: FastifyInstance, config: Config, basePath: string): void {
+/**
+ * Probes of load balancers call by address; everything else must name the service's host. The
+ * refusal for a request naming another, or undefined.
+ */
+function foreignHostCheck(config: Config, basePath: string): (request: FastifyRequest) => OAuthError | undefined {
   const isOwnHost = createHostCheck(config.baseUrl);
   const probes = new Set(['/healthz', '/readyz', '/metrics'].map((p) => `${basePath}${p}`));
   // Says what was expected and which settings decide it: the usual cause is a proxy that
   // rewrites Host, or a base URL left at its default.
   const refusal = `This request names another host than this service's address: it answers for ${new URL(config.baseUrl).host} (IDP_BASE_URL). `
     + 'Behind a proxy, pass the Host header on, or set IDP_TRUST_PROXY so that X-Forwarded-Host counts.';
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (isOwnHost(request.host) || probes.has(request.url.split('?')[0] ?? '')) {
-      done();
-      return;
-    }
-    done(new OAuthError('invalid_request', refusal, {
-      redirectable: false,
-      detail: `host ${request.host}`,
-    }));
-  });
-}
-
-/** What every response carries; pages set their own Content-Security-Policy. */
-function addSecurityHeaders(app: FastifyInstance, config: Config): void {
-  const https = config.baseUrl.startsWith('https:');
-  app.addHook('onSend', (request, reply, _payload, done) => {
-    reply.header('x-request-id', request.id);
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
-    reply.header('x-frame-options', 'DENY');
-    // Pages set their own policy; everything else is data that must never render as a document.
-    if (!reply.hasHeader('content-security-policy')) {
-      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
-    }
-    if (https) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
-    done();
-  });
+  return (request) => {
+    if (isOwnHost(request.host) || probes.has(request.url.split('?')[0] ?? '')) return undefined;
+    return new OAuthError('invalid_request', refusal, { redirectable: false, detail: `host ${request.host}` });
+  };
 }
 
 /**
- * First hook of all, so that every request counted is also uncounted: 'close' fires on every
- * response, also one whose client went away before it was sent (no onResponse then).
+ * What every response carries. Its Content-Security-Policy is for data that must never render
+ * as a document; pages and the logo replace it with their own.
  */
-function countRequestsInFlight(app: FastifyInstance, metrics: Metrics): void {
+function securityHeaders(config: Config): Readonly<Record<string, string>> {
+  return {
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+    'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+    ...(config.baseUrl.startsWith('https:') ? { 'strict-transport-security': 'max-age=31536000; includeSubDomains' } : {}),
+  };
+}
+
+function setResponseHeaders(request: FastifyRequest, reply: FastifyReply, headers: Readonly<Record<string, string>>): void {
+  reply.headers(headers);
+  reply.header('x-request-id', request.id);
+}
+
+/**
+ * The first hook of all: it counts the request in flight ('close' fires on every response, also
+ * one whose client went away before it was sent, so every request counted is also uncounted),
+ * sets the headers every response carries (before anything can fail: Fastify keeps them on its
+ * error responses), and refuses a foreign Host. A request the router refuses before any hook
+ * runs (frameworkErrors) gets the same headers there.
+ */
+function prepareEveryRequest(app: FastifyInstance, options: {
+  metrics: Metrics;
+  headers: Readonly<Record<string, string>>;
+  refuseForeignHost: (request: FastifyRequest) => OAuthError | undefined;
+}): void {
+  const { metrics, headers, refuseForeignHost } = options;
   const answered = () => metrics.inFlight.dec();
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     metrics.inFlight.inc();
     reply.raw.on('close', answered);
-    done();
+    setResponseHeaders(request, reply, headers);
+    done(refuseForeignHost(request));
   });
 }
 

@@ -271,6 +271,31 @@ describe.runIf(postgresAvailable)('hardening', () => {
     expect(token.status, token.text).toBe(200);
   });
 
+  it('sends the anti-framing, no-sniff and referrer headers, a Content-Security-Policy and the request id on every answer, errors included', async () => {
+    const cases: [string, RawRequest][] = [
+      ...endpoints.map((e): [string, RawRequest] => [e.name, send(e, query(e.params))]),
+      ...endpoints.map((e): [string, RawRequest] => [`${e.name}, another host`, { ...send(e, query(e.params)), host: 'evil.example' }]),
+      // Refused by the router before any route or hook runs.
+      ['a path the router cannot decode', { path: '/connect/token%FF%FE' }],
+      ['a client that does not exist', send(endpoints.find((e) => e.name === 'token') as Endpoint, query({ grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'x' }))],
+    ];
+    const problems: string[] = [];
+    for (const [name, request] of cases) {
+      const { status, headers } = await rawRequest(plain.port, { ...request, headers: { ...request.headers, 'x-request-id': 'hdr-check-1' } });
+      const what = `${name} (${status})`;
+      if (headers['x-frame-options'] !== 'DENY') problems.push(`${what}: x-frame-options ${String(headers['x-frame-options'])}`);
+      if (headers['x-content-type-options'] !== 'nosniff') problems.push(`${what}: x-content-type-options ${String(headers['x-content-type-options'])}`);
+      if (headers['referrer-policy'] !== 'no-referrer') problems.push(`${what}: referrer-policy ${String(headers['referrer-policy'])}`);
+      if (!/frame-ancestors 'none'/.test(String(headers['content-security-policy']))) problems.push(`${what}: content-security-policy ${String(headers['content-security-policy'])}`);
+      if (headers['x-request-id'] !== 'hdr-check-1') problems.push(`${what}: x-request-id ${String(headers['x-request-id'])}`);
+    }
+    expect(problems, problems.join('\n')).toStrictEqual([]);
+    // Pages keep their own policy (their stylesheet, where their form may post), not the API's.
+    const page = await rawRequest(plain.port, send(endpoints.find((e) => e.name === 'interaction page') as Endpoint, ''));
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toMatch(/style-src 'self'.*form-action 'self'/);
+  });
+
   describe('HSTS and cookies', () => {
     const authorizeQuery = () => query({
       client_id: 'web', response_type: 'code', redirect_uri: WEB_REDIRECT, scope: 'openid', code_challenge: pkce().challenge, code_challenge_method: 'S256',
