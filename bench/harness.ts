@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { LoadJob, PhaseResult } from './load.ts';
-import { cpuMs, logOffsets, machineJiffies, requestLinesBetween, ROOT, sampleRss, storageCpuDelta, storageCpuMs, type Instances } from './servers.ts';
+import { cpuMs, logOffsets, mainThreadCpuMs, machineJiffies, requestLinesBetween, ROOT, sampleRss, storageCpuDelta, storageCpuMs, type Instances } from './servers.ts';
 
 const POSTGRES_ADMIN_URL = process.env.IDP_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_BASE_URL = process.env.IDP_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -111,6 +111,11 @@ export interface ScenarioResult extends PhaseResult {
   /** CPU time of the server processes during the measured phase, per good answer, ms. */
   serverCpuMsPerRequest: number;
   serverCpuMs: number;
+  /**
+   * The same, of the instances' main threads alone: a single instance answers no faster than its
+   * main thread allows, however idle the rest of the machine.
+   */
+  mainThreadCpuMsPerRequest: number;
   /** CPU time of PostgreSQL (this database's backends) and Redis per good answer, ms. */
   storageCpuMsPerRequest: number;
   /** The same, PostgreSQL and Redis apart. */
@@ -136,7 +141,8 @@ export interface ScenarioResult extends PhaseResult {
 export function runLoad(job: LoadJob, servers: Instances): Promise<ScenarioResult> {
   const child = fork(join(ROOT, 'bench/load.ts'), [], { cwd: ROOT, execArgv: [] });
   const sumCpu = () => servers.pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
-  let before = { cpu: 0, storage: new Map() as ReturnType<typeof storageCpuMs>, jiffies: machineJiffies(), offsets: [] as number[] };
+  const sumMainThreads = () => servers.pids.reduce((sum, pid) => sum + mainThreadCpuMs(pid), 0);
+  let before = { cpu: 0, main: 0, storage: new Map() as ReturnType<typeof storageCpuMs>, jiffies: machineJiffies(), offsets: [] as number[] };
   let rss: ReturnType<typeof sampleRss> | undefined;
   let reported = false;
   const limitMs = ((job.warmupSeconds + job.measureSeconds) * 4 + 120) * 1000;
@@ -144,12 +150,13 @@ export function runLoad(job: LoadJob, servers: Instances): Promise<ScenarioResul
     const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`${job.scenario}: no result within ${limitMs} ms`))), limitMs);
     child.on('message', (message: { type: string; result?: PhaseResult; message?: string }) => {
       if (message.type === 'measuring') {
-        before = { cpu: sumCpu(), storage: storageCpuMs(servers.database), jiffies: machineJiffies(), offsets: logOffsets(servers.logFiles) };
+        before = { cpu: sumCpu(), main: sumMainThreads(), storage: storageCpuMs(servers.database), jiffies: machineJiffies(), offsets: logOffsets(servers.logFiles) };
         rss = sampleRss(servers.pids);
         child.send({ type: 'go' });
       } else if (message.type === 'result' && message.result) {
         reported = true;
         const serverCpuMs = sumCpu() - before.cpu;
+        const mainThreadMs = sumMainThreads() - before.main;
         const storageMs = storageCpuDelta(before.storage, storageCpuMs(servers.database));
         const jiffies = machineJiffies();
         // /proc/stat counts in USER_HZ ticks (10 ms).
@@ -167,6 +174,7 @@ export function runLoad(job: LoadJob, servers: Instances): Promise<ScenarioResul
           ...result,
           serverCpuMsPerRequest: serverCpuMs / Math.max(1, result.requests),
           serverCpuMs,
+          mainThreadCpuMsPerRequest: mainThreadMs / Math.max(1, result.requests),
           storageCpuMsPerRequest: (storageMs.postgres + storageMs.redis) / Math.max(1, result.requests),
           postgresCpuMsPerRequest: storageMs.postgres / Math.max(1, result.requests),
           redisCpuMsPerRequest: storageMs.redis / Math.max(1, result.requests),

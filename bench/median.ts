@@ -12,7 +12,7 @@ import type { BenchReport } from './run.ts';
 
 export { median } from './report.ts';
 
-const NUMERIC = ['rps', 'p50', 'p99', 'max', 'requests', 'serverCpuMsPerRequest', 'storageCpuMsPerRequest', 'postgresCpuMsPerRequest', 'redisCpuMsPerRequest', 'loaderCpuMsPerRequest', 'peakRssMb', 'machineBusy', 'othersBusy'] as const;
+const NUMERIC = ['rps', 'p50', 'p99', 'max', 'requests', 'serverCpuMsPerRequest', 'mainThreadCpuMsPerRequest', 'storageCpuMsPerRequest', 'postgresCpuMsPerRequest', 'redisCpuMsPerRequest', 'loaderCpuMsPerRequest', 'peakRssMb', 'machineBusy', 'othersBusy'] as const;
 
 function medianResults(reports: BenchReport[]): ScenarioResult[] {
   const groups = new Map<string, ScenarioResult[]>();

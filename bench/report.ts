@@ -62,6 +62,9 @@ export interface Comparison {
   redisCpuMs: number;
   floorCpuMs: number | undefined;
   peerCpuMs: number | undefined;
+  /** Medians of the main thread's CPU ms per request, the service's and its floor's. */
+  serviceMainMs: number;
+  floorMainMs: number | undefined;
   vsFloor: Versus | undefined;
   vsPeer: Versus | undefined;
   note: string | undefined;
@@ -78,7 +81,7 @@ function versus(own: ScenarioResult[], other: ScenarioResult[], target: number |
 export function comparisons(results: ScenarioResult[], connections: number): Comparison[] {
   const at = results.filter((r) => r.instances === 1 && r.connections === connections);
   const of = (scenario: ScenarioName, target: string) => at.filter((r) => r.scenario === scenario && (r.target ?? 'service') === target).sort((a, b) => (a.round ?? 0) - (b.round ?? 0));
-  const med = (list: ScenarioResult[], field: 'rps' | 'serverCpuMsPerRequest') => (list.length > 0 ? median(list.map((r) => r[field])) : undefined);
+  const med = (list: ScenarioResult[], field: 'rps' | 'serverCpuMsPerRequest' | 'mainThreadCpuMsPerRequest') => (list.length > 0 ? median(list.map((r) => r[field])) : undefined);
   return SCENARIO_ORDER.filter((s) => of(s, 'service').length > 0).map((scenario) => {
     const [service, floor, peer] = TARGET_ORDER.map((t) => of(scenario, t)) as [ScenarioResult[], ScenarioResult[], ScenarioResult[]];
     return {
@@ -91,6 +94,8 @@ export function comparisons(results: ScenarioResult[], connections: number): Com
       redisCpuMs: median(service.map((r) => r.redisCpuMsPerRequest)),
       floorCpuMs: med(floor, 'serverCpuMsPerRequest'),
       peerCpuMs: med(peer, 'serverCpuMsPerRequest'),
+      serviceMainMs: med(service, 'mainThreadCpuMsPerRequest') as number,
+      floorMainMs: med(floor, 'mainThreadCpuMsPerRequest'),
       vsFloor: versus(service, floor, FLOOR_TARGETS[scenario]),
       vsPeer: versus(service, peer, PEER_TARGETS[scenario]),
       note: NOTES[scenario],
@@ -121,12 +126,12 @@ function sortResults(results: ScenarioResult[]): ScenarioResult[] {
 }
 
 export function formatTable(results: ScenarioResult[]): string {
-  const head = ['inst', 'scenario', 'target', 'rnd', 'conc', 'req/s', 'p50 ms', 'p99 ms', 'p99/p50', 'non-2xx', 'errors', 'CPU ms/req', 'peak RSS MB', 'pg', 'redis', 'loader', 'busy', 'others', 'split'];
-  const widths = [4, 21, 7, 3, 4, 7, 8, 8, 7, 7, 6, 10, 11, 5, 5, 6, 4, 6, 7];
+  const head = ['inst', 'scenario', 'target', 'rnd', 'conc', 'req/s', 'p50 ms', 'p99 ms', 'p99/p50', 'non-2xx', 'errors', 'CPU ms/req', 'main', 'peak RSS MB', 'pg', 'redis', 'loader', 'busy', 'others', 'split'];
+  const widths = [4, 21, 7, 3, 4, 7, 8, 8, 7, 7, 6, 10, 5, 11, 5, 5, 6, 4, 6, 7];
   const line = (cells: string[]) => cells.map((c, i) => (i === 1 ? pad(c, widths[i] as number) : lpad(c, widths[i] as number))).join('  ');
   const rows = sortResults(results).map((r) => line([
     String(r.instances), r.scenario, r.target ?? 'service', r.round === undefined ? '' : String(r.round + 1), String(r.connections), fixed(r.rps, 0), fixed(r.p50, 2), fixed(r.p99, 2), fixed(r.p99 / r.p50, 1),
-    String(r.non2xx), String(r.errors + r.timeouts), fixed(r.serverCpuMsPerRequest, 2), fixed(r.peakRssMb, 0),
+    String(r.non2xx), String(r.errors + r.timeouts), fixed(r.serverCpuMsPerRequest, 2), fixed(r.mainThreadCpuMsPerRequest ?? NaN, 3), fixed(r.peakRssMb, 0),
     fixed(r.postgresCpuMsPerRequest ?? NaN, 2), fixed(r.redisCpuMsPerRequest ?? r.storageCpuMsPerRequest, 2), fixed(r.loaderCpuMsPerRequest, 2), `${fixed(r.machineBusy * 100, 0)}%`, `${fixed((r.othersBusy ?? NaN) * 100, 0)}%`, r.requestsByInstance.length > 1 ? r.requestsByInstance.map((n) => fixed((100 * n) / Math.max(1, r.requestsByInstance.reduce((a, b) => a + b, 0)), 0)).join('/') : '',
   ]));
   return [line(head), ...rows].join('\n');
@@ -149,10 +154,12 @@ export function formatComparisons(list: Comparison[]): string {
 
 /** CPU per request (medians over the rounds): what sizing needs. */
 export function formatCapacity(list: Comparison[]): string {
-  const head = ['scenario', 'service ms', 'postgres ms', 'redis ms', 'floor ms', 'peer ms'];
+  const head = ['scenario', 'service ms', 'postgres ms', 'redis ms', 'floor ms', 'peer ms', 'service main', 'floor main'];
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? pad(c, 18) : lpad(c, 11))).join('  ');
-  const ms = (x: number | undefined) => (x === undefined ? '' : fixed(x, 2));
-  return [line(head), ...list.map((c) => line([c.scenario, ms(c.serviceCpuMs), ms(c.postgresCpuMs), ms(c.redisCpuMs), ms(c.floorCpuMs), ms(c.peerCpuMs)]))].join('\n');
+  const ms = (x: number | undefined, digits = 2) => (x === undefined || !Number.isFinite(x) ? '' : fixed(x, digits));
+  return [line(head), ...list.map((c) => line([
+    c.scenario, ms(c.serviceCpuMs), ms(c.postgresCpuMs), ms(c.redisCpuMs), ms(c.floorCpuMs), ms(c.peerCpuMs), ms(c.serviceMainMs, 3), ms(c.floorMainMs, 3),
+  ]))].join('\n');
 }
 
 export function formatStartup(s: Startup): string {

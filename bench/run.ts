@@ -150,7 +150,7 @@ export async function runStandard(settings: Settings, options: { keepLogs: boole
 export function printReport(report: BenchReport): void {
   console.log(`\n${formatTable(report.results)}`);
   console.log(`\nService against its floor and the peer (one instance, concurrency ${report.settings.connections}, ${report.settings.rounds} interleaved round(s); the targets):\n${formatComparisons(report.comparisons)}`);
-  console.log(`\nCPU per request, medians over the rounds (the service's processes, this database's PostgreSQL backends, the Redis server):\n${formatCapacity(report.comparisons)}`);
+  console.log(`\nCPU per request, medians over the rounds (the service's processes, this database's PostgreSQL backends, the Redis server; the floor's processes; the main threads alone):\n${formatCapacity(report.comparisons)}`);
   console.log(`\n${formatStartup(report.startup)}`);
   console.log(`\nChecks of the service at concurrency ${report.settings.connections}:\n${formatChecks(report.checks)}`);
   console.log(`\nWhole run: ${report.seconds.toFixed(0)} s (load average ${report.machine.loadavgBefore[0]?.toFixed(1)} before, ${report.machine.loadavgAfter[0]?.toFixed(1)} after)`);

@@ -134,7 +134,19 @@ export async function startInstances(count: number, env: Record<string, string>,
 
 /** utime + stime of a process (all its threads), in milliseconds. */
 export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/**
+ * utime + stime of a process's main thread alone (JavaScript: Fastify, the routes, pg, ioredis;
+ * not libuv's pool, where RSA and argon2 run, nor V8's helpers), in milliseconds.
+ */
+export function mainThreadCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuMs(path: string): number {
+  const stat = readFileSync(path, 'utf8');
   // The command name may hold spaces: fields are counted after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
