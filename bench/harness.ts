@@ -140,8 +140,8 @@ export interface ScenarioResult extends PhaseResult {
 /** Runs one scenario in a forked load process and reads the servers around its measured phase. */
 export function runLoad(job: LoadJob, servers: Instances): Promise<ScenarioResult> {
   const child = fork(join(ROOT, 'bench/load.ts'), [], { cwd: ROOT, execArgv: [] });
-  const sumCpu = () => servers.pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
-  const sumMainThreads = () => servers.pids.reduce((sum, pid) => sum + mainThreadCpuMs(pid), 0);
+  /** A /proc reading summed over the instances. */
+  const overInstances = (read: (pid: number) => number) => servers.pids.reduce((sum, pid) => sum + read(pid), 0);
   let before = { cpu: 0, main: 0, storage: new Map() as ReturnType<typeof storageCpuMs>, jiffies: machineJiffies(), offsets: [] as number[] };
   let rss: ReturnType<typeof sampleRss> | undefined;
   let reported = false;
@@ -150,13 +150,13 @@ export function runLoad(job: LoadJob, servers: Instances): Promise<ScenarioResul
     const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`${job.scenario}: no result within ${limitMs} ms`))), limitMs);
     child.on('message', (message: { type: string; result?: PhaseResult; message?: string }) => {
       if (message.type === 'measuring') {
-        before = { cpu: sumCpu(), main: sumMainThreads(), storage: storageCpuMs(servers.database), jiffies: machineJiffies(), offsets: logOffsets(servers.logFiles) };
+        before = { cpu: overInstances(cpuMs), main: overInstances(mainThreadCpuMs), storage: storageCpuMs(servers.database), jiffies: machineJiffies(), offsets: logOffsets(servers.logFiles) };
         rss = sampleRss(servers.pids);
         child.send({ type: 'go' });
       } else if (message.type === 'result' && message.result) {
         reported = true;
-        const serverCpuMs = sumCpu() - before.cpu;
-        const mainThreadMs = sumMainThreads() - before.main;
+        const serverCpuMs = overInstances(cpuMs) - before.cpu;
+        const mainThreadMs = overInstances(mainThreadCpuMs) - before.main;
         const storageMs = storageCpuDelta(before.storage, storageCpuMs(servers.database));
         const jiffies = machineJiffies();
         // /proc/stat counts in USER_HZ ticks (10 ms).

@@ -15,7 +15,7 @@ import type { LoadJob } from './load.ts';
 import { median } from './median.ts';
 import { exchangeCode, mintCodes, refreshFamilies, seed, signIn } from './prepare.ts';
 import { formatTable } from './report.ts';
-import { SCALE, seedRows, type SeedTimings } from './scale-seed.ts';
+import { SCALE, seedRows, type SeedRows, type SeedTimings } from './scale-seed.ts';
 import type { ScenarioName } from './scenarios.ts';
 import { freePort, productionEnv, startInstances, type Instances } from './servers.ts';
 
@@ -50,7 +50,7 @@ export interface ScaleReport {
   seconds: number;
   machine: { cores: number; node: string; loadavgBefore: number[]; loadavgAfter: number[] };
   source: ReturnType<typeof sourceState>;
-  rows: typeof SCALE;
+  rows: SeedRows;
   seed: SeedTimings;
   results: Array<ScenarioResult & { database: Label; round: number }>;
   comparison: ScaleComparison[];
