@@ -23,11 +23,13 @@ export interface ParsedCommand<T extends ParseArgsOptionsConfig> {
 }
 
 /**
- * A dash and at least two more characters, the second no dash: no flag of ours (none is short),
- * but a value, such as a key id from `idp keys list` (a base64url thumbprint starts with `-`
- * one time in 64). parseArgs would take it for a group of short flags.
+ * A value that begins with a dash, such as a key id from `idp keys list` (a base64url thumbprint
+ * starts with `-` one time in 64, with `--` one time in 4096), which parseArgs would take for a
+ * group of short flags or a long one: a dash and at least two more characters, the second no
+ * dash (no flag of ours is short), or two dashes and anything an option name cannot be (ours are
+ * lower case words joined by dashes, so `--colour` stays an unknown option).
  */
-const DASHED_VALUE = /^-[^-]./s;
+const DASHED_VALUE = /^(?:-[^-].|--(?![a-z][a-z0-9-]*(?:=|$)).)/s;
 /**
  * A dashed value stands in as this and its position while parseArgs reads the line: no dash
  * first, and no real argument starts with it (a command line cannot hold a NUL byte).

@@ -112,6 +112,8 @@ describe('idp without a database', () => {
       [['scopes', 'add', 'orders read'], /^scope "orders read": must be an RFC 6749 scope token/],
       [['keys', 'retire'], /^missing argument KID /],
       [['keys', 'retire', '-x'], /^unknown option -x /],
+      [['keys', 'retire', '--force'], /^unknown option --force /],
+      [['keys', 'retire', '--force=yes'], /^unknown option --force /],
       [['seed'], /^missing argument FILE.json /],
       [['secret-hash', 'extra'], /^unexpected argument "extra" /],
       [['migrate', '--force'], /^unknown option --force /],
@@ -264,8 +266,9 @@ describe.runIf(postgresAvailable)('idp on PostgreSQL', () => {
     expect(second.kid).not.toBe(firstKid);
     expectOneLine(await idp(['keys', 'retire', second.kid]), 1, /rotate first/);
     expectOneLine(await idp(['keys', 'retire', 'no-such-kid']), 1, /^no signing key with kid no-such-kid$/);
-    // A thumbprint starts with a dash one time in 64: it is a key id, not a flag.
+    // A thumbprint starts with a dash one time in 64, with two one time in 4096: a key id, not a flag.
     expectOneLine(await idp(['keys', 'retire', '-Qz4aBc']), 1, /^no signing key with kid -Qz4aBc$/);
+    expectOneLine(await idp(['keys', 'retire', '--Nt_ewKH-3-hmXMANO71solbmZ-t8Cm-8hmdSrUv3c']), 1, /^no signing key with kid --Nt_ewKH-3-hmXMANO71solbmZ-t8Cm-8hmdSrUv3c$/);
     expect((await idp(['keys', 'retire', firstKid ?? ''])).code).toBe(0);
     const listed = json<{ keys: { kid: string; state: string }[] }>(await idp(['keys', 'list', '--json']));
     expect(listed.keys.map(({ kid, state }) => ({ kid, state }))).toStrictEqual([
