@@ -11,6 +11,7 @@
  *   npm run bench                  # the standard run (about 9 minutes on 2 cores)
  *   npm run bench -- --smoke       # one round, ~0.5 s per measurement, concurrency 4 (the smoke test)
  *   npm run bench -- --scale       # refresh and introspection on an empty vs a large database
+ *   npm run bench -- --help        # the options; a mistyped one stops the run with one line naming it
  *   options: --out FILE (JSON path), --keep-logs (keep the servers' log files); for experiments:
  *   --only refresh,userinfo  --rounds 1  --concurrency 16  --no-peer  --no-floor  --no-per-core
  *   (IDP_BENCH_SERVER_NODE_ARGS="--cpu-prof ..." adds Node.js flags to the instances, floor and peer)
@@ -163,30 +164,71 @@ function writeJson(report: unknown, out: string | undefined, prefix: string): st
   return file;
 }
 
-if (import.meta.main) {
-  const { values } = parseArgs({
-    options: {
-      smoke: { type: 'boolean' }, scale: { type: 'boolean' }, out: { type: 'string' }, 'keep-logs': { type: 'boolean' },
-      only: { type: 'string' }, rounds: { type: 'string' }, concurrency: { type: 'string' },
-      'no-peer': { type: 'boolean' }, 'no-floor': { type: 'boolean' }, 'no-per-core': { type: 'boolean' },
-    },
-  });
-  const list = (v: string | undefined) => v?.split(',').map((x) => x.trim()).filter((x) => x !== '');
+const USAGE = 'usage: npm run bench [-- --smoke | --scale] [--out FILE] [--keep-logs] [--only SCENARIO,...] [--rounds N] [--concurrency N] [--no-peer] [--no-floor] [--no-per-core]';
+
+export type BenchCommand = { kind: 'help' } | { kind: 'scale'; out?: string; keepLogs: boolean } | { kind: 'standard'; settings: Settings; out?: string; keepLogs: boolean };
+
+function positiveInteger(name: string, value: string): number {
+  if (!/^[1-9][0-9]{0,5}$/.test(value)) throw new Error(`--${name} must be a positive whole number, not '${value}'`);
+  return Number(value);
+}
+
+function scenarioList(value: string): ScenarioName[] {
+  const names = value.split(',').map((x) => x.trim()).filter((x) => x !== '');
+  const unknown = names.filter((n) => !(RUN_ORDER as string[]).includes(n));
+  if (unknown.length > 0) throw new Error(`--only: unknown scenario ${unknown.map((n) => `'${n}'`).join(', ')} (one of ${RUN_ORDER.join(', ')})`);
+  if (names.length === 0) throw new Error(`--only names no scenario (one of ${RUN_ORDER.join(', ')})`);
+  return RUN_ORDER.filter((s) => names.includes(s));
+}
+
+/** The command line, read into what to run; a mistake throws one line naming it. */
+export function readBenchArgs(args: string[]): BenchCommand {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        help: { type: 'boolean', short: 'h' }, smoke: { type: 'boolean' }, scale: { type: 'boolean' }, out: { type: 'string' }, 'keep-logs': { type: 'boolean' },
+        only: { type: 'string' }, rounds: { type: 'string' }, concurrency: { type: 'string' },
+        'no-peer': { type: 'boolean' }, 'no-floor': { type: 'boolean' }, 'no-per-core': { type: 'boolean' },
+      },
+    }));
+  } catch (error) {
+    // Node's message ends with advice about '--' that does not apply here; keep its first sentence.
+    throw new Error((error as Error).message.split('. ')[0] ?? 'unreadable options', { cause: error });
+  }
+  if (values.help) return { kind: 'help' };
   const keepLogs = values['keep-logs'] === true;
   if (values.scale) {
-    const report = await runScale({ keepLogs });
-    console.log(`\nJSON: ${writeJson(report, values.out, 'scale')}`);
+    if (values.smoke) throw new Error('--scale and --smoke are two different runs; choose one');
+    return { kind: 'scale', out: values.out, keepLogs };
+  }
+  const settings = settingsFor(values.smoke === true);
+  if (values.only !== undefined) settings.scenarios = scenarioList(values.only);
+  if (values.rounds !== undefined) settings.rounds = positiveInteger('rounds', values.rounds);
+  if (values.concurrency !== undefined) settings.connections = positiveInteger('concurrency', values.concurrency);
+  if (values['no-peer']) settings.compare = settings.compare.filter((t) => t !== 'peer');
+  if (values['no-floor']) settings.compare = settings.compare.filter((t) => t !== 'floor');
+  if (values['no-per-core']) settings.perCoreInstances = 0;
+  return { kind: 'standard', settings, out: values.out, keepLogs };
+}
+
+if (import.meta.main) {
+  let command: BenchCommand;
+  try {
+    command = readBenchArgs(process.argv.slice(2));
+  } catch (error) {
+    console.error(`bench: ${(error as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+  if (command.kind === 'help') {
+    console.log(USAGE);
+  } else if (command.kind === 'scale') {
+    const report = await runScale({ keepLogs: command.keepLogs });
+    console.log(`\nJSON: ${writeJson(report, command.out, 'scale')}`);
   } else {
-    const settings = settingsFor(values.smoke === true);
-    const only = list(values.only);
-    if (only) settings.scenarios = RUN_ORDER.filter((s) => only.includes(s));
-    if (values.rounds) settings.rounds = Number(values.rounds);
-    if (values.concurrency) settings.connections = Number(values.concurrency);
-    if (values['no-peer']) settings.compare = settings.compare.filter((t) => t !== 'peer');
-    if (values['no-floor']) settings.compare = settings.compare.filter((t) => t !== 'floor');
-    if (values['no-per-core']) settings.perCoreInstances = 0;
-    const report = await runStandard(settings, { keepLogs });
+    const report = await runStandard(command.settings, { keepLogs: command.keepLogs });
     printReport(report);
-    console.log(`\nJSON: ${writeJson(report, values.out, report.mode)}`);
+    console.log(`\nJSON: ${writeJson(report, command.out, report.mode)}`);
   }
 }

@@ -65,3 +65,25 @@ describe.runIf(postgresAvailable && redisAvailable)('bench harness (npm run benc
     }
   }, 90_000);
 });
+
+describe('bench command line', () => {
+  it.each([
+    [['--only', 'refrsh,userinfo'], "bench: --only: unknown scenario 'refrsh' (one of discovery,"],
+    [['--rounds', '0'], "bench: --rounds must be a positive whole number, not '0'"],
+    [['--concurrency', '6e1'], "bench: --concurrency must be a positive whole number, not '6e1'"],
+    [['--scale', '--smoke'], 'bench: --scale and --smoke are two different runs; choose one'],
+    [['--bogus'], "bench: Unknown option '--bogus'"],
+  ])('refuses %j with one line naming the mistake, before it starts anything', async (args, line) => {
+    const run = await runBench(args);
+    expect(run.code).toBe(2);
+    const [first, usage, ...rest] = run.output.trimEnd().split('\n');
+    expect(first?.startsWith(line), run.output).toBe(true);
+    expect(usage).toMatch(/^usage: npm run bench /);
+    expect(rest).toStrictEqual([]);
+  });
+
+  it('prints its usage on --help', async () => {
+    const run = await runBench(['--help']);
+    expect({ code: run.code, output: run.output }).toStrictEqual({ code: 0, output: expect.stringMatching(/^usage: npm run bench .*--only SCENARIO,\.\.\..*\n$/) });
+  });
+});
