@@ -166,7 +166,7 @@ function writeJson(report: unknown, out: string | undefined, prefix: string): st
 
 const USAGE = 'usage: npm run bench [-- --smoke | --scale] [--out FILE] [--keep-logs] [--only SCENARIO,...] [--rounds N] [--concurrency N] [--no-peer] [--no-floor] [--no-per-core]';
 
-export type BenchCommand = { kind: 'help' } | { kind: 'scale'; out?: string; keepLogs: boolean } | { kind: 'standard'; settings: Settings; out?: string; keepLogs: boolean };
+type BenchCommand = { kind: 'help' } | { kind: 'scale'; out?: string; keepLogs: boolean } | { kind: 'standard'; settings: Settings; out?: string; keepLogs: boolean };
 
 function positiveInteger(name: string, value: string): number {
   if (!/^[1-9][0-9]{0,5}$/.test(value)) throw new Error(`--${name} must be a positive whole number, not '${value}'`);
@@ -181,8 +181,11 @@ function scenarioList(value: string): ScenarioName[] {
   return RUN_ORDER.filter((s) => names.includes(s));
 }
 
+/** Options of the standard and smoke runs that --scale, with its fixed scenarios and targets, has no use for. */
+const STANDARD_ONLY = ['only', 'rounds', 'concurrency', 'no-peer', 'no-floor', 'no-per-core'] as const;
+
 /** The command line, read into what to run; a mistake throws one line naming it. */
-export function readBenchArgs(args: string[]): BenchCommand {
+function readBenchArgs(args: string[]): BenchCommand {
   let values;
   try {
     ({ values } = parseArgs({
@@ -201,6 +204,8 @@ export function readBenchArgs(args: string[]): BenchCommand {
   const keepLogs = values['keep-logs'] === true;
   if (values.scale) {
     if (values.smoke) throw new Error('--scale and --smoke are two different runs; choose one');
+    const standardOnly = STANDARD_ONLY.find((name) => values[name] !== undefined);
+    if (standardOnly) throw new Error(`--${standardOnly} does not apply to --scale, which measures its own fixed set`);
     return { kind: 'scale', out: values.out, keepLogs };
   }
   const settings = settingsFor(values.smoke === true);

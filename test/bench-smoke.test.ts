@@ -72,6 +72,7 @@ describe('bench command line', () => {
     [['--rounds', '0'], "bench: --rounds must be a positive whole number, not '0'"],
     [['--concurrency', '6e1'], "bench: --concurrency must be a positive whole number, not '6e1'"],
     [['--scale', '--smoke'], 'bench: --scale and --smoke are two different runs; choose one'],
+    [['--scale', '--only', 'refresh'], 'bench: --only does not apply to --scale, which measures its own fixed set'],
     [['--bogus'], "bench: Unknown option '--bogus'"],
   ])('refuses %j with one line naming the mistake, before it starts anything', async (args, line) => {
     const run = await runBench(args);
