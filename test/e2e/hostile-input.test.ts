@@ -7,7 +7,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic } from '../helpers/oauth.ts';
-import { seedWith, startServer, type RunningServer } from '../helpers/process.ts';
+import { outputWhen, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'e'.repeat(64);
@@ -100,9 +100,7 @@ describe.runIf(postgresAvailable)('hostile input on PostgreSQL', () => {
   it('logs a client that hangs up mid-body as an aborted request, not as an outage', async () => {
     const before = server.output().length;
     await rawExchange(server.port, `POST /connect/token HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: 1000\r\n\r\ngrant_type=cli`, 300);
-    const deadline = Date.now() + 5000;
-    while (!server.output().slice(before).includes('aborted') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const logged = server.output().slice(before);
+    const logged = (await outputWhen(server, (o) => o.slice(before).includes('aborted'))).slice(before);
     expect(logged).toContain('request aborted by the client');
     expect(logged).not.toContain('dependency unavailable');
   });

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresAvailable } from '../helpers/services.ts';
-import type { RunningServer } from '../helpers/process.ts';
+import { outputWhen, type RunningServer } from '../helpers/process.ts';
 import { awayFromStepEnd, describePage, isOtpPage, kindOf, nowSeconds, submit, totp } from './account-support.ts';
 import {
   ALICE, IDP_SECRET, MIA, SERVICE_SECRET, TOTP_SECRET, WEB_LOGOUT, WEB_REDIRECT, WEB_SECRET, roomInRateWindow, seedOf, serviceClient, sleep, startDeployment,
@@ -181,7 +181,7 @@ describe.runIf(postgresAvailable)('logs and metrics of a full session', () => {
     // The rotation due at start runs beside serving (it first makes a new RSA key, which can
     // take seconds on a loaded machine): the session below begins once the instance reports it.
     const rotated = new RegExp(`"event":"key_rotated","kid":"${promotedKid}"`);
-    for (const deadline = Date.now() + 20_000; !rotated.test(server.output()) && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 100));
+    await outputWhen(server, (o) => rotated.test(o), 20_000);
     for (const [name, value] of Object.entries({ 'web client secret': WEB_SECRET, 'service client secret': SERVICE_SECRET, 'burst client secret': BURST_SECRET })) remember(name, value);
     remember('IDP_SECRET', IDP_SECRET);
     remember('TOTP secret', TOTP_SECRET);

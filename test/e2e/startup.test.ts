@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, postgresAvailable, redisAvailable, REDIS_URL, runSql, type TestDatabase } from '../helpers/services.ts';
-import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import { outputWhen, runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
 import { rawRequest } from './operations-support.ts';
 
 const SECRET = 'c'.repeat(64);
@@ -127,7 +127,8 @@ describe.runIf(postgresAvailable && redisAvailable)('production over http with I
     // Trust authentication takes any password: this one must not be printed.
     const withPassword = production.url().replace('postgres://postgres@', 'postgres://postgres:hunter2@');
     const server = await production.start({ LOG_LEVEL: 'info', DATABASE_URL: withPassword });
-    const line = server.output().split('\n').find((l) => l.includes('"msg":"started: '));
+    const started = '"msg":"started: ';
+    const line = (await outputWhen(server, (o) => o.includes(started))).split('\n').find((l) => l.includes(started));
     const database = new URL(production.url());
     expect(line, server.output()).toBeDefined();
     expect(JSON.parse(line ?? '{}')).toMatchObject({
@@ -160,10 +161,8 @@ describe.runIf(postgresAvailable && redisAvailable)('maintenance', () => {
 
     const server = await production.start({ LOG_LEVEL: 'info' });
     const remaining = async () => (await runSql<{ id: string }>(url, 'SELECT id FROM refresh_token_families ORDER BY id')).map((r) => r.id);
-    const deadline = Date.now() + 10_000;
     const reported = /"families":1,"msg":"refresh token families past their end deleted"/;
-    while (!reported.test(server.output()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(server.output()).toMatch(reported);
+    expect(await outputWhen(server, (o) => reported.test(o), 10_000)).toMatch(reported);
     expect(await remaining()).toEqual(['access-live', 'live']);
   });
 });
@@ -183,7 +182,8 @@ describe('a first run with only PORT set', () => {
     const discovery = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Record<string, string>;
     expect(discovery.issuer).toBe(`${local}/`);
     expect(discovery.token_endpoint).toBe(`${local}/connect/token`);
-    const output = server.output();
+    // The started line is the last one written at start (its log line may follow /readyz's answer).
+    const output = await outputWhen(server, (o) => o.includes('started: '));
     expect(output).toContain(`${local}/connect/token`);
     expect(output).toContain(`started: mode development, issuer ${local}/, database embedded ${dir.path}/db, store in-process (one instance only), sign-in source local, listening 127.0.0.1:${server.port}`);
     expect(output).toContain('IDP_LDAP_URL is set but IDP_SIGN_IN_SOURCE=local: it does nothing unless IDP_SIGN_IN_SOURCE=ldap');

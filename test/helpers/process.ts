@@ -80,6 +80,16 @@ export interface RunningServer {
   stop(): Promise<number | null>;
 }
 
+/**
+ * The output once `done` holds for it, or as it is at the deadline. A server writes its log
+ * asynchronously, so a line may arrive after the answer it belongs to (or after /readyz).
+ */
+export async function outputWhen(source: { output(): string }, done: (output: string) => boolean, timeoutMs = 5000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done(source.output()) && Date.now() < deadline) await sleep(50);
+  return source.output();
+}
+
 export interface StartOptions {
   /** A port chosen beforehand (e.g. to register {IDP_BASE_URL} elsewhere first); default a free one. */
   port?: number;
