@@ -20,6 +20,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { describeParseError } from '../src/cli/args.ts';
 import { createEnvironment, sourceState, type Environment, type ScenarioResult } from './harness.ts';
 import { exchangeCode, mintCodes, seed, signIn } from './prepare.ts';
 import { checks, comparisons, formatCapacity, formatChecks, formatComparisons, formatStartup, formatTable } from './report.ts';
@@ -197,8 +198,7 @@ function readBenchArgs(args: string[]): BenchCommand {
       },
     }));
   } catch (error) {
-    // Node's message ends with advice about '--' that does not apply here; keep its first sentence.
-    throw new Error((error as Error).message.split('. ')[0] ?? 'unreadable options', { cause: error });
+    throw new Error(describeParseError(error), { cause: error });
   }
   if (values.help) return { kind: 'help' };
   const keepLogs = values['keep-logs'] === true;

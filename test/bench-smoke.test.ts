@@ -73,7 +73,9 @@ describe('bench command line', () => {
     [['--concurrency', '6e1'], "bench: --concurrency must be a positive whole number, not '6e1'"],
     [['--scale', '--smoke'], 'bench: --scale and --smoke are two different runs; choose one'],
     [['--scale', '--only', 'refresh'], 'bench: --only does not apply to --scale, which measures its own fixed set'],
-    [['--bogus'], "bench: Unknown option '--bogus'"],
+    [['--bogus'], 'bench: unknown option --bogus'],
+    [['--concurrency'], 'bench: option --concurrency needs a value'],
+    [['--smoke=yes'], 'bench: option --smoke takes no value'],
   ])('refuses %j with one line naming the mistake, before it starts anything', async (args, line) => {
     const run = await runBench(args);
     expect(run.code).toBe(2);

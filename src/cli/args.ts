@@ -55,7 +55,7 @@ export function parseCommand<T extends ParseArgsOptionsConfig>(spec: CommandSpec
 }
 
 /** parseArgs explains itself over several lines; one short line naming the flag is enough. */
-function describeParseError(error: unknown): string {
+export function describeParseError(error: unknown): string {
   const code = (error as { code?: string }).code;
   const message = error instanceof Error ? error.message : String(error);
   const flag = /'(-{1,2}[^'\s<]+)/.exec(message)?.[1] ?? 'an option';
