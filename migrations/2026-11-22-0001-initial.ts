@@ -1,6 +1,6 @@
 /**
  * Initial schema. Frozen: change the schema with a new migration, never by editing this one.
- * The `clients` table is part of the operational contract (CONTRACT section 4): administrators
+ * The `clients` table is part of the operational contract (README, Editing clients with SQL): administrators
  * edit it with SQL, so its rules are database constraints, not application checks.
  */
 import { sql, type Kysely } from 'kysely';

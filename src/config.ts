@@ -1,5 +1,5 @@
 /**
- * One zod schema over the environment (CONTRACT section 2) -> a frozen Config.
+ * One zod schema over the environment (the README's Configuration table) -> a frozen Config.
  * Parsing is pure: main.ts hands in the environment and decides what to do with a failure.
  * Each variable is read on its own in config/environment.ts; the rules that span variables and
  * the shape of the Config are here and in config/sign-in.ts.
@@ -96,7 +96,7 @@ function toConfig(env: Env, signIn: SignIn) {
   const baseUrl = baseUrlOf(env);
   return Object.freeze({
     baseUrl,
-    /** `{baseUrl}/`: the issuer identifier ends with a slash (interface.md). */
+    /** `{baseUrl}/`: the issuer identifier ends with a slash, and tokens' `iss` must match it exactly (OpenID Connect Discovery 1.0 §4.3). */
     issuer: `${baseUrl}/`,
     port: env.PORT,
     host: env.HOST,

@@ -4,7 +4,7 @@ import { OAuthError } from './errors.ts';
 /** Scopes that release claims or tokens in OpenID Connect; never API scopes. */
 export const OIDC_SCOPES: ReadonlySet<string> = new Set(['openid', 'offline_access', 'profile', 'email', 'phone', 'roles']);
 
-/** interface.md: the administration scopes belong to the service itself, not to applications. */
+/** The administration scopes belong to the service itself, not to applications: the authorization endpoint refuses them (README, Endpoints). */
 export const SERVICE_SCOPES: ReadonlySet<string> = new Set(['admin_api', 'admin_api_readonly', 'admin_console_webhooks']);
 
 /** A scope the service defines itself: never an API scope, granted whatever `api_scopes` says. */

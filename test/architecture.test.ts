@@ -1,5 +1,5 @@
 /**
- * Keeps the layout of ARCHITECTURE.md true by reading import lines: each library stays in its
+ * Keeps the README's Layout true by reading import lines: each library stays in its
  * folder, nothing but app.ts imports routes/, and only main.ts reads the environment or exits.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';

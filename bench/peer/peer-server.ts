@@ -1,5 +1,5 @@
 /**
- * The peer: node-oidc-provider v9 with a Redis adapter, configured as close to interface.md as
+ * The peer: node-oidc-provider v9 with a Redis adapter, configured as close to this service's protocol as
  * it allows: RS256 (an RSA-2048 key), the service's paths, client_secret_basic, PKCE S256
  * required, JWT access tokens for client credentials (a resource server with
  * `accessTokenFormat: 'jwt'`), opaque access tokens for the code flow (it introspects only
@@ -49,12 +49,12 @@ const configuration: Configuration = {
   },
   pkce: { required: () => true },
   rotateRefreshToken: true,
-  // interface.md issues a refresh token for offline_access; the provider would also ask for prompt=consent.
+  // This service issues a refresh token for offline_access; the provider would also ask for prompt=consent.
   issueRefreshToken: (_ctx, client, code) => Promise.resolve(client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access')),
   features: {
     devInteractions: { enabled: false },
     clientCredentials: { enabled: true },
-    // interface.md: introspection answers only the client the token was issued to.
+    // As this service does, introspection answers only the client the token was issued to.
     introspection: { enabled: true, allowedPolicy: (_ctx, client, token) => Promise.resolve(token.clientId === client.clientId) },
     revocation: { enabled: true },
     resourceIndicators: {

@@ -1,6 +1,6 @@
 /**
  * The embedded default's demo data: on an empty database, one confidential client and one user,
- * whose credentials are printed once (CONTRACT section 1). Never in production.
+ * whose credentials are printed once (the README's first section). Never in production.
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.ts';

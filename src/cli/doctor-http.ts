@@ -4,7 +4,7 @@
  */
 import { describeError, fail, get, isOutcome, ok, openOrSkip, skip, type DoctorContext, type Outcome } from './doctor-context.ts';
 
-/** interface.md: every endpoint of the discovery document lives under `{base_url}/`. */
+/** Every endpoint of the discovery document lives under `{base_url}/` (README, Endpoints), so a proxy needs no path rewriting. */
 const ENDPOINTS = [
   'authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'introspection_endpoint',
   'revocation_endpoint', 'end_session_endpoint', 'jwks_uri',

@@ -1,5 +1,5 @@
 /**
- * The administrators' command line (CONTRACT section 3): every `idp` command but `serve`, which
+ * The administrators' command line (the README's Command line section): every `idp` command but `serve`, which
  * main.ts runs itself. Returns the exit code; a UsageError (2) or RefusedError (1) thrown by a
  * command is printed by main.ts as one line.
  */

@@ -1,6 +1,6 @@
 /**
  * `idp secret-hash`: reads a client secret an administrator chose on stdin and prints the hash to
- * put in `clients.secret_hash` (CONTRACT section 4). Needs no database and no master secret.
+ * put in `clients.secret_hash` (the README's Editing clients with SQL). Needs no database and no master secret.
  */
 import { MIN_CLIENT_SECRET_LENGTH, hashClientSecret } from '../tokens/opaque.ts';
 import { parseCommand } from './args.ts';

@@ -1,5 +1,5 @@
 /**
- * The seed file (CONTRACT section 3, "Seed file") as one strict zod schema. A file that does not
+ * The seed file (the README's Command line section, "Seed file") as one strict zod schema. A file that does not
  * fit is refused whole: `seedFileProblems` names the path of every wrong field, one line each.
  */
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 /**
- * `idp seed FILE.json`: upserts the API scopes, clients and users of a seed file (CONTRACT
- * section 3) in one transaction. Idempotent: what already holds the file's values, including a
+ * `idp seed FILE.json`: upserts the API scopes, clients and users of a seed file (the README's
+ * Command line section) in one transaction. Idempotent: what already holds the file's values, including a
  * secret, password or TOTP secret that verifies against what is stored, is left untouched.
  */
 import { readFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-/** Every variable of the environment (CONTRACT section 2), each read on its own, and an example of each. */
+/** Every variable of the environment (the README's Configuration table), each read on its own, and an example of each. */
 import { z } from 'zod';
 import { masterSecret, previousSecrets } from './secrets.ts';
 import { baseUrl, brandColor, brandLogo, brandName, flag, integerIn, onOff, optionalText, redisUrl, trustProxy, urlWithSchemes } from './values.ts';

@@ -73,7 +73,7 @@ export function createAuthorizationCodeGrant(grantDeps: AuthorizationCodeDeps): 
   });
 }
 
-/** interface.md: a refresh token only with the refresh grant and offline_access. */
+/** A refresh token only for a client with the refresh grant and a grant that holds offline_access (OpenID Connect Core 1.0 §11). */
 function mayRefresh(client: ClientRecord, record: CodeRecord): boolean {
   return client.grantTypes.includes('refresh_token') && record.scopes.includes('offline_access');
 }

@@ -42,7 +42,10 @@ export interface IssuedTokens {
   accessExpiresAt: number;
 }
 
-/** interface.md: a token request fails with invalid_grant for these users. */
+/**
+ * RFC 6749 §5.2: a grant whose user was removed, locked, or must change password or enrol in MFA
+ * is no longer valid (invalid_grant; README, Endpoints).
+ */
 export function assertUserMayReceiveTokens(user: UserRecord | undefined): asserts user is UserRecord {
   if (!user) throw new OAuthError('invalid_grant', 'The user no longer exists.');
   if (user.locked) throw new OAuthError('invalid_grant', 'The user is locked.');

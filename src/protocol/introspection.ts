@@ -24,7 +24,7 @@ const INACTIVE: IntrospectionResponse = { active: false };
 
 /** The introspection request of an authenticated client: `token` and `token_type_hint`. */
 export async function introspect(params: Params, { client, method }: AuthenticatedClient, deps: IntrospectionDeps, audit: Audit): Promise<IntrospectionResponse> {
-  // interface.md: introspection is for confidential clients; a public one fails authentication.
+  // RFC 7662 §2.1: the caller must be authorized; only confidential clients are, so a public one fails authentication.
   if (method === 'none') {
     audit('client_authentication_failed', { reason: 'public_client', client_id: client.clientId });
     throw new OAuthError('invalid_client', 'Client authentication failed.', { detail: `public client ${client.clientId} may not introspect` });

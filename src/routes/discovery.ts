@@ -1,4 +1,4 @@
-/** GET /.well-known/openid-configuration: exactly the document of interface.md. */
+/** GET /.well-known/openid-configuration: OpenID Connect Discovery 1.0 §3 and RFC 8414 §2: the fields this service supports, nothing more. */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 

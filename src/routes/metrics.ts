@@ -1,4 +1,4 @@
-/** GET /metrics: Prometheus text (CONTRACT section 6). */
+/** GET /metrics: Prometheus text (README, Production). */
 import type { FastifyInstance } from 'fastify';
 import type { Metrics } from '../metrics.ts';
 

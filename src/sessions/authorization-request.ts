@@ -118,7 +118,7 @@ function allowedScopes(scope: string | undefined, client: ClientRecord): string[
   return scopes;
 }
 
-/** RFC 7636 §4.3, and interface.md: PKCE with S256 on every request; `plain` is refused. */
+/** RFC 7636 §4.3 and RFC 9700 §2.1.1: PKCE with S256 on every request; `plain` is refused. */
 function codeChallenge(params: Params): string {
   if (params.code_challenge === undefined) throw new OAuthError('invalid_request', 'The code_challenge parameter is required (PKCE).');
   if (params.code_challenge_method === undefined) throw new OAuthError('invalid_request', 'The code_challenge_method parameter is required and must be S256.');

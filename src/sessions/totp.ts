@@ -12,7 +12,7 @@ const PERIOD_SECONDS = 30;
 const DRIFT_SECONDS = PERIOD_SECONDS;
 /**
  * RFC 4226 §4 asks for at least 128 bits and we generate 160, but secrets enrolled elsewhere and
- * seeded by administrators are often 80 bits (16 base32 characters, as in CONTRACT's example):
+ * seeded by administrators are often 80 bits (16 base32 characters, as in the README's seed file example):
  * those must keep working.
  */
 const GUARDRAILS = createGuardrails({ MIN_SECRET_BYTES: 10 });

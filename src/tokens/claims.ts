@@ -1,5 +1,5 @@
 /**
- * Which claims a user's tokens and userinfo carry (interface.md, Claims): each scope releases
+ * Which claims a user's tokens and userinfo carry (OpenID Connect Core 1.0 §5.4): each scope releases
  * its claims, only when the user has a value; the `claims` request parameter may name further
  * claims, released only when inside a scope the client may use and the user consented to.
  */
@@ -71,7 +71,7 @@ function claimValue(user: UserRecord, claim: string, idp: string): unknown {
 
 export type RoleShape = 'jwt' | 'userinfo';
 
-/** The requested claim names that lie inside one of `allowedScopes` (interface.md, `claims` parameter). */
+/** The requested claim names that lie inside one of `allowedScopes` (OpenID Connect Core 1.0 §5.5, the `claims` parameter). */
 export function permittedClaims(requested: readonly string[] | undefined, allowedScopes: readonly string[]): string[] {
   return (requested ?? []).filter((claim) => {
     const scope = CLAIM_SCOPE.get(claim);
@@ -98,7 +98,7 @@ export function userClaims(
   return claims;
 }
 
-/** acr from amr (interface.md: acr derivation). */
+/** acr from amr: the strongest method used (README, Account protection). */
 export function acrFor(amr: readonly string[]): string {
   if (amr.includes('external')) return 'urn:svc:ac:external';
   return amr.includes('mfa') ? 'urn:svc:ac:mfa' : 'urn:svc:ac:pwd';

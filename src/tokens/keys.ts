@@ -13,7 +13,7 @@ import { asKeyring, openWithKeyring, seal, type Keyring } from './secret-box.ts'
 
 export type { RotationPolicy } from './key-rotation.ts';
 
-/** One key of the published key set (interface.md: kid, use, kty, alg, e, n and nothing else). */
+/** One key of the published key set (RFC 7517 §4 and RFC 7518 §6.3.1: kid, use, kty, alg, e, n and nothing else: no private member). */
 export interface PublicJwk {
   kid: string;
   use: 'sig';

@@ -1,6 +1,6 @@
 /**
  * GET /connect/authorize, from outside the app running in this process: every error row of
- * interface.md, each checked for WHERE it went (the service's own error page, never a redirect,
+ * RFC 6749 §4.1.2.1, each checked for WHERE it went (the service's own error page, never a redirect,
  * until client and redirect URI are trusted; after that a 302 to the redirect URI with error,
  * error_description, state and iss), the form_post and fragment response modes, and the rules
  * of the browser session (cookie, CSRF, prompt, max_age, id_token_hint, remembered consent).

@@ -1,6 +1,6 @@
 /**
  * A real browser through the second factor: Chromium (Debian's, driven by playwright-core) signs
- * in a user who must enrol in MFA, by the labels and button names of CONTRACT section 5, reads the
+ * in a user who must enrol in MFA, by the labels and button names of the README's Pages section, reads the
  * secret from the enrolment page's text, types the code computed from it and lands on the relying
  * party's callback; the next sign-in asks for a code. Screenshots of the enrolment and the
  * second-factor pages go to test-artifacts/screenshots/ for people to look at.

@@ -1,7 +1,7 @@
 /**
  * A real browser signs in: Chromium (Debian's, driven by playwright-core) follows the
  * authorization code flow with PKCE through the running service's pages, by their labels and
- * button names as CONTRACT section 5 gives them, to a relying party's callback. It also keeps
+ * button names as the README's Pages section gives them, to a relying party's callback. It also keeps
  * screenshots of the pages in test-artifacts/screenshots/ for people to look at.
  */
 import { join } from 'node:path';

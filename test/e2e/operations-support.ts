@@ -18,7 +18,7 @@ export const WEB_SECRET = 'ops-web-secret-0123456789abcdefghijklmnop';
 export const SERVICE_SECRET = 'ops-service-secret-0123456789abcdefghijk';
 export const WEB_REDIRECT = 'https://rp.test/cb';
 export const WEB_LOGOUT = 'https://rp.test/bye';
-/** RFC 6238 test secret of CONTRACT's seed example (80 bits). */
+/** RFC 6238 test secret of the README's seed example (80 bits). */
 export const TOTP_SECRET = 'JBSWY3DPEHPK3PXP';
 
 export const ALICE = { username: 'alice', password: 'correct horse battery staple' };

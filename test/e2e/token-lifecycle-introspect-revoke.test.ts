@@ -17,7 +17,7 @@ import {
 
 const BRIEF: ClientCredentials = { clientId: 'brief', secret: 'brief-lifecycle-secret-0123456789abcdefgh' };
 
-/** Exactly the members of an active introspection response (interface.md). */
+/** Exactly the members of an active introspection response (RFC 7662 §2.2). */
 const ACTIVE_MEMBERS = ['active', 'client_id', 'exp', 'iat', 'iss', 'scope', 'sub', 'token_type'];
 
 function expectNoCors(res: HttpResponse | Response): void {
@@ -102,7 +102,7 @@ describe.runIf(postgresAvailable)('client credentials, introspection, revocation
   });
 
   describe('introspection', () => {
-    it('describes an active access token and refresh token to openid-client with exactly the members of interface.md', async () => {
+    it('describes an active access token and refresh token to openid-client with exactly the members RFC 7662 §2.2 names', async () => {
       const tokens = await signInTokens(cluster, ALICE, WEB, 'openid profile offline_access');
       const config = await relyingParty(cluster, WEB);
       const access = decodeJwt(tokens.access_token).payload;

@@ -3,7 +3,7 @@
  * Redis (as behind a load balancer): openid-client as the relying party for the happy path;
  * rotation (a new opaque refresh token every time, the shape of the code exchange); scope
  * narrowing and widening; concurrent refreshes and the grace window answering byte-identical
- * bodies on either instance; and every refusal of interface.md's error table and state table
+ * bodies on either instance; and every refusal of RFC 6749 §5.2 and the refresh states
  * for this grant (unknown, another client's, user removed/locked/flagged, client disabled).
  */
 import * as client from 'openid-client';
@@ -195,7 +195,7 @@ describe.runIf(postgresAvailable && redisAvailable)('the refresh token grant on 
     });
   });
 
-  describe('refusals (interface.md token errors)', () => {
+  describe('refusals (RFC 6749 §5.2 token errors)', () => {
     let tokens: Tokens;
     beforeAll(async () => {
       tokens = await signInTokens(cluster, ALICE, WEB);

@@ -86,7 +86,7 @@ describe.runIf(postgresAvailable)('refresh token reuse after the grace window (I
     expect(Number.isNaN(reused)).toBe(false);
     expect(reused - rotatedAt).toBeGreaterThan(1000);
     expect(Math.abs(reused - reusedAt)).toBeLessThan(5000);
-    // CONTRACT section 6: no token value in any log line.
+    // README, Production: no token value in any log line.
     for (const t of [first, second, third]) {
       expect(stdout.includes(t.refresh_token), 'a refresh token in the log').toBe(false);
       expect(stdout.includes(t.access_token), 'an access token in the log').toBe(false);

@@ -154,7 +154,7 @@ export async function idpOk(cluster: Cluster, args: string[]): Promise<void> {
   expect(result.code, `idp ${args.join(' ')}: ${result.stdout}${result.stderr}`).toBe(0);
 }
 
-/** CONTRACT section 4: a change takes effect on every instance within one second. */
+/** README, Editing clients with SQL: a change takes effect on every instance within one second. */
 export const propagation = () => sleep(1200);
 
 

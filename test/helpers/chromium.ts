@@ -132,7 +132,7 @@ export function useBrowserDeployment(options: {
   dataDirPrefix: string;
   secret: string;
   client: BrowserClient;
-  /** A user of the seed file (CONTRACT section 3). */
+  /** A user of the seed file (the README's Command line section). */
   user: object;
   /** More of the service's environment (IDP_BRAND_*, say). */
   env?: Record<string, string>;

@@ -27,7 +27,7 @@ import { copyMigratedDatabase } from './embedded-database.ts';
 import { tempDir } from './process.ts';
 
 export interface InProcessOptions {
-  /** A seed file's content (CONTRACT section 3), written as `idp seed` writes it. */
+  /** A seed file's content (the README's Command line section), written as `idp seed` writes it. */
   seed?: object;
   /** More of the service's environment (IDP_TOKEN_RATE_LIMIT, IDP_BRAND_NAME, ...). */
   env?: Record<string, string>;

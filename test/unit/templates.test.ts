@@ -1,6 +1,6 @@
 /**
  * The eta pages, rendered as the routes render them (autoEscape on): hostile values come out
- * escaped everywhere, the names, labels and buttons of CONTRACT section 5 are there, and nothing
+ * escaped everywhere, the names, labels and buttons of the README's Pages section are there, and nothing
  * in them would need more than the strict Content-Security-Policy allows (no inline styles, no
  * inline scripts but form-post's nonce'd one, no external resources).
  */
@@ -183,7 +183,7 @@ describe('templates', () => {
   });
 });
 
-describe('the pages of CONTRACT section 5', () => {
+describe('the pages, with the names of the README\'s Pages section', () => {
   function formOf(html: string, action: string) {
     const all = forms(html);
     expect(all).toHaveLength(1);

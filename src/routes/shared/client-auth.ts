@@ -27,8 +27,8 @@ export function authenticateRequest(request: FastifyRequest, params: Params, cli
 }
 
 /**
- * interface.md: cross-origin browser calls only from an origin registered on the client. The
- * CORS layer let the origin through because some client registered it; for this client the
+ * Cross-origin browser calls only from an origin registered on the client (README, Endpoints,
+ * "Cross-origin calls"). The CORS layer let the origin through because some client registered it; for this client the
  * answer must not be readable from it either.
  */
 export function assertOriginAllowed(request: FastifyRequest, reply: FastifyReply, client: ClientRecord): void {

@@ -1,4 +1,4 @@
-/** The page of each sign-in step, with what its template needs (CONTRACT section 5 names). */
+/** The page of each sign-in step, with what its template needs (the field and button names the README's Pages section gives). */
 import type { FastifyReply } from 'fastify';
 import type { FlowOutcome } from '../../sessions/flow-result.ts';
 import { passwordRules } from '../../sources/password-policy.ts';

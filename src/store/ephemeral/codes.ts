@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { CodeRecord, CodeRedemption, CodeStore, EphemeralWrite, IssuedFromCode } from '../types.ts';
 import { NAMESPACES } from './namespaces.ts';
 
-/** interface.md: a code is valid for 5 minutes. */
+/** RFC 6749 §4.1.2 recommends at most 10 minutes; a code here is valid for 5. */
 export const CODE_TTL_SECONDS = 300;
 
 /** The key a code's record is kept under (and what it issued, and a replay's mark). */

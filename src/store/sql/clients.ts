@@ -1,4 +1,4 @@
-/** The `clients` table (CONTRACT section 4) <-> ClientRecord. */
+/** The `clients` table (the README's Editing clients with SQL) <-> ClientRecord. */
 import { sql, type Selectable, type Updateable } from 'kysely';
 import type { ClientRecord, ClientRepository, GrantType, UpsertResult } from '../types.ts';
 import type { ClientsTable, Db } from './tables.ts';

@@ -1,6 +1,6 @@
 /**
  * The authorization code grant without HTTP, table-driven, on the real stores with the injected
- * clock: a code lives 5 minutes and is single use (interface.md state table).
+ * clock: a code lives 5 minutes and is single use (RFC 6749 §4.1.2).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthErrorCode } from '../../../src/errors.ts';

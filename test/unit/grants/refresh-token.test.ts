@@ -321,7 +321,7 @@ const cases: RefreshCase[] = [
   },
 ];
 
-/** interface.md: a token request fails with invalid_grant for these users. */
+/** RFC 6749 §5.2: a token request fails with invalid_grant for these users (README, Endpoints). */
 const userCases: Array<{ name: string; act(h: Harness, userId: string): Promise<unknown> }> = [
   { name: 'removed', act: (h, id) => h.durable.users.remove(id) },
   { name: 'locked', act: (h, id) => h.durable.users.update(id, { locked: true }) },

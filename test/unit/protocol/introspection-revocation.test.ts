@@ -42,7 +42,7 @@ describe('introspection and revocation', () => {
   });
 
   describe('introspection', () => {
-    it('describes an active access token and refresh token to their client with exactly the members of interface.md', async () => {
+    it('describes an active access token and refresh token to their client with exactly the members RFC 7662 §2.2 names', async () => {
       const t = await h.signIn();
       const access = jwtPayload(t.access_token);
       expect(await inspect(t.access_token)).toStrictEqual({

@@ -18,7 +18,7 @@ import { createRedisEphemeralStore } from '../../../src/store/ephemeral/redis.ts
 import type { EphemeralStore } from '../../../src/store/types.ts';
 import { REDIS_URL, redisAvailable, redisPrefix } from '../../helpers/services.ts';
 
-/** CONTRACT section 3's example secret: 10 bytes, below otplib's default minimum of 16. */
+/** The README seed example's secret: 10 bytes, below otplib's default minimum of 16. */
 const SECRET = 'JBSWY3DPEHPK3PXP';
 /** A 20-byte secret, as the service generates for enrolment. */
 const LONG_SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
