@@ -172,7 +172,7 @@ async function registerApiRoutes(app: FastifyInstance, config: Config, services:
     await corsScope.register(userinfoRoutes, { issuer: config.issuer, clock, keys, revocations: services.revocations, users, clients });
     await corsScope.register(revokeRoutes, { clients, revocation: services.tokenEndpoints, audit });
   });
-  // RFC 7662 §4 and interface.md: introspection never answers browsers of another origin.
+  // RFC 7662 §4: introspection is server to server, and never answers browsers of another origin.
   await app.register(introspectRoutes, { clients, introspection: services.tokenEndpoints, audit });
 }
 
