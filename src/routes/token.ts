@@ -2,7 +2,8 @@
  * POST /connect/token: a short ordered pipeline. No-store headers, the source address's budget,
  * parse (a repeated parameter is invalid_request), authenticate the client, its budget and its
  * origin; then the grants find the grant (unsupported_grant_type), check the client may use it
- * (unauthorized_client), parse the grant's own parameters and handle them.
+ * (unauthorized_client), parse the grant's own parameters and handle them. Every request spends
+ * its address's budget; only a request answered with tokens keeps its share of its client's.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.ts';
@@ -29,8 +30,16 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
     await rateLimiter.consume(`addr:${request.ip}`);
     const params = singleValued(request.body);
     const authenticated = await authenticateRequest(request, params, clients, clock, audit);
-    await rateLimiter.consume(`client:${authenticated.client.clientId}`);
-    assertOriginAllowed(request, reply, authenticated.client);
-    return reply.send(await grants.issue(params, authenticated, auditOf(audit, request, { client_id: authenticated.client.clientId })));
+    const giveBack = await rateLimiter.consume(`client:${authenticated.client.clientId}`);
+    try {
+      assertOriginAllowed(request, reply, authenticated.client);
+      return reply.send(await grants.issue(params, authenticated, auditOf(audit, request, { client_id: authenticated.client.clientId })));
+    } catch (error) {
+      // A public client is authenticated by its name alone: if requests that fail kept their
+      // share, anyone could spend the client's budget and lock its users out. The address's
+      // budget, spent above, bounds them.
+      giveBack();
+      throw error;
+    }
   });
 }

@@ -12,6 +12,7 @@ import { parseClaimsRequest, type ClaimsRequest } from '../tokens/claims.ts';
 import { verifyJwt } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { S256_CHALLENGE } from '../tokens/pkce.ts';
+import { assertParameterLengths, maxLengthOf, releasableClaims } from './request-limits.ts';
 
 export type ResponseMode = 'query' | 'form_post' | 'fragment';
 export type Prompt = 'none' | 'login' | 'select_account' | 'consent';
@@ -42,8 +43,6 @@ type Params = Record<string, string>;
 
 const RESPONSE_MODES: readonly ResponseMode[] = ['query', 'form_post', 'fragment'];
 const PROMPTS: readonly Prompt[] = ['none', 'login', 'select_account', 'consent'];
-/** Values are echoed into redirects and pages: cap them so no request can grow a response without bound. */
-const MAX_VALUE_LENGTH = 2048;
 
 const untrusted = (description: string) => new OAuthError('invalid_request', description, { redirectable: false });
 
@@ -61,7 +60,8 @@ export async function trustTarget(
   if (!params.redirect_uri) throw untrusted('The redirect_uri parameter is required.');
   if (!client.redirectUris.includes(params.redirect_uri)) throw untrusted('The redirect_uri is not registered for this client.');
   const mode = params.response_mode as ResponseMode | undefined;
-  const state = params.state !== undefined && params.state.length <= MAX_VALUE_LENGTH ? params.state : undefined;
+  // A state beyond its bound is refused in stage two, and not echoed with the error.
+  const state = params.state !== undefined && params.state.length <= maxLengthOf('state') ? params.state : undefined;
   return {
     client,
     target: { clientId: client.clientId, redirectUri: params.redirect_uri, responseMode: mode && RESPONSE_MODES.includes(mode) ? mode : 'query', state },
@@ -83,9 +83,7 @@ export async function validateAuthorizationRequest(
   deps: HintVerification,
 ): Promise<AuthorizationRequest> {
   if (!client.enabled) throw new OAuthError('unauthorized_client', 'The client is disabled.');
-  for (const [name, value] of Object.entries(params)) {
-    if (value.length > MAX_VALUE_LENGTH) throw new OAuthError('invalid_request', `The ${name} parameter is too long.`);
-  }
+  assertParameterLengths(params);
   if (params.response_mode !== undefined && !RESPONSE_MODES.includes(params.response_mode as ResponseMode)) {
     throw new OAuthError('invalid_request', 'The response_mode is not supported.');
   }
@@ -154,5 +152,5 @@ function claimsRequest(value: string | undefined): ClaimsRequest | undefined {
   if (value === undefined) return undefined;
   const claims = parseClaimsRequest(value);
   if (!claims) throw new OAuthError('invalid_request', 'The claims parameter must be a JSON object with id_token and userinfo members.');
-  return claims;
+  return releasableClaims(claims);
 }

@@ -15,9 +15,15 @@ const WINDOW_SECONDS = 60;
 /** A slice is this fraction of the budget: one store round trip per slice instead of per request. */
 const SLICES_PER_WINDOW = 20;
 
+/** Returns a request's share of its budget: it failed, and only requests that succeed spend it. */
+export type GiveBack = () => void;
+
 export interface RateLimiter {
-  /** Counts one request for `subject` (e.g. `client:web` or `addr:10.0.0.1`); throws slow_down when over. */
-  consume(subject: string): Promise<void>;
+  /**
+   * Counts one request for `subject` (e.g. `client:web` or `addr:10.0.0.1`); throws slow_down
+   * when over. The result gives the request's share back, within the same window.
+   */
+  consume(subject: string): Promise<GiveBack>;
 }
 
 export function createRateLimiter(ephemeral: EphemeralStore, clock: Clock, perMinute: number): RateLimiter {
@@ -43,6 +49,13 @@ export function createRateLimiter(ephemeral: EphemeralStore, clock: Clock, perMi
     else exhausted.add(subject);
   }
 
+  /** A request's share of `subject`'s budget back to this instance, unless its window has passed. */
+  function giveBackTo(subject: string, taken: number): void {
+    if (taken !== window) return;
+    unspent.set(subject, (unspent.get(subject) ?? 0) + 1);
+    exhausted.delete(subject);
+  }
+
   return {
     async consume(subject) {
       const now = clock() / 1000;
@@ -58,7 +71,7 @@ export function createRateLimiter(ephemeral: EphemeralStore, clock: Clock, perMi
         const left = unspent.get(subject) ?? 0;
         if (left > 0) {
           unspent.set(subject, left - 1);
-          return;
+          return () => giveBackTo(subject, current);
         }
         let pending = reserving.get(subject);
         if (!pending) {
@@ -67,7 +80,7 @@ export function createRateLimiter(ephemeral: EphemeralStore, clock: Clock, perMi
           map.set(subject, pending);
         }
         await pending;
-        if (current !== window) return;
+        if (current !== window) return () => {};
       }
     },
   };

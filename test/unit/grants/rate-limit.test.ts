@@ -131,5 +131,29 @@ for (const backend of backends) {
       now += 60_000;
       expect(await attempt(second, 'client:shared')).toBe('ok');
     });
+
+    it('takes a request\'s share back when it is given back, within its window only', async () => {
+      now = START + 20 * 60_000;
+      const failed = await limiter.consume('client:given');
+      failed();
+      // Given back: the whole budget is left for requests that keep their share.
+      for (let i = 0; i < PER_MINUTE; i++) expect(await attempt(limiter, 'client:given')).toBe('ok');
+      expect(await attempt(limiter, 'client:given')).toBe('slow_down:50:429');
+      // A share given back once the budget has run out is one more request served.
+      now += 60_000;
+      const shares = [];
+      for (let i = 0; i < PER_MINUTE; i++) shares.push(await limiter.consume('client:given'));
+      expect(await attempt(limiter, 'client:given')).toBe('slow_down:50:429');
+      shares[0]?.();
+      expect(await attempt(limiter, 'client:given')).toBe('ok');
+      expect(await attempt(limiter, 'client:given')).toBe('slow_down:50:429');
+      // A share given back after its window has passed is not added to the next one.
+      now += 60_000;
+      const late = await limiter.consume('client:late');
+      now += 60_000;
+      late();
+      for (let i = 0; i < PER_MINUTE; i++) expect(await attempt(limiter, 'client:late')).toBe('ok');
+      expect(await attempt(limiter, 'client:late')).toBe('slow_down:50:429');
+    });
   });
 }

@@ -65,7 +65,9 @@ const rows: Array<[string, Record<string, string>, string]> = [
   ['redirect_uri registered, but not as sent (prefix)', { ...valid, redirect_uri: 'https://app.example/cb/more' }, 'invalid_request page'],
   // Stage two: back to the client.
   ['the client is disabled', { ...valid, client_id: 'disabled' }, 'unauthorized_client redirectable'],
-  ['a value longer than 2048 characters', { ...valid, nonce: 'n'.repeat(2049) }, 'invalid_request redirectable'],
+  ['a value longer than 2048 characters', { ...valid, ui_locales: 'u'.repeat(2049) }, 'invalid_request redirectable'],
+  ['a state longer than 1024 characters', { ...valid, state: 's'.repeat(1025) }, 'invalid_request redirectable'],
+  ['a nonce longer than 512 characters', { ...valid, nonce: 'n'.repeat(513) }, 'invalid_request redirectable'],
   ['response_mode unsupported', { ...valid, response_mode: 'web_message' }, 'invalid_request redirectable'],
   ['a request object', { ...valid, request: 'eyJ...' }, 'request_not_supported redirectable'],
   ['a request_uri', { ...valid, request_uri: 'https://app.example/r' }, 'request_uri_not_supported redirectable'],
