@@ -47,7 +47,7 @@ export async function buildApp(config: Config, services: Services, logger: Logge
   if (config.otlpEndpoint) await traceRequests(app);
   registerErrorHandler(app, { issuer: config.issuer, page });
   prepareEveryRequest(app, { metrics, headers, refuseForeignHost: foreignHostCheck(config, basePath) });
-  addRequestLog(app, metrics);
+  addRequestLog(app, metrics, basePath);
   // Every POST body of the interface is a form: no JSON parser, so other media types are refused.
   app.removeAllContentTypeParsers();
   await app.register(formbody);

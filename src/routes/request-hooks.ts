@@ -31,14 +31,18 @@ export function prepareEveryRequest(app: FastifyInstance, options: {
 
 /**
  * One log line per request: route, status and the source address (as IDP_TRUST_PROXY resolves
- * it), never the query string or the body.
+ * it), never the query string or the body. Health probes are logged at `debug`: load balancers
+ * ask every few seconds, and their lines were half of the log. The metrics count every request.
  */
-export function addRequestLog(app: FastifyInstance, metrics: Metrics): void {
+export function addRequestLog(app: FastifyInstance, metrics: Metrics, basePath: string): void {
+  const probes = new Set(['/healthz', '/readyz'].map((p) => `${basePath}${p}`));
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unknown';
     const status = reply.statusCode;
     const elapsed = reply.elapsedTime;
-    request.log.info({ method: request.method, route, status, ms: Math.round(elapsed * 10) / 10, source_address: request.ip }, 'request');
+    const line = { method: request.method, route, status, ms: Math.round(elapsed * 10) / 10, source_address: request.ip };
+    if (probes.has(route)) request.log.debug(line, 'request');
+    else request.log.info(line, 'request');
     metrics.requests.record(route, request.method, status, elapsed / 1000);
     if (status === 429) metrics.rateLimited.inc(route.endsWith('/connect/authorize') ? 'authorize' : 'token');
     done();
