@@ -3,6 +3,7 @@
  * trusted proxy, X-Forwarded-Host) is refused, so no page or redirect is ever made for a host an
  * attacker chose. Loopback names are one host, for development.
  */
+import { isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { OAuthError } from '../../errors.ts';
@@ -51,5 +52,22 @@ export function foreignHostCheck(config: Pick<Config, 'baseUrl'>, basePath: stri
   return (request) => {
     if (isOwnHost(request.host) || probes.has(request.url.split('?')[0] ?? '')) return undefined;
     return new OAuthError('invalid_request', refusal, { redirectable: false, detail: `host ${request.host}` });
+  };
+}
+
+/**
+ * The management port (/metrics, /healthz, /readyz) answers a Host that no DNS rebinding can
+ * produce: a browser page of another site reads it only through a name whose DNS the attacker
+ * answers, which is a registered domain and has a dot. So: an IP address, a name without a dot
+ * (localhost, a container or service name such as idp-1), the address it listens on, or a name
+ * listed in IDP_MANAGEMENT_HOSTS. The port is not compared: whoever asks chooses it, and port
+ * mappings change it.
+ */
+export function createManagementHostCheck(management: { host: string; hosts: readonly string[] }): (host: string | undefined) => boolean {
+  const listed = new Set([management.host, ...management.hosts].map((name) => name.toLowerCase()));
+  return (host) => {
+    const name = /^(\[[^\]]+\]|[^:]+)(?::\d+)?$/.exec(host?.trim().toLowerCase() ?? '')?.[1];
+    if (name === undefined) return false;
+    return isIP(name.startsWith('[') ? name.slice(1, -1) : name) !== 0 || /^[a-z0-9_-]+$/.test(name) || listed.has(name);
   };
 }
