@@ -1,7 +1,8 @@
 /**
- * The service answers for its own address only: a request for another Host (or, behind a
- * trusted proxy, X-Forwarded-Host) is refused, so no page or redirect is ever made for a host an
- * attacker chose. Loopback names are one host, for development.
+ * Which Host a request may name. The public port answers for its own address only: a request for
+ * another Host (or, behind a trusted proxy, X-Forwarded-Host) is refused, so no page or redirect
+ * is ever made for a host an attacker chose. Loopback names are one host, for development. The
+ * management port's rule is createManagementHostCheck's.
  */
 import { isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
