@@ -102,7 +102,10 @@ function toConfig(env: Env, signIn: SignIn) {
     host: env.HOST,
     /** IDP_MANAGEMENT_PORT: where /metrics, /healthz and /readyz are served apart from the public port. */
     // 0 stands for unset: the management port has no default.
-    management: env.IDP_MANAGEMENT_PORT === 0 ? undefined : Object.freeze({ port: env.IDP_MANAGEMENT_PORT, host: env.IDP_MANAGEMENT_HOST }),
+    // IDP_MANAGEMENT_HOSTS: the names with dots a request to it may use besides its own address.
+    management: env.IDP_MANAGEMENT_PORT === 0
+      ? undefined
+      : Object.freeze({ port: env.IDP_MANAGEMENT_PORT, host: env.IDP_MANAGEMENT_HOST, hosts: Object.freeze(env.IDP_MANAGEMENT_HOSTS) }),
     /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported there (OTLP/HTTP) when set. */
     otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
     databaseUrl: env.DATABASE_URL,

@@ -11,8 +11,6 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { checkConfigFiles, parseConfig, type Config } from './config.ts';
 import { describeStartup, startupLine } from './config/startup.ts';
 import { lockEmbeddedDatabase, loadOrCreateSecret } from './data-dir.ts';
-import type { Logger } from 'pino';
-import type { Services } from './services.ts';
 import type { DurableStore } from './store/types.ts';
 import type { MasterSecrets } from './tokens/secret-box.ts';
 import { ensureSecretCheck, WRONG_SECRET_MESSAGE } from './tokens/secret-check.ts';
@@ -84,8 +82,8 @@ async function serve(): Promise<void> {
   if (missing) fail(2, missing);
   // Before the server's modules: tracing patches pg, ioredis and http as they are imported.
   const stopTracing = config.otlpEndpoint ? await (await import('./telemetry.ts')).startTracing() : undefined;
-  const [{ buildApp }, { ensureDemoData, formatDemoBanner }, { createLogger }, { openServices }] = await Promise.all([
-    import('./app.ts'), import('./cli/demo.ts'), import('./logging.ts'), import('./services.ts'),
+  const [{ buildApp }, { ensureDemoData, formatDemoBanner }, { createLogger }, { openServices }, { startMaintenance }] = await Promise.all([
+    import('./app.ts'), import('./cli/demo.ts'), import('./logging.ts'), import('./services.ts'), import('./maintenance.ts'),
   ]);
   const release = takeEmbeddedDatabase(config);
   const logger = createLogger(config.logLevel);
@@ -110,13 +108,13 @@ async function serve(): Promise<void> {
   const bound = app.server.address();
   const startup = describeStartup(config, typeof bound === 'object' && bound ? bound.port : config.port);
   logger.info(startup, startupLine(startup));
-  const maintenance = scheduleMaintenance(services, logger);
+  const stopMaintenance = startMaintenance(services, config, logger);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    clearInterval(maintenance);
+    stopMaintenance();
     await app.close();
     await services.close();
     await stopTracing?.().catch(() => {});
@@ -125,60 +123,6 @@ async function serve(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-}
-
-/** How often each instance checks the rotation schedule (acting only when something is due). */
-const MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
-
-/** Ended families and expired revocations are deleted this many at a time, at most this many times a tick. */
-const PURGE_BATCH = 1000;
-const PURGE_BATCHES_PER_TICK = 50;
-
-/**
- * Every ten minutes, and once at start: signing keys published, rotated and retired on
- * schedule, and refresh token families past their end and revocations of expired tokens
- * deleted (in batches, so that a backlog never holds the database for long). Each instance
- * does it; the database makes it safe.
- */
-function scheduleMaintenance(services: Services, logger: Logger): NodeJS.Timeout {
-  const maintainKeys = async () => {
-    const clients = await services.durable.clients.list();
-    const report = await services.keys.maintain({
-      intervalSeconds: config.keyRotationInterval,
-      publishAheadSeconds: config.keyPublishAhead,
-      // ID tokens and access tokens live as long as the client's access token lifetime.
-      maxTokenLifetimeSeconds: Math.max(3600, ...clients.map((c) => c.accessTokenLifetime)),
-    });
-    for (const kid of report.published) logger.info({ audit: true, event: 'key_published', kid }, 'key_published');
-    for (const kid of report.promoted) logger.info({ audit: true, event: 'key_rotated', kid }, 'key_rotated');
-    for (const kid of report.retired) logger.info({ audit: true, event: 'key_retired', kid }, 'key_retired');
-  };
-  /** Deletes in batches until a batch comes back short; returns how many. */
-  const purgeInBatches = async (purge: (now: Date, limit: number) => Promise<number>) => {
-    let deleted = 0;
-    for (let batch = 0; batch < PURGE_BATCHES_PER_TICK; batch++) {
-      const count = await purge(new Date(services.clock()), PURGE_BATCH);
-      deleted += count;
-      if (count < PURGE_BATCH) break;
-    }
-    return deleted;
-  };
-  const purgeEndedFamilies = async () => {
-    const deleted = await purgeInBatches((now, limit) => services.durable.refreshTokens.purgeEnded(now, limit));
-    if (deleted > 0) logger.info({ families: deleted }, 'refresh token families past their end deleted');
-    // Revocations of tokens that have expired since: nothing is left for them to refuse.
-    const expired = await purgeInBatches((now, limit) => services.durable.revocations.purgeExpired(now, limit));
-    if (expired > 0) logger.info({ revocations: expired }, 'revocations of expired tokens deleted');
-  };
-  const failed = (what: string) => (error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, `${what} failed`);
-  const tick = () => {
-    void maintainKeys().catch(failed('key maintenance'));
-    void purgeEndedFamilies().catch(failed('refresh token family purge'));
-  };
-  tick();
-  const timer = setInterval(tick, MAINTENANCE_INTERVAL_MS);
-  timer.unref();
-  return timer;
 }
 
 async function readStdin(): Promise<string> {

@@ -1,7 +1,7 @@
 /** Every variable of the environment (the README's Configuration table), each read on its own, and an example of each. */
 import { z } from 'zod';
 import { masterSecret, previousSecrets } from './secrets.ts';
-import { baseUrl, brandColor, brandLogo, brandName, flag, integerIn, onOff, optionalText, redisUrl, trustProxy, urlWithSchemes } from './values.ts';
+import { baseUrl, brandColor, brandLogo, brandName, flag, hostNames, integerIn, onOff, optionalText, redisUrl, trustProxy, urlWithSchemes } from './values.ts';
 
 /** A good value for each variable, quoted in the one-line error. */
 export const EXAMPLES: Record<string, string> = {
@@ -10,6 +10,7 @@ export const EXAMPLES: Record<string, string> = {
   HOST: '0.0.0.0',
   IDP_MANAGEMENT_PORT: '9464',
   IDP_MANAGEMENT_HOST: '127.0.0.1',
+  IDP_MANAGEMENT_HOSTS: 'idp.monitoring.svc,metrics.internal.example',
   OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
   DATABASE_URL: 'postgres://idp:secret@db.internal:5432/idp',
   IDP_DATA_DIR: './.idp-data',
@@ -56,6 +57,7 @@ export const envSchema = z.object({
   HOST: optionalText.transform((v) => v ?? '0.0.0.0'),
   IDP_MANAGEMENT_PORT: integerIn(1, 65535, 0),
   IDP_MANAGEMENT_HOST: optionalText.transform((v) => v ?? '127.0.0.1'),
+  IDP_MANAGEMENT_HOSTS: hostNames,
   OTEL_EXPORTER_OTLP_ENDPOINT: urlWithSchemes(['http:', 'https:']),
   DATABASE_URL: urlWithSchemes(['postgres:', 'postgresql:']),
   IDP_DATA_DIR: optionalText.transform((v) => v ?? './.idp-data'),

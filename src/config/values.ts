@@ -115,6 +115,23 @@ export const flag = z
     return z.NEVER;
   });
 
+/** One label or more, dot-separated, of letters, digits, `-` and `_` (container names may have `_`). */
+const HOST_NAME = /^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
+
+/** Comma-separated host names without port or scheme, in lower case; none when unset. */
+export const hostNames = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const names = (v ?? '').split(',').map((n) => n.trim().toLowerCase()).filter((n) => n !== '');
+    const wrong = names.find((n) => !HOST_NAME.test(n));
+    if (wrong !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `must be host names separated by commas, without port or scheme (${wrong} is not one)` });
+      return z.NEVER;
+    }
+    return names;
+  });
+
 /** The image types a logo may be, by file extension, and the Content-Type each is served with. */
 export const LOGO_TYPES: Record<string, string> = {
   png: 'image/png',

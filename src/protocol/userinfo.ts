@@ -25,10 +25,10 @@ export interface UserinfoRequest {
   /** The raw Authorization header, if any. */
   authorization: string | undefined;
   /**
-   * For a cross-origin call only: refuses it (throws) when the token's client may not be used
-   * from the request's origin. The route's, since refusing also withdraws the CORS headers.
+   * The caller's own rule about the token's client (the HTTP edge's per-client CORS): it throws
+   * to refuse. Asked once the token is known good, before anything about the user is told.
    */
-  checkOrigin?: (client: ClientRecord) => void;
+  checkClient?: (client: ClientRecord) => void;
 }
 
 const invalidToken = (detail: string) => new OAuthError('invalid_token', 'The access token is missing, invalid, expired or revoked.', { detail });
@@ -50,10 +50,10 @@ export async function userinfo(request: UserinfoRequest, deps: UserinfoDeps): Pr
     deps.users.getById(payload.svc_uid),
   ]);
   if (revoked) throw invalidToken('token revoked');
-  if (request.checkOrigin) {
+  if (request.checkClient) {
     const client = typeof payload.client_id === 'string' ? await deps.clients.get(payload.client_id) : undefined;
     if (!client) throw invalidToken('client of the token is gone');
-    request.checkOrigin(client);
+    request.checkClient(client);
   }
   if (!user || user.locked) throw invalidToken('user removed or locked');
   const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ') : [];

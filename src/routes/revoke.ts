@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { revoke, type RevocationDeps } from '../protocol/revocation.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
 import { auditOf, type RequestAudit } from './shared/audit.ts';
-import { assertOriginAllowed, authenticateRequest } from './shared/client-auth.ts';
+import { authenticateRequest } from './shared/client-auth.ts';
+import { assertOriginAllowed } from './shared/cors.ts';
 import { singleValued } from './shared/params.ts';
 
 export interface RevokeRouteOptions {

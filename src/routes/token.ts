@@ -10,7 +10,8 @@ import type { Clock } from '../clock.ts';
 import type { Grants } from '../grants/index.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
 import { auditOf, type RequestAudit } from './shared/audit.ts';
-import { assertOriginAllowed, authenticateRequest } from './shared/client-auth.ts';
+import { authenticateRequest } from './shared/client-auth.ts';
+import { assertOriginAllowed } from './shared/cors.ts';
 import { singleValued } from './shared/params.ts';
 import type { RateLimiter } from '../sessions/rate-limit.ts';
 

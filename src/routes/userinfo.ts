@@ -1,7 +1,7 @@
 /** GET and POST /connect/userinfo (OIDC Core §5.3): the claims protocol/userinfo.ts finds, never stored. */
 import type { FastifyInstance } from 'fastify';
 import { userinfo, type UserinfoDeps } from '../protocol/userinfo.ts';
-import { assertOriginAllowed } from './shared/client-auth.ts';
+import { originCheckOf } from './shared/cors.ts';
 
 export async function userinfoRoutes(app: FastifyInstance, options: UserinfoDeps): Promise<void> {
   const config = { challenge: 'Bearer' as const };
@@ -12,10 +12,8 @@ export async function userinfoRoutes(app: FastifyInstance, options: UserinfoDeps
       config,
       handler: async (request, reply) => {
         reply.header('cache-control', 'no-store');
-        const claims = await userinfo({
-          authorization: request.headers.authorization,
-          ...(request.headers.origin !== undefined ? { checkOrigin: (client) => assertOriginAllowed(request, reply, client) } : {}),
-        }, options);
+        const checkClient = originCheckOf(request, reply);
+        const claims = await userinfo({ authorization: request.headers.authorization, ...(checkClient ? { checkClient } : {}) }, options);
         return reply.send(claims);
       },
     });

@@ -5,6 +5,7 @@
  * the caller's fields; secrets never go in (and the logger censors them by name anyway).
  */
 import type { FastifyRequest } from 'fastify';
+import type { Metrics } from '../../metrics.ts';
 
 export type AuditFields = Record<string, unknown>;
 /** An audit event already bound to a request: what grants and the sign-in steps are handed. */
@@ -19,6 +20,16 @@ export function createRequestAudit(observe: (event: string, line: AuditFields) =
     request.log.info(line, event);
     observe(event, line);
   };
+}
+
+/** One audit line per event, on the request's logger, counted in the metrics too. */
+export function createCountedAudit(metrics: Metrics): RequestAudit {
+  return createRequestAudit((event, fields) => {
+    metrics.audit.inc(event);
+    if (event === 'token_issued') metrics.tokens.inc(String(fields.grant));
+    if (event === 'sign_in') metrics.signIns.inc(String(fields.result));
+    if (event === 'sign_in' && fields.result === 'throttled') metrics.rateLimited.inc('sign_in');
+  });
 }
 
 /** The audit of one request, with `bound` fields (e.g. the authenticated client) on every event. */

@@ -1,13 +1,8 @@
-/**
- * Client authentication of a request (token, introspection, revocation), and the per-client
- * CORS rule: a browser call is served only from an origin registered on the authenticated client.
- */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+/** Client authentication of a request (token, introspection, revocation). */
+import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../../clock.ts';
-import { OAuthError } from '../../errors.ts';
 import { authenticateClient, type AuthenticatedClient } from '../../protocol/client-auth.ts';
 import type { ClientsCache } from '../../store/clients-cache.ts';
-import type { ClientRecord } from '../../store/types.ts';
 import type { RequestAudit } from './audit.ts';
 import type { Params } from './params.ts';
 
@@ -24,18 +19,4 @@ export function authenticateRequest(request: FastifyRequest, params: Params, cli
       failed: (reason, clientId) => audit(request, 'client_authentication_failed', { reason, client_id: clientId?.slice(0, MAX_AUDITED_CLIENT_ID) }),
     },
   );
-}
-
-/**
- * Cross-origin browser calls only from an origin registered on the client (README, Endpoints,
- * "Cross-origin calls"). The CORS layer let the origin through because some client registered it; for this client the
- * answer must not be readable from it either.
- */
-export function assertOriginAllowed(request: FastifyRequest, reply: FastifyReply, client: ClientRecord): void {
-  const origin = request.headers.origin;
-  if (origin !== undefined && !client.corsOrigins.includes(origin)) {
-    reply.removeHeader('access-control-allow-origin');
-    reply.removeHeader('access-control-allow-credentials');
-    throw new OAuthError('invalid_request', 'This client may not be used from this origin.', { detail: `origin ${origin} not registered on ${client.clientId}` });
-  }
 }

@@ -85,9 +85,9 @@ describe('userinfo', () => {
   it('asks the route about a cross-origin call with the token\'s client, and stops when it refuses', async () => {
     const t = await h.signIn();
     const asked: ClientRecord[] = [];
-    await userinfo({ authorization: bearer(t.access_token), checkOrigin: (client) => void asked.push(client) }, deps);
+    await userinfo({ authorization: bearer(t.access_token), checkClient: (client) => void asked.push(client) }, deps);
     expect(asked.map((c) => c.clientId)).toStrictEqual(['web']);
-    const refused = userinfo({ authorization: bearer(t.access_token), checkOrigin: () => { throw new Error('origin refused'); } }, deps);
+    const refused = userinfo({ authorization: bearer(t.access_token), checkClient: () => { throw new Error('origin refused'); } }, deps);
     await expect(refused).rejects.toThrow('origin refused');
   });
 });

@@ -1,0 +1,67 @@
+/** The maintenance every instance runs beside serving: `idp serve` starts it and stops it at shutdown. */
+import type { Logger } from 'pino';
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import type { DurableStore } from './store/types.ts';
+import type { KeyManager } from './tokens/keys.ts';
+
+/** How often each instance checks the rotation schedule (acting only when something is due). */
+const MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
+
+/** Ended families and expired revocations are deleted this many at a time, at most this many times a tick. */
+const PURGE_BATCH = 1000;
+const PURGE_BATCHES_PER_TICK = 50;
+
+/** What the maintenance reads and changes. */
+export interface MaintenanceServices {
+  durable: Pick<DurableStore, 'clients' | 'refreshTokens' | 'revocations'>;
+  keys: Pick<KeyManager, 'maintain'>;
+  clock: Clock;
+}
+
+/**
+ * Every ten minutes, and once at start: signing keys published, rotated and retired on
+ * schedule, and refresh token families past their end and revocations of expired tokens
+ * deleted (in batches, so that a backlog never holds the database for long). Each instance
+ * does it; the database makes it safe. Returns what stops it.
+ */
+export function startMaintenance(services: MaintenanceServices, config: Pick<Config, 'keyRotationInterval' | 'keyPublishAhead'>, logger: Logger): () => void {
+  const maintainKeys = async () => {
+    const clients = await services.durable.clients.list();
+    const report = await services.keys.maintain({
+      intervalSeconds: config.keyRotationInterval,
+      publishAheadSeconds: config.keyPublishAhead,
+      // ID tokens and access tokens live as long as the client's access token lifetime.
+      maxTokenLifetimeSeconds: Math.max(3600, ...clients.map((c) => c.accessTokenLifetime)),
+    });
+    for (const kid of report.published) logger.info({ audit: true, event: 'key_published', kid }, 'key_published');
+    for (const kid of report.promoted) logger.info({ audit: true, event: 'key_rotated', kid }, 'key_rotated');
+    for (const kid of report.retired) logger.info({ audit: true, event: 'key_retired', kid }, 'key_retired');
+  };
+  /** Deletes in batches until a batch comes back short; returns how many. */
+  const purgeInBatches = async (purge: (now: Date, limit: number) => Promise<number>) => {
+    let deleted = 0;
+    for (let batch = 0; batch < PURGE_BATCHES_PER_TICK; batch++) {
+      const count = await purge(new Date(services.clock()), PURGE_BATCH);
+      deleted += count;
+      if (count < PURGE_BATCH) break;
+    }
+    return deleted;
+  };
+  const purgeEndedFamilies = async () => {
+    const deleted = await purgeInBatches((now, limit) => services.durable.refreshTokens.purgeEnded(now, limit));
+    if (deleted > 0) logger.info({ families: deleted }, 'refresh token families past their end deleted');
+    // Revocations of tokens that have expired since: nothing is left for them to refuse.
+    const expired = await purgeInBatches((now, limit) => services.durable.revocations.purgeExpired(now, limit));
+    if (expired > 0) logger.info({ revocations: expired }, 'revocations of expired tokens deleted');
+  };
+  const failed = (what: string) => (error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, `${what} failed`);
+  const tick = () => {
+    void maintainKeys().catch(failed('key maintenance'));
+    void purgeEndedFamilies().catch(failed('refresh token family purge'));
+  };
+  tick();
+  const timer = setInterval(tick, MAINTENANCE_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}

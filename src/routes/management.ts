@@ -1,0 +1,44 @@
+/**
+ * IDP_MANAGEMENT_PORT: /metrics, /healthz and /readyz on a port of their own (loopback by
+ * default), for Prometheus and probes inside the network. It listens when the public app gets
+ * ready (a port in use fails the start) and closes with it.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Metrics } from '../metrics.ts';
+import { OAuthError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { sendOAuthError } from './error-handler.ts';
+import { healthRoutes } from './health.ts';
+import { metricsRoutes } from './metrics.ts';
+import { createManagementHostCheck } from './shared/host.ts';
+
+const FOREIGN_HOST = 'The management port answers only for an IP address, a name without a dot (such as localhost or a container name), '
+  + 'IDP_MANAGEMENT_HOST, or a name listed in IDP_MANAGEMENT_HOSTS.';
+
+export function serveManagementPort(app: FastifyInstance, management: NonNullable<Config['management']>, services: Services, metrics: Metrics, logger: Logger): void {
+  const server = Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }) });
+  refuseForeignHosts(server, management);
+  void server.register(healthRoutes, { durable: services.durable, ephemeral: services.ephemeral, source: services.source });
+  void server.register(metricsRoutes, { metrics });
+  app.addHook('onReady', async () => {
+    await server.listen({ port: management.port, host: management.host });
+  });
+  app.addHook('onClose', async () => {
+    await server.close();
+  });
+}
+
+/** A page of another site that rebinds its name to this port must not read it (see createManagementHostCheck). */
+function refuseForeignHosts(server: FastifyInstance, management: NonNullable<Config['management']>): void {
+  const isManagementHost = createManagementHostCheck(management);
+  server.addHook('onRequest', (request, reply, done) => {
+    if (isManagementHost(request.host)) {
+      done();
+      return;
+    }
+    request.log.info({ host: request.host }, 'management port: request for another host refused');
+    void sendOAuthError(reply, new OAuthError('invalid_request', FOREIGN_HOST, { redirectable: false }));
+  });
+}
