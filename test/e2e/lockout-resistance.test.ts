@@ -7,9 +7,12 @@
  * unrecognised devices; a known device's failures count on their own; guesses from one address
  * do not lock the account at another; one interaction and its CSRF token take 4 passwords, then
  * the sign-in must start again; a concurrent burst from many addresses gets 6 guesses judged.
+ * Under an https base URL the cookie is `__Secure-` and Secure, and is read back by that name.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../helpers/process.ts';
 import { postgresAvailable } from '../helpers/services.ts';
+import { rawRequest } from './operations-support.ts';
 import {
   AddressedBrowser, THROTTLED_TEXT, alertText, codeOf, describePage, expectKind, inBatches, readForm, signIn, startAuthorization,
   startStack, submit, type OpenForm, type Page, type SeedUser, type Stack,
@@ -20,6 +23,7 @@ const HAL: SeedUser = { username: 'hal', password: 'he mistypes on his laptop 2'
 const ERIC: SeedUser = { username: 'eric', password: 'he is guessed at elsewhere 3' };
 const GUS: SeedUser = { username: 'gus', password: 'he gets one page only 4' };
 const FAY: SeedUser = { username: 'fay', password: 'she is guessed at in a burst 5' };
+const IVY: SeedUser = { username: 'ivy', password: 'she signs in over https 6' };
 
 const WRONG = 'The username or password is incorrect.';
 const UNRECOGNISED = 'Too many attempts for this account from unrecognised devices';
@@ -30,7 +34,7 @@ describe.runIf(postgresAvailable)('lockout resistance: device cookies, per-accou
   let base: string;
 
   beforeAll(async () => {
-    stack = await startStack([DANA, HAL, ERIC, GUS, FAY], {
+    stack = await startStack([DANA, HAL, ERIC, GUS, FAY, IVY], {
       IDP_LOGIN_MAX_FAILURES: '3', IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT: '6', IDP_LOGIN_MAX_ATTEMPTS_PER_INTERACTION: '4',
       IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: '500', IDP_TRUST_PROXY: 'true',
     });
@@ -155,5 +159,60 @@ describe.runIf(postgresAvailable)('lockout resistance: device cookies, per-accou
     expect(alertText(stranger.page)).toContain(UNRECOGNISED);
     const known = await tryPassword(tablet, FAY.username, FAY.password);
     codeOf(known.page, known.started.state);
+  });
+
+  describe('under an https base URL', () => {
+    let secure: RunningServer;
+    beforeAll(async () => {
+      secure = await startServer({ ...stack.env, IDP_BASE_URL: 'https://idp.test', IDP_LOGIN_MAX_FAILURES: '3' });
+    }, 60_000);
+    afterAll(async () => {
+      await secure?.stop();
+    });
+
+    /** A browser over raw HTTP that says it is at https://idp.test (a TLS proxy in front): a cookie jar and the form. */
+    function httpsBrowser() {
+      const jar = new Map<string, string>();
+      const send = async (method: string, path: string, body?: string) => {
+        const headers: Record<string, string> = { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
+        if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+        const res = await rawRequest(secure.port, { method, path, host: 'idp.test', headers, ...(body === undefined ? {} : { body }) });
+        const lines = res.headers['set-cookie'] ?? [];
+        for (const line of lines) {
+          const [pair] = line.split(';');
+          const eq = pair?.indexOf('=') ?? -1;
+          if (pair && eq > 0) jar.set(pair.slice(0, eq), pair.slice(eq + 1));
+        }
+        return { ...res, lines };
+      };
+      /** A fresh sign-in: the password posted, and the answer to it. */
+      const signInWith = async (username: string, password: string) => {
+        const query = new URLSearchParams({
+          client_id: 'web', response_type: 'code', redirect_uri: 'https://rp.test/cb', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', state: 's',
+        });
+        const started = await send('GET', `/connect/authorize?${query}`);
+        const page = await send('GET', new URL(String(started.headers.location), 'https://idp.test/').pathname);
+        if (page.status !== 200) throw new Error(`${started.status} ${String(started.headers.location)} ${page.status} ${page.text.slice(0, 300)}`);
+        const form = readForm(page.text, 'https://idp.test/');
+        return send('POST', new URL(form.action).pathname, new URLSearchParams({ ...form.fields, username, password }).toString());
+      };
+      return { jar, signInWith };
+    }
+
+    it('sets a Secure __Secure- device cookie, and knows the device by it', async () => {
+      const browser = httpsBrowser();
+      const first = await browser.signInWith(IVY.username, IVY.password);
+      expect(String(first.headers.location)).toMatch(/^https:\/\/rp\.test\/cb\?code=/);
+      const line = first.lines.find((l) => l.startsWith('__Secure-idp_device_')) ?? '';
+      expect(line, first.lines.join('\n')).toMatch(/; Path=\/interaction; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/);
+
+      // Three wrong passwords from the same address, without the device cookie: the account is locked there.
+      for (let i = 0; i < 3; i++) expect((await httpsBrowser().signInWith(IVY.username, `guess ${i}`)).text).toContain(WRONG);
+      expect((await httpsBrowser().signInWith(IVY.username, IVY.password)).text).toContain(THROTTLED_TEXT);
+      // The browser with the device cookie (its session forgotten) still signs in from there.
+      for (const name of [...browser.jar.keys()].filter((k) => k.startsWith('__Host-'))) browser.jar.delete(name);
+      const again = await browser.signInWith(IVY.username, IVY.password);
+      expect(String(again.headers.location), again.text.slice(0, 300)).toMatch(/^https:\/\/rp\.test\/cb\?code=/);
+    });
   });
 });
