@@ -56,11 +56,12 @@ export function productionEnv(port: number, extra: Record<string, string>): Reco
     LOG_LEVEL: 'info',
     IDP_TOKEN_RATE_LIMIT: '10000000',
     // The password sign-in scenario signs one user in from every connection at once, all from
-    // 127.0.0.1; each password being checked holds one of the account's and one of the address's
-    // attempts until it is found right. When a phase ends, the passwords still queued for argon2
+    // 127.0.0.1; each password being checked holds one of the account's (at that address and over
+    // every address) and one of the address's attempts until it is found right. When a phase ends, the passwords still queued for argon2
     // hold theirs while the next phase's 64 connections arrive: above 100 at once from one address.
     IDP_LOGIN_MAX_FAILURES: '1000',
     IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: '1000',
+    IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT: '1000',
     IDP_AUTHORIZE_RATE_LIMIT: '10000000',
     // For experiments only: IDP_BENCH_SERVER_ENV="MALLOC_ARENA_MAX=2 UV_THREADPOOL_SIZE=8".
     ...Object.fromEntries((process.env.IDP_BENCH_SERVER_ENV ?? '').split(' ').filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),

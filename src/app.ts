@@ -95,7 +95,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
   const { clock, keys, clients, interactions, sessions, signInFlow: flow, stepForms: forms, upstream } = services;
   const secureCookies = config.baseUrl.startsWith('https:');
   const page = pageContext(config, basePath);
-  const adapter = createFlowAdapter({ page, secureCookies, audit });
+  const adapter = createFlowAdapter({ page, secureCookies, audit, basePath });
   await app.register(authorizeRoutes, { clients, flow, adapter, rateLimiter: services.authorizeRateLimiter, hintVerification: { issuer: config.issuer, keys, clock } });
   await app.register(interactionRoutes, { forms, adapter });
   await app.register(logoutRoutes, { page, secureCookies, audit, endSession: services.endSession });

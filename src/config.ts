@@ -141,6 +141,10 @@ function toConfig(env: Env, signIn: SignIn) {
     keyPublishAhead: env.IDP_KEY_PUBLISH_AHEAD,
     loginMaxFailures: env.IDP_LOGIN_MAX_FAILURES,
     loginMaxFailuresPerAddress: env.IDP_LOGIN_MAX_FAILURES_PER_ADDRESS,
+    /** Failed sign-ins per account from unrecognised devices over every address, per 15 minutes. */
+    loginMaxFailuresPerAccount: env.IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT,
+    /** Passwords one interaction (one sign-in page and its CSRF token) may try. */
+    loginMaxAttemptsPerInteraction: env.IDP_LOGIN_MAX_ATTEMPTS_PER_INTERACTION,
     logLevel: env.LOG_LEVEL,
     /** What every page shows instead of the default mark: a name, a local logo, a colour. */
     brand: Object.freeze({

@@ -6,6 +6,7 @@
  */
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { createDeviceCookies, type DeviceCookies } from './sessions/device-cookie.ts';
 import { createMfaSecrets, type MfaSecrets } from './sessions/mfa.ts';
 import { createRateLimiter, type RateLimiter } from './sessions/rate-limit.ts';
 import { createSignInThrottle, type SignInThrottle } from './sessions/throttle.ts';
@@ -24,8 +25,10 @@ export interface DerivedServices {
   csrfKey: Keyring;
   /** TOTP secrets, sealed under the 'totp-secrets' keyring. */
   mfa: MfaSecrets;
-  /** Failed sign-ins per account and per source address (IDP_LOGIN_MAX_FAILURES*). */
+  /** Failed sign-ins per account and address, per account, per address, per known device and per interaction (IDP_LOGIN_MAX_*). */
   throttle: SignInThrottle;
+  /** Browsers that signed in to an account before, under the 'device-cookies' keyring. */
+  deviceCookies: DeviceCookies;
   /** Authorization requests per source address (IDP_AUTHORIZE_RATE_LIMIT). */
   authorizeRateLimiter: RateLimiter;
   /** Token requests per client and per source address (IDP_TOKEN_RATE_LIMIT). */
@@ -52,7 +55,13 @@ export function deriveServices(from: DerivedFrom): DerivedServices {
     refreshTokenCodec: createRefreshTokenCodec(deriveKeyring(secrets, 'refresh-tokens')),
     csrfKey: deriveKeyring(secrets, 'cookies'),
     mfa: createMfaSecrets({ key: deriveKeyring(secrets, 'totp-secrets'), ephemeral, users, issuerName: new URL(config.baseUrl).host }),
-    throttle: createSignInThrottle(ephemeral, { maxFailures: config.loginMaxFailures, maxFailuresPerAddress: config.loginMaxFailuresPerAddress }),
+    throttle: createSignInThrottle(ephemeral, {
+      maxFailures: config.loginMaxFailures,
+      maxFailuresPerAddress: config.loginMaxFailuresPerAddress,
+      maxFailuresPerAccount: config.loginMaxFailuresPerAccount,
+      maxAttemptsPerInteraction: config.loginMaxAttemptsPerInteraction,
+    }),
+    deviceCookies: createDeviceCookies(deriveKeyring(secrets, 'device-cookies'), clock),
     authorizeRateLimiter: createRateLimiter(ephemeral, clock, config.authorizeRateLimit),
     tokenRateLimiter: createRateLimiter(ephemeral, clock, config.tokenRateLimit),
     async changePassword(userId, newPassword, confirm) {

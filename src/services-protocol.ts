@@ -35,6 +35,7 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
   const upstream = source.kind === 'oidc' ? { upstream: source, ephemeral, baseUrl: config.baseUrl } : undefined;
   const signInFlow = createSignInFlow({
     issuer: config.issuer, basePath: basePathOf(config.baseUrl), clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, accountName,
+    deviceCookies: services.deviceCookies,
   });
   const stepForms = createStepForms({
     flow: signInFlow,
@@ -43,6 +44,7 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     consents: durable.consents,
     source,
     throttle,
+    deviceCookies: services.deviceCookies,
     mfa: services.mfa,
     changePassword: services.changePassword,
     accountName,

@@ -44,6 +44,8 @@ export const EXAMPLES: Record<string, string> = {
   IDP_KEY_PUBLISH_AHEAD: '86400',
   IDP_LOGIN_MAX_FAILURES: '5',
   IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: '100',
+  IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT: '20',
+  IDP_LOGIN_MAX_ATTEMPTS_PER_INTERACTION: '5',
   LOG_LEVEL: 'info',
   IDP_BRAND_NAME: 'Acme Corporation',
   IDP_BRAND_LOGO: '/etc/idp/logo.svg',
@@ -99,6 +101,8 @@ export const envSchema = z.object({
   IDP_KEY_PUBLISH_AHEAD: integerIn(60, 365 * 86400, 86400),
   IDP_LOGIN_MAX_FAILURES: integerIn(1, 1000, 5),
   IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: integerIn(1, 1_000_000, 100),
+  IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT: integerIn(1, 1_000_000, 20),
+  IDP_LOGIN_MAX_ATTEMPTS_PER_INTERACTION: integerIn(1, 1000, 5),
   LOG_LEVEL: z
     .string()
     .optional()

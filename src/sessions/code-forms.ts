@@ -5,11 +5,11 @@
 import { epochSeconds } from '../clock.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-result.ts';
 import type { PendingSignIn } from './interaction.ts';
-import { judgeAttempt, THROTTLED } from './password-form.ts';
+import { judgeAttempt, refusalMessage } from './password-form.ts';
 import type { Form, StepFormsDeps } from './step-forms.ts';
 import { acceptTotp } from './totp.ts';
 
-interface CodeFormsDeps extends Pick<StepFormsDeps, 'flow' | 'mfa' | 'throttle' | 'accountName'> {
+interface CodeFormsDeps extends Pick<StepFormsDeps, 'flow' | 'mfa' | 'throttle' | 'accountName' | 'deviceCookies'> {
   open(browser: BrowserRequest, id: string, csrfToken: string | undefined): Promise<BoundInteraction>;
   show(current: FlowState, feedback: StepFeedback, step?: ShownStep): Promise<FlowResult>;
 }
@@ -21,13 +21,14 @@ export function createCodeForms(deps: CodeFormsDeps) {
   async function codeProblem(browser: BrowserRequest, current: FlowState, pending: PendingSignIn, secret: string, code: string, wrong: string): Promise<StepFeedback | undefined> {
     const userId = pending.userId;
     // As for passwords: the attempt is taken before the code is judged (a wrong code keeps it).
-    const attempt = await throttle.attempt(pending.username, browser.address);
+    const device = deps.deviceCookies.recognise(pending.username, browser.cookie);
+    const attempt = await throttle.attempt(pending.username, browser.address, { device });
     // Audit lines are about signing in: an enrolment is not one yet.
     const audit = (fields: Record<string, unknown>) => current.step === 'otp'
       && browser.audit('sign_in', { ...fields, user_id: userId, username: deps.accountName(pending.username) });
-    if (!attempt) {
+    if ('refused' in attempt) {
       audit({ result: 'throttled', step: 'otp' });
-      return { error: THROTTLED };
+      return { error: refusalMessage(attempt.refused === 'unrecognised-device' ? 'unrecognised-device' : 'throttled') };
     }
     const accepted = await judgeAttempt(attempt, () => acceptTotp(mfa.ephemeral, userId, secret, code, epochSeconds(flow.clock)));
     if (!accepted) {

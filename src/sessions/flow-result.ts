@@ -7,6 +7,7 @@ import type { ClientRecord, UserRecord } from '../store/types.ts';
 import type { AuthorizationTarget } from './authorization-request.ts';
 import type { ClientResponse } from './authorization-response.ts';
 import type { LoadedSession } from './browser-session.ts';
+import type { DeviceCookie } from './device-cookie.ts';
 import type { Interaction } from './interaction.ts';
 import type { Step } from './steps.ts';
 
@@ -16,6 +17,8 @@ export interface BrowserRequest {
   sessionId: string | undefined;
   /** The source address (as IDP_TRUST_PROXY resolves it): the throttle counts it. */
   address: string;
+  /** The value of a cookie the browser sent, by name (device cookies). */
+  cookie(name: string): string | undefined;
   /** Writes an audit event of this request. */
   audit(event: string, fields: Record<string, unknown>): void;
   /** The authorization request is known: from now on, errors may go back to its client. */
@@ -52,6 +55,8 @@ export interface FlowResult {
   outcome: FlowOutcome;
   /** A new browser session id for the cookie: a new visitor's, or the one a sign-in rotates to. */
   newSessionId?: string;
+  /** A device cookie to set: the browser just signed in to its account. */
+  deviceCookie?: DeviceCookie;
 }
 
 /** An interaction with the browser session it is bound to. */

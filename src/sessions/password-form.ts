@@ -6,15 +6,23 @@ import { OAuthError } from '../errors.ts';
 import { withFullLifetime } from './interaction.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-result.ts';
 import type { SignInFlow } from './sign-in-flow.ts';
-import type { SignInAttempt } from './throttle.ts';
+import type { Refusal, SignInAttempt } from './throttle.ts';
 import type { Form, StepFormsDeps } from './step-forms.ts';
 
 export const THROTTLED = 'Too many failed attempts. Wait a few minutes, then try again.';
+/** The account is closed to unrecognised devices for now (throttle.ts): a known device still signs in. */
+export const UNRECOGNISED_DEVICE = 'Too many attempts for this account from unrecognised devices. Try again later, or from a device you have signed in from before.';
+const REFUSALS = { throttled: THROTTLED, 'unrecognised-device': UNRECOGNISED_DEVICE } as const;
 const SIGN_IN_MESSAGES = {
   invalid_credentials: 'The username or password is incorrect.',
   locked: 'This account is locked. Contact your administrator.',
   unavailable: 'The directory is unavailable right now. Try again in a moment.',
 } as const;
+
+/** What the page says of a refused guess (an interaction used up never gets that far). */
+export const refusalMessage = (refused: Exclude<Refusal, 'interaction-used-up'>) => REFUSALS[refused];
+
+const usedUp = () => new OAuthError('invalid_request', 'Too many attempts in this sign-in. Start again from the application.', { redirectable: false });
 
 /**
  * Runs `judge` for an attempt taken. An exception is no wrong guess (the sources fail before
@@ -29,7 +37,7 @@ export async function judgeAttempt<T>(attempt: SignInAttempt, judge: () => Promi
   }
 }
 
-interface PasswordFormDeps extends Pick<StepFormsDeps, 'interactions' | 'source' | 'throttle' | 'accountName'> {
+interface PasswordFormDeps extends Pick<StepFormsDeps, 'interactions' | 'source' | 'throttle' | 'accountName' | 'deviceCookies'> {
   flow: SignInFlow;
   open(browser: BrowserRequest, id: string, csrfToken: string | undefined): Promise<BoundInteraction>;
   show(current: FlowState, feedback: StepFeedback, step: ShownStep): Promise<FlowResult>;
@@ -55,12 +63,18 @@ export function createPasswordForm(deps: PasswordFormDeps) {
     const account = source.accountOf(username);
     // The attempt is taken before the password reaches any source, so that no more guesses than
     // the limit reach a directory, however many arrive at once. Only from a real interaction:
-    // forms that lead nowhere do not use up anyone's attempts.
-    const attempt = await deps.throttle.attempt(account, browser.address);
-    if (!attempt) {
-      await keep();
+    // forms that lead nowhere do not use up anyone's attempts. A browser that signed in to the
+    // account before counts on its own; one interaction takes a bounded number of passwords.
+    const device = deps.deviceCookies.recognise(account, browser.cookie);
+    const attempt = await deps.throttle.attempt(account, browser.address, { device, interaction: bound.interaction.id });
+    if ('refused' in attempt) {
       audit({ result: 'throttled', step: 'password' });
-      return signInAgain(bound, { username, error: THROTTLED });
+      if (attempt.refused === 'interaction-used-up') {
+        await deps.interactions.finish(bound.interaction.id);
+        throw usedUp();
+      }
+      await keep();
+      return signInAgain(bound, { username, error: refusalMessage(attempt.refused) });
     }
     const result = await judgeAttempt(attempt, () => source.signIn(username, form.password ?? ''));
     if (!result.ok) {

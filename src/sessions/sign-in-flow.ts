@@ -11,6 +11,7 @@ import { OAuthError } from '../errors.ts';
 import type { ClientRecord, ConsentRepository, EphemeralStore, EphemeralWrite, UserRecord, UserRepository } from '../store/types.ts';
 import type { AuthorizationRequest } from './authorization-request.ts';
 import type { LoadedSession, NewSession, SessionStore } from './browser-session.ts';
+import type { DeviceCookies } from './device-cookie.ts';
 import { completeAuthorization } from './complete-authorization.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState } from './flow-result.ts';
 import type { Interaction, InteractionStore, PendingSignIn } from './interaction.ts';
@@ -28,6 +29,8 @@ export interface SignInFlowDeps {
   interactions: InteractionStore;
   ephemeral: EphemeralStore;
   throttle: Pick<SignInThrottle, 'successWrite'>;
+  /** Makes the browser known for the account it signed in to. */
+  deviceCookies: Pick<DeviceCookies, 'issue'>;
   /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
   accountName(typed: string): string;
 }
@@ -133,10 +136,11 @@ export function createSignInFlow(deps: SignInFlowDeps) {
     if (!pending) return moveTo(current, [], changed);
     const rotated = rotation(current, pending);
     return withCookie(rotated.sid, async () => {
-      const writes = [...rotated.writes, deps.throttle.successWrite(pending.username)];
+      const writes = [...rotated.writes, deps.throttle.successWrite(pending.username, browser.address)];
       const result = await moveTo(await signedInState(current, rotated), writes, true);
       browser.audit('sign_in', { result: 'success', username: deps.accountName(pending.username), user_id: pending.userId, amr: pending.amr });
-      return result;
+      // An upstream provider's sign-in guesses no password here: no device to know.
+      return pending.amr.includes('external') ? result : { ...result, deviceCookie: deps.deviceCookies.issue(pending.username) };
     });
   }
 

@@ -9,6 +9,7 @@ import { OAuthError } from '../errors.ts';
 import type { SignInSource } from '../sources/types.ts';
 import type { ConsentRepository } from '../store/types.ts';
 import type { SessionStore } from './browser-session.ts';
+import type { DeviceCookies } from './device-cookie.ts';
 import { isSameBrowser, type Interaction, type InteractionStore } from './interaction.ts';
 import type { MfaSecrets } from './mfa.ts';
 import { createCodeForms } from './code-forms.ts';
@@ -25,6 +26,8 @@ export interface StepFormsDeps {
   consents: Pick<ConsentRepository, 'grant'>;
   source: SignInSource;
   throttle: SignInThrottle;
+  /** Which browsers signed in to an account before (their guesses count on their own). */
+  deviceCookies: Pick<DeviceCookies, 'recognise'>;
   mfa: MfaSecrets;
   /** Changes a password after the policy allows it; returns the problem to show, if any. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;

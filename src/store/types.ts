@@ -411,6 +411,11 @@ export interface EphemeralStore {
    */
   takeAttempts(ns: Namespace, attempts: ReadonlyArray<{ key: string; rule: AttemptRule }>): Promise<boolean>;
   /**
+   * `takeAttempts` that says which key refused: undefined when every key took its attempt, else
+   * the first locked key in the order given (nothing counted on any). The same one round trip.
+   */
+  takeAttemptsOrLocked(ns: Namespace, attempts: ReadonlyArray<{ key: string; rule: AttemptRule }>): Promise<string | undefined>;
+  /**
    * Uncounts an attempt taken with `takeAttempts` on each key, and lifts a key's lock when it was
    * set by a count that included it. Nothing happens to a count that expired meanwhile. One round
    * trip outside a cluster.

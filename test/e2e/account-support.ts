@@ -25,6 +25,8 @@ export const WEB_SECRET = 'mfa-web-secret-0123456789abcdefghijklmn';
 export const WEB_REDIRECT = 'https://rp.test/cb';
 const WEB: ClientCredentials = { clientId: 'web', secret: WEB_SECRET };
 export const THROTTLED_TEXT = 'Too many failed attempts';
+/** The account is closed to unrecognised devices (IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT). */
+export const UNRECOGNISED_TEXT = 'Too many attempts for this account from unrecognised devices';
 
 export interface SeedUser {
   username: string;
@@ -223,13 +225,15 @@ export interface OpenForm {
 /**
  * Posts every form at once with `fields(i)` (a concurrent burst, as an attacker with many
  * interactions would send it) and sorts the answers: `judged` carry `wrong` in their alert (the
- * guess was checked and refused), `throttled` the lock's message; the rest are `other`, by index.
+ * guess was checked and refused), `throttled` a lock's message (of a name or address, or of an
+ * account closed to unrecognised devices); the rest are `other`, by index.
  */
 export async function burst(forms: OpenForm[], fields: (i: number) => Record<string, string>, wrong: string) {
   const answers = await Promise.all(forms.map(({ browser, page, base }, i) => submit(browser, page, base, fields(i))));
+  const locked = (a: Page) => alertText(a).includes(THROTTLED_TEXT) || alertText(a).includes(UNRECOGNISED_TEXT);
   const judged = answers.filter((a) => alertText(a).includes(wrong)).length;
-  const throttled = answers.filter((a) => alertText(a).includes(THROTTLED_TEXT)).length;
-  const other = answers.flatMap((a, i) => (alertText(a).includes(wrong) || alertText(a).includes(THROTTLED_TEXT) ? [] : [i]));
+  const throttled = answers.filter(locked).length;
+  const other = answers.flatMap((a, i) => (alertText(a).includes(wrong) || locked(a) ? [] : [i]));
   return { answers, judged, throttled, other };
 }
 

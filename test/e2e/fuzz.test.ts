@@ -164,6 +164,7 @@ describe('fuzzing every endpoint', () => {
       IDP_SECRET,
       // Limits would turn most requests into 429 before they reach anything worth fuzzing.
       IDP_TOKEN_RATE_LIMIT: '10000000', IDP_LOGIN_MAX_FAILURES: '1000', IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: '1000000',
+      IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT: '1000000', IDP_LOGIN_MAX_ATTEMPTS_PER_INTERACTION: '1000',
     };
     await seedWith(SEED, env);
     server = await startServer(env);

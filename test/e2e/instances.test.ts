@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisServersAvailable, startRedisCluster } from '../helpers/distributed.ts';
 import { postgresAvailable } from '../helpers/services.ts';
 import type { RunningServer } from '../helpers/process.ts';
-import { alertText, awayFromStepEnd, describePage, isOtpPage, kindOf, nowSeconds, submit, totp, THROTTLED_TEXT } from './account-support.ts';
+import { AddressedBrowser, alertText, awayFromStepEnd, describePage, isOtpPage, kindOf, nowSeconds, submit, totp, THROTTLED_TEXT } from './account-support.ts';
 import {
   ALICE, Balancer, MIA, SERVICE_SECRET, WEB_REDIRECT, WEB_SECRET, roomInRateWindow, seedOf, serviceClient, sleep, startDeployment, startOwnRedis, webClient,
   type Deployment, type OwnRedis,
@@ -302,9 +302,11 @@ describe.runIf(postgresAvailable).each(REDIS_KINDS)('two instances on one databa
     expect(kindOf(fresh), describePage(fresh)).toBe('redirect');
   });
 
-  it('shares the sign-in throttle: failures split across A and B lock the name on both (IDP_LOGIN_MAX_FAILURES=3)', async () => {
+  it('shares the sign-in throttle: failures from one address split across A and B lock the name there on both (IDP_LOGIN_MAX_FAILURES=3)', async () => {
+    // One client address for every attempt (the balancer would give each request another).
+    const address = new AddressedBrowser().address;
     const attempt = async (server: RunningServer, password: string) => {
-      const browser = new Browser();
+      const browser = new AddressedBrowser(address);
       lb.use(server);
       const { challenge } = pkce();
       const query = new URLSearchParams({

@@ -4,7 +4,8 @@
  * token names the user by the lower-case account name with idp "ldap", amr ["pwd"] and the
  * directory's groups as roles. /readyz and the sign-in page tell when the directory is down.
  * Guesses are throttled per directory account, however its name is spelled, before any reaches
- * slapd: IDP_LOGIN_MAX_FAILURES (5, the default) wrong passwords at most, even in a burst.
+ * slapd: from one address, IDP_LOGIN_MAX_FAILURES (5, the default) wrong passwords at most,
+ * even in a burst.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -13,7 +13,7 @@ import QRCode from 'qrcode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, postgresAvailable, redisAvailable } from '../helpers/services.ts';
 import {
-  AddressedBrowser, THROTTLED_TEXT, WEB_REDIRECT, WEB_SECRET, alertText, awayFromStepEnd, burst, codeOf, decodeJwt, describePage,
+  AddressedBrowser, THROTTLED_TEXT, UNRECOGNISED_TEXT, WEB_REDIRECT, WEB_SECRET, alertText, awayFromStepEnd, burst, codeOf, decodeJwt, describePage,
   expectInvalidGrant, expectKind, inBatches, kindOf, nowSeconds, redeem, refresh, signIn, startAuthorization, startStack, submit, totp,
   type OpenForm, type Page, type SeedUser, type Stack,
 } from './account-support.ts';
@@ -46,7 +46,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
 
   beforeAll(async () => {
     stack = await startStack([ANN, BEN, CAT, DAN, EVE, FAY, GUS, HAL, IVY, JAY, KIM, LEO, MIA, NED], {
-      REDIS_URL, IDP_TRUST_PROXY: 'true', IDP_LOGIN_MAX_FAILURES: '3',
+      REDIS_URL, IDP_TRUST_PROXY: 'true', IDP_LOGIN_MAX_FAILURES: '3', IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT: '6',
     }, 2);
     a = stack.servers[0]?.url ?? '';
     b = stack.servers[1]?.url ?? '';
@@ -194,7 +194,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     expectKind(await enterCode(second.browser, second.page, a, await totp(SECRET, unused)), 'redirect');
   });
 
-  it('counts wrong codes as failed sign-ins: after 3 the right code is refused, and B refuses even the password', async () => {
+  it('counts wrong codes as failed sign-ins: after 3 the right code is refused, and B refuses even the password from that address', async () => {
     const { browser, page } = await toOtpPage(a, HAL);
     let current = page;
     for (let i = 0; i < 3; i++) {
@@ -207,21 +207,21 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     expect(kindOf(right), describePage(right)).not.toBe('redirect');
     expect(alertText(right)).toContain(THROTTLED_TEXT);
 
-    // The lock is in the shared store: instance B will not even take the password.
-    const other = new AddressedBrowser();
+    // The lock is in the shared store: instance B will not even take the password from that address.
+    const other = new AddressedBrowser(browser.address);
     const started = await startAuthorization(other, b);
     const atB = await signIn(other, started.page, b, HAL.username, HAL.password);
     expectKind(atB, 'sign-in');
     expect(alertText(atB)).toContain(THROTTLED_TEXT);
   });
 
-  describe('a concurrent burst of codes on 100 fresh interactions, split over A and B (IDP_LOGIN_MAX_FAILURES=3)', () => {
+  describe('a concurrent burst of codes on 100 fresh interactions, split over A and B (IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT=6)', () => {
     const BURST = 100;
 
     /**
      * `BURST` interactions of `u`, each past the right password in its own browser and address,
      * alternately on A and B. Two at a time: a password being checked holds one of the account's
-     * three attempts until it is found right.
+     * attempts until it is found right.
      */
     const formsAfterPassword = (u: SeedUser, kind: 'otp' | 'enrol') =>
       inBatches(BURST, 2, async (i): Promise<OpenForm> => {
@@ -240,20 +240,20 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
       return ['000000', '111111', '222222', '333333', '444444', '555555'].find((c) => !near.includes(c)) ?? '';
     }
 
-    it('judges 3 second-factor codes, and the right code at position 90 is refused', async () => {
+    it('judges 6 second-factor codes (each from its own address), and the right code at position 90 is refused', async () => {
       const forms = await formsAfterPassword(MIA, 'otp');
       await awayFromStepEnd(10);
       const right = await totp(SECRET, nowSeconds());
       const wrong = await wrongCode(SECRET);
       const sent = await burst(forms, (i) => ({ otp: i === 90 ? right : wrong }), 'That code is not right');
       expect(sent.other.map((i) => describePage(sent.answers[i]!)), 'every answer is a wrong code or the lock').toEqual([]);
-      expect(sent.judged).toBe(3);
-      expect(sent.throttled).toBe(BURST - 3);
+      expect(sent.judged).toBe(6);
+      expect(sent.throttled).toBe(BURST - 6);
       expect(kindOf(sent.answers[90]!), describePage(sent.answers[90]!)).toBe('otp');
-      expect(alertText(sent.answers[90]!)).toContain(THROTTLED_TEXT);
+      expect(alertText(sent.answers[90]!)).toContain(UNRECOGNISED_TEXT);
     });
 
-    it('judges 3 enrolment codes, and the right code at position 90 is refused', async () => {
+    it('judges 6 enrolment codes (each from its own address), and the right code at position 90 is refused', async () => {
       const forms = await formsAfterPassword(NED, 'enrol');
       // Each interaction shows a secret of its own; each form gets a code wrong for its secret.
       const secrets = forms.map(({ page }) => (/<code>([^<]*)<\/code>/.exec(page.body)?.[1] ?? '').replace(/\s+/g, ''));
@@ -262,10 +262,10 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
       const codes = await Promise.all(secrets.map((secret, i) => (i === 90 ? totp(secret, nowSeconds()) : wrongCode(secret))));
       const sent = await burst(forms, (i) => ({ otp: codes[i] ?? '' }), 'That code is not right');
       expect(sent.other.map((i) => describePage(sent.answers[i]!)), 'every answer is a wrong code or the lock').toEqual([]);
-      expect(sent.judged).toBe(3);
-      expect(sent.throttled).toBe(BURST - 3);
+      expect(sent.judged).toBe(6);
+      expect(sent.throttled).toBe(BURST - 6);
       expect(kindOf(sent.answers[90]!), describePage(sent.answers[90]!)).toBe('enrol');
-      expect(alertText(sent.answers[90]!)).toContain(THROTTLED_TEXT);
+      expect(alertText(sent.answers[90]!)).toContain(UNRECOGNISED_TEXT);
     });
   });
 

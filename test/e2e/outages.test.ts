@@ -24,10 +24,11 @@ const form = (fields: Record<string, string>) => new URLSearchParams(fields).toS
 
 /**
  * Alice signs in many times at once here (20 posts at SIGTERM, 6 sign-ins under terminated
- * connections): above the default IDP_LOGIN_MAX_FAILURES, of which each password being checked
- * holds one until it is found right.
+ * connections): above the default IDP_LOGIN_MAX_FAILURES, and as many as the default
+ * IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT, of which each password being checked holds one until it is
+ * found right.
  */
-const SIGN_INS_AT_ONCE = { IDP_LOGIN_MAX_FAILURES: '50' };
+const SIGN_INS_AT_ONCE = { IDP_LOGIN_MAX_FAILURES: '50', IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT: '50' };
 
 /** POST /connect/token on a connection of its own, with a deadline well above FAIL_FAST_MS. */
 function tokenAt(server: RunningServer, who: ClientCredentials, fields: Record<string, string>, timeoutMs = 10_000): Promise<RawResponse> {

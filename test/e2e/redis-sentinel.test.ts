@@ -33,7 +33,7 @@ describe.runIf(postgresAvailable && redisServersAvailable)('two instances on a R
     deployment = await startDeployment({
       seed: seedOf([webClient('web'), serviceClient('svc')], [ALICE]),
       // Its chains sign one user in at once: each password being checked holds one of the account's attempts.
-      env: { IDP_BASE_URL: lb.url, REDIS_URL: sentinel.url, IDP_TRUST_PROXY: 'true', IDP_TOKEN_RATE_LIMIT: '100000', IDP_LOGIN_MAX_FAILURES: '50' },
+      env: { IDP_BASE_URL: lb.url, REDIS_URL: sentinel.url, IDP_TRUST_PROXY: 'true', IDP_TOKEN_RATE_LIMIT: '100000', IDP_LOGIN_MAX_FAILURES: '50', IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT: '50' },
       instances: 2,
     });
     instances = deployment.servers;

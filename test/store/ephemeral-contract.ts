@@ -345,6 +345,17 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect(await takenOf(store, a), 'given back').toBe(rule.limit);
         expect(await takenOf(store, b), 'no credit from giving back what was not taken').toBe(rule.limit);
       });
+
+      it('takeAttemptsOrLocked names the first locked key in the order given, counting nothing; undefined when all were taken', async () => {
+        const [a, b, c] = [key('a'), key('b'), key('c')];
+        const three = [{ key: a, rule }, { key: b, rule }, { key: c, rule }];
+        expect(await store.takeAttemptsOrLocked(ns('attempts'), three)).toBeUndefined();
+        for (let i = 1; i < rule.limit; i++) expect(await takeAttempt(store, ns('attempts'), c, rule)).toBe(true);
+        expect(await store.takeAttemptsOrLocked(ns('attempts'), three)).toBe(c);
+        for (let i = 1; i < rule.limit; i++) expect(await takeAttempt(store, ns('attempts'), b, rule)).toBe(true);
+        expect(await store.takeAttemptsOrLocked(ns('attempts'), three), 'b comes before c').toBe(b);
+        expect(await takenOf(store, a), 'one counted on a, by the first call only').toBe(rule.limit - 1);
+      });
     });
 
     describe('delete', () => {

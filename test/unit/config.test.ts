@@ -15,7 +15,7 @@ describe('parseConfig', () => {
     expect(c).toMatchObject({
       baseUrl: 'http://localhost:3000', issuer: 'http://localhost:3000/', port: 3000, host: '0.0.0.0',
       databaseUrl: undefined, redisUrl: undefined, dataDir: './.idp-data', secret: undefined, production: false,
-      signIn: { source: 'local' }, tokenRateLimit: 600, authorizeRateLimit: 300, databasePoolSize: 20, loginMaxFailures: 5, loginMaxFailuresPerAddress: 100, logLevel: 'info', trustProxy: false,
+      signIn: { source: 'local' }, tokenRateLimit: 600, authorizeRateLimit: 300, databasePoolSize: 20, loginMaxFailures: 5, loginMaxFailuresPerAddress: 100, loginMaxFailuresPerAccount: 20, loginMaxAttemptsPerInteraction: 5, logLevel: 'info', trustProxy: false,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });

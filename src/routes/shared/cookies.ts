@@ -12,9 +12,12 @@ export function sessionCookieName(secure: boolean): string {
 }
 
 export function readSessionCookie(request: FastifyRequest, secure: boolean): string | undefined {
+  return readCookie(request, sessionCookieName(secure));
+}
+
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
   const header = request.headers.cookie;
   if (!header) return undefined;
-  const name = sessionCookieName(secure);
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
@@ -30,4 +33,16 @@ export function setSessionCookie(reply: FastifyReply, sid: string, settings: Coo
 
 export function clearSessionCookie(reply: FastifyReply, secure: boolean): void {
   setSessionCookie(reply, '', { secure, maxAgeSeconds: 0 });
+}
+
+/**
+ * A device cookie (sessions/device-cookie.ts): sent only to the sign-in pages, never to script;
+ * `__Secure-` under https (not `__Host-`, which would need Path=/).
+ */
+export const deviceCookieName = (name: string, secure: boolean) => (secure ? `__Secure-${name}` : name);
+
+export function setDeviceCookie(reply: FastifyReply, cookie: { name: string; value: string; maxAgeSeconds: number }, path: string, secure: boolean): void {
+  const attributes = [`${deviceCookieName(cookie.name, secure)}=${cookie.value}`, `Path=${path}`, 'HttpOnly', 'SameSite=Lax', `Max-Age=${cookie.maxAgeSeconds}`];
+  if (secure) attributes.push('Secure');
+  reply.header('set-cookie', attributes.join('; '));
 }

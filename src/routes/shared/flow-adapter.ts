@@ -8,7 +8,7 @@ import { SESSION_TTL_SECONDS } from '../../sessions/browser-session.ts';
 import type { BrowserRequest, FlowResult } from '../../sessions/flow-result.ts';
 import type { RequestAudit } from './audit.ts';
 import { sendClientResponse } from './authorization-response.ts';
-import { readSessionCookie, setSessionCookie } from './cookies.ts';
+import { deviceCookieName, readCookie, readSessionCookie, setDeviceCookie, setSessionCookie } from './cookies.ts';
 import type { PageContext } from './pages.ts';
 import { renderStepPage } from './step-pages.ts';
 
@@ -16,14 +16,19 @@ export interface FlowAdapterOptions {
   page: PageContext;
   secureCookies: boolean;
   audit: RequestAudit;
+  /** The path of IDP_BASE_URL, without a trailing slash. */
+  basePath: string;
 }
 
-export function createFlowAdapter({ page, secureCookies, audit }: FlowAdapterOptions) {
+export function createFlowAdapter({ page, secureCookies, audit, basePath }: FlowAdapterOptions) {
+  // Device cookies go only where passwords and codes are posted.
+  const devicePath = `${basePath}/interaction`;
   return {
     browserRequest(request: FastifyRequest): BrowserRequest {
       return {
         sessionId: readSessionCookie(request, secureCookies),
         address: request.ip,
+        cookie: (name) => readCookie(request, deviceCookieName(name, secureCookies)),
         audit: (event, fields) => audit(request, event, fields),
         trust: (target) => {
           request.authorizationTarget = target;
@@ -31,8 +36,9 @@ export function createFlowAdapter({ page, secureCookies, audit }: FlowAdapterOpt
       };
     },
 
-    send(reply: FastifyReply, { outcome, newSessionId }: FlowResult): FastifyReply {
+    send(reply: FastifyReply, { outcome, newSessionId, deviceCookie }: FlowResult): FastifyReply {
       if (newSessionId !== undefined) setSessionCookie(reply, newSessionId, { secure: secureCookies, maxAgeSeconds: SESSION_TTL_SECONDS });
+      if (deviceCookie !== undefined) setDeviceCookie(reply, deviceCookie, devicePath, secureCookies);
       switch (outcome.kind) {
         case 'error':
           throw outcome.error;

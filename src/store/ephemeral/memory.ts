@@ -68,6 +68,13 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     }
     attempts.set(k, current);
   };
+  // Every lock is looked at before anything is counted: all or nothing, as on Redis.
+  const takeOrLocked = (ns: Namespace, wanted: ReadonlyArray<{ key: string; rule: AttemptRule }>): string | undefined => {
+    const locked = wanted.find(({ key }) => isLocked(`${ns}:${key}`));
+    if (locked) return locked.key;
+    for (const { key, rule } of wanted) countAttempt(`${ns}:${key}`, rule);
+    return undefined;
+  };
   const giveBack = (k: string): void => {
     const found = liveAttempts(k);
     if (!found) return;
@@ -140,12 +147,8 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       counter.count += by;
       return counter.count;
     },
-    async takeAttempts(ns, wanted) {
-      // Every lock is looked at before anything is counted: all or nothing, as on Redis.
-      if (wanted.some(({ key }) => isLocked(`${ns}:${key}`))) return false;
-      for (const { key, rule } of wanted) countAttempt(`${ns}:${key}`, rule);
-      return true;
-    },
+    takeAttempts: async (ns, wanted) => takeOrLocked(ns, wanted) === undefined,
+    takeAttemptsOrLocked: async (ns, wanted) => takeOrLocked(ns, wanted),
     async giveBackAttempts(ns, keys) {
       for (const key of keys) giveBack(`${ns}:${key}`);
     },

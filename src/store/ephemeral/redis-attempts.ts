@@ -11,16 +11,16 @@ import type { AttemptRule, Namespace } from '../types.ts';
 // The attempts at one thing, one hash per key: n = attempts counted, until = locked until (ms
 // of Redis's own clock, so that instances with skewed clocks agree), by = the count that set the
 // lock. ARGV: four per key, in order: limit, window, first lock and longest lock (ms). Every lock
-// is looked at before anything is counted: returns 0 with nothing counted when one key is
-// locked, 1 when each key took its attempt.
+// is looked at before anything is counted: returns -i with nothing counted when the i-th key
+// (from 1) is the first locked one, 1 when each key took its attempt.
 // (replicate_commands: before Redis 5, a script that reads TIME may write only when replicated by
 // its effects; from 7.0 on it is always so, and the call does nothing.)
 const TAKE_ATTEMPTS = `
 redis.replicate_commands()
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-for _, key in ipairs(KEYS) do
-  if tonumber(redis.call('HGET', key, 'until') or '0') > now then return 0 end
+for i, key in ipairs(KEYS) do
+  if tonumber(redis.call('HGET', key, 'until') or '0') > now then return -i end
 end
 for i, key in ipairs(KEYS) do
   local at = (i - 1) * 4
@@ -54,7 +54,7 @@ return 1
 type Attempt = { key: string; rule: AttemptRule };
 
 export interface RedisAttemptSteps {
-  takeAttempts(ns: Namespace, attempts: readonly Attempt[]): Promise<boolean>;
+  takeAttemptsOrLocked(ns: Namespace, attempts: readonly Attempt[]): Promise<string | undefined>;
   giveBackAttempts(ns: Namespace, keys: readonly string[]): Promise<void>;
 }
 
@@ -72,21 +72,24 @@ export function redisAttemptSteps(redis: Redis | Cluster, connection: () => Redi
   };
   const ms = (seconds: number) => String(Math.max(1, Math.round(seconds * 1000)));
   const ruleArgs = ({ rule }: Attempt) => [String(rule.limit), ms(rule.windowSeconds), ms(rule.lockSeconds), ms(rule.maxLockSeconds)];
-  const take = async (ns: Namespace, attempts: readonly Attempt[]) =>
-    Number(await run('idpTakeAttempts', attempts.map(({ key }) => k(ns, key)), attempts.flatMap(ruleArgs))) === 1;
+  const take = async (ns: Namespace, attempts: readonly Attempt[]): Promise<string | undefined> => {
+    const answer = Number(await run('idpTakeAttempts', attempts.map(({ key }) => k(ns, key)), attempts.flatMap(ruleArgs)));
+    return answer === 1 ? undefined : attempts[-answer - 1]?.key;
+  };
   const giveBack = async (ns: Namespace, keys: readonly string[]) => {
     if (keys.length > 0) await run('idpGiveBackAttempts', keys.map((key) => k(ns, key)), []);
   };
 
-  if (!(redis instanceof Cluster)) return { takeAttempts: take, giveBackAttempts: giveBack };
+  if (!(redis instanceof Cluster)) return { takeAttemptsOrLocked: take, giveBackAttempts: giveBack };
   return {
-    async takeAttempts(ns, attempts) {
+    async takeAttemptsOrLocked(ns, attempts) {
       // Asked together; a key that let the attempt in while another refused gets it back, so
       // that a locked key does not use up the others' attempts.
-      const taken = await Promise.all(attempts.map((attempt) => take(ns, [attempt])));
-      if (taken.every(Boolean)) return true;
-      await Promise.all(attempts.filter((_, i) => taken[i]).map(({ key }) => giveBack(ns, [key])));
-      return false;
+      const locked = await Promise.all(attempts.map((attempt) => take(ns, [attempt])));
+      const refused = locked.find((key) => key !== undefined);
+      if (refused === undefined) return undefined;
+      await Promise.all(attempts.filter((_, i) => locked[i] === undefined).map(({ key }) => giveBack(ns, [key])));
+      return refused;
     },
     giveBackAttempts: (ns, keys) => Promise.all(keys.map((key) => giveBack(ns, [key]))).then(() => undefined),
   };

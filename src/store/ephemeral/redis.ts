@@ -131,7 +131,8 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     async increment(ns, key, ttlSeconds, by = 1) {
       return Number(await scripts.increment([k(ns, key)], [String(Math.max(1, Math.ceil(ttlSeconds))), String(by)]));
     },
-    takeAttempts: attempts.takeAttempts,
+    takeAttempts: async (ns, wanted) => (await attempts.takeAttemptsOrLocked(ns, wanted)) === undefined,
+    takeAttemptsOrLocked: attempts.takeAttemptsOrLocked,
     giveBackAttempts: attempts.giveBackAttempts,
     async delete(ns, key) {
       await inOneWrite().del(k(ns, key));

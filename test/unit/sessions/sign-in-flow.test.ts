@@ -12,6 +12,7 @@ import { createInteractionStore } from '../../../src/sessions/interaction.ts';
 import type { MfaSecrets } from '../../../src/sessions/mfa.ts';
 import { createSignInFlow } from '../../../src/sessions/sign-in-flow.ts';
 import { createStepForms } from '../../../src/sessions/step-forms.ts';
+import { createDeviceCookies } from '../../../src/sessions/device-cookie.ts';
 import { createSignInThrottle } from '../../../src/sessions/throttle.ts';
 import type { PasswordSignInSource } from '../../../src/sources/types.ts';
 import { createMemoryEphemeralStore } from '../../../src/store/ephemeral/memory.ts';
@@ -56,13 +57,14 @@ function harness(clientOverrides: Partial<ClientRecord> = {}) {
   };
   const sessions = createSessionStore(ephemeral, clock);
   const interactions = createInteractionStore(ephemeral, clock);
-  const throttle = createSignInThrottle(ephemeral, { maxFailures: 5, maxFailuresPerAddress: 20 });
+  const throttle = createSignInThrottle(ephemeral, { maxFailures: 5, maxFailuresPerAddress: 20, maxFailuresPerAccount: 20, maxAttemptsPerInteraction: 5 });
+  const deviceCookies = createDeviceCookies({ current: Buffer.alloc(32, 7), previous: [] }, clock);
   const flow = createSignInFlow({
     issuer: 'https://idp.example', basePath: '', clock, clients: { get: async () => client }, users, consents, sessions, interactions,
-    ephemeral, throttle, accountName: (typed) => typed.toLowerCase(),
+    ephemeral, throttle, deviceCookies, accountName: (typed) => typed.toLowerCase(),
   });
   const forms = createStepForms({
-    flow, interactions, sessions, consents, source, throttle, mfa: {} as MfaSecrets,
+    flow, interactions, sessions, consents, source, throttle, deviceCookies, mfa: {} as MfaSecrets,
     changePassword: async () => undefined, accountName: (typed) => typed.toLowerCase(),
   });
   const audits: Array<Record<string, unknown>> = [];
@@ -70,7 +72,7 @@ function harness(clientOverrides: Partial<ClientRecord> = {}) {
   /** One browser: it keeps the cookie it is given. */
   let sessionId: string | undefined;
   const browser = (): BrowserRequest => ({
-    sessionId, address: '192.0.2.1', audit: (event, fields) => audits.push({ event, ...fields }), trust: (target) => trusted.push(target),
+    sessionId, address: '192.0.2.1', cookie: () => undefined, audit: (event, fields) => audits.push({ event, ...fields }), trust: (target) => trusted.push(target),
   });
   const answer = (result: FlowResult) => {
     if (result.newSessionId !== undefined) sessionId = result.newSessionId;
