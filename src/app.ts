@@ -12,6 +12,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { OAuthError } from './errors.ts';
+import { createLogSink } from './events/record.ts';
 import { createRequestAudit, type RequestAudit } from './routes/shared/audit.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { metricsRoutes } from './routes/metrics.ts';
@@ -121,12 +122,7 @@ function serveManagementPort(app: FastifyInstance, management: NonNullable<Confi
 async function registerRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, metrics: Metrics): Promise<void> {
   const { keys, ephemeral, durable } = services;
   /** One audit line per event, on the request's logger, counted in the metrics too. */
-  const audit = createRequestAudit((event, fields) => {
-    metrics.audit.inc(event);
-    if (event === 'token_issued') metrics.tokens.inc(String(fields.grant));
-    if (event === 'sign_in') metrics.signIns.inc(String(fields.result));
-    if (event === 'sign_in' && fields.result === 'throttled') metrics.rateLimited.inc('sign_in');
-  });
+  const audit = createRequestAudit(createLogSink(metrics));
   await app.register(discoveryRoutes, { config });
   await app.register(jwksRoutes, { keys });
   await registerBrowserRoutes(app, config, services, basePath, audit);

@@ -11,6 +11,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { checkConfigFiles, parseConfig, type Config } from './config.ts';
 import { describeStartup, startupLine } from './config/startup.ts';
 import { lockEmbeddedDatabase, loadOrCreateSecret } from './data-dir.ts';
+import { auditTo, createLogSink } from './events/record.ts';
 import type { Logger } from 'pino';
 import type { Services } from './services.ts';
 import type { DurableStore } from './store/types.ts';
@@ -149,9 +150,10 @@ function scheduleMaintenance(services: Services, logger: Logger): NodeJS.Timeout
       // ID tokens and access tokens live as long as the client's access token lifetime.
       maxTokenLifetimeSeconds: Math.max(3600, ...clients.map((c) => c.accessTokenLifetime)),
     });
-    for (const kid of report.published) logger.info({ audit: true, event: 'key_published', kid }, 'key_published');
-    for (const kid of report.promoted) logger.info({ audit: true, event: 'key_rotated', kid }, 'key_rotated');
-    for (const kid of report.retired) logger.info({ audit: true, event: 'key_retired', kid }, 'key_retired');
+    const audit = auditTo(createLogSink(), { log: logger });
+    for (const kid of report.published) audit({ type: 'key_published', kid, actor: 'schedule' });
+    for (const kid of report.promoted) audit({ type: 'key_rotated', kid, actor: 'schedule' });
+    for (const kid of report.retired) audit({ type: 'key_retired', kid, actor: 'schedule' });
   };
   /** Deletes in batches until a batch comes back short; returns how many. */
   const purgeInBatches = async (purge: (now: Date, limit: number) => Promise<number>) => {
@@ -191,7 +193,9 @@ async function readStdin(): Promise<string> {
 const SEALING_COMMANDS = new Set(['seed', 'keys', 'secrets']);
 
 async function cli(command: string): Promise<number> {
-  const [{ runCli }, { openDurable, openSharedDurable }] = await Promise.all([import('./cli/index.ts'), import('./services.ts')]);
+  const [{ runCli }, { openDurable, openSharedDurable }, { createStderrLogger }] = await Promise.all([
+    import('./cli/index.ts'), import('./services.ts'), import('./logging.ts'),
+  ]);
   let durable: DurableStore | undefined;
   let release: (() => void) | undefined;
   const context: CliContext = {
@@ -213,6 +217,7 @@ async function cli(command: string): Promise<number> {
       }
       return durable;
     },
+    audit: auditTo(createLogSink(), { log: createStderrLogger(config.logLevel) }),
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     readStdin,

@@ -3,7 +3,7 @@
  * (enrol). A code is judged behind the throttle, as passwords are (throttle.ts).
  */
 import { epochSeconds } from '../clock.ts';
-import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-result.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, SignInOutcome, StepFeedback } from './flow-result.ts';
 import type { PendingSignIn } from './interaction.ts';
 import { judgeAttempt, THROTTLED } from './password-form.ts';
 import type { Form, StepFormsDeps } from './step-forms.ts';
@@ -23,8 +23,8 @@ export function createCodeForms(deps: CodeFormsDeps) {
     // As for passwords: the attempt is taken before the code is judged (a wrong code keeps it).
     const attempt = await throttle.attempt(pending.username, browser.address);
     // Audit lines are about signing in: an enrolment is not one yet.
-    const audit = (fields: Record<string, unknown>) => current.step === 'otp'
-      && browser.audit('sign_in', { ...fields, user_id: userId, username: deps.accountName(pending.username) });
+    const audit = (fields: SignInOutcome) => current.step === 'otp'
+      && browser.audit({ type: 'sign_in', ...fields, user_id: userId, username: deps.accountName(pending.username) });
     if (!attempt) {
       audit({ result: 'throttled', step: 'otp' });
       return { error: THROTTLED };

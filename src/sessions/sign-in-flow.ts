@@ -135,7 +135,7 @@ export function createSignInFlow(deps: SignInFlowDeps) {
     return withCookie(rotated.sid, async () => {
       const writes = [...rotated.writes, deps.throttle.successWrite(pending.username)];
       const result = await moveTo(await signedInState(current, rotated), writes, true);
-      browser.audit('sign_in', { result: 'success', username: deps.accountName(pending.username), user_id: pending.userId, amr: pending.amr });
+      browser.audit({ type: 'sign_in', result: 'success', username: deps.accountName(pending.username), user_id: pending.userId, amr: pending.amr });
       return result;
     });
   }

@@ -24,7 +24,7 @@ export function createFlowAdapter({ page, secureCookies, audit }: FlowAdapterOpt
       return {
         sessionId: readSessionCookie(request, secureCookies),
         address: request.ip,
-        audit: (event, fields) => audit(request, event, fields),
+        audit: (event) => audit(request, event),
         trust: (target) => {
           request.authorizationTarget = target;
         },
