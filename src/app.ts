@@ -9,7 +9,8 @@ import { Eta } from 'eta';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { createCountedAudit, type RequestAudit } from './routes/shared/audit.ts';
+import { createLogSink } from './events/record.ts';
+import { createRequestAudit, type RequestAudit } from './routes/shared/audit.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { assetRoutes } from './routes/assets.ts';
@@ -79,7 +80,8 @@ async function traceRequests(app: FastifyInstance): Promise<void> {
 
 async function registerRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, metrics: Metrics): Promise<void> {
   const { keys, ephemeral, durable } = services;
-  const audit = createCountedAudit(metrics);
+  /** One audit line per event, on the request's logger, counted in the metrics too. */
+  const audit = createRequestAudit(createLogSink(metrics));
   await app.register(discoveryRoutes, { config });
   await app.register(jwksRoutes, { keys });
   await registerBrowserRoutes(app, config, services, basePath, audit);

@@ -52,6 +52,14 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 }
 
 /**
+ * The command line's logger: JSON lines on stderr, so that stdout stays the command's answer
+ * (its text, or its one --json document); written at once, as the command exits right after.
+ */
+export function createStderrLogger(level: string): Logger {
+  return createLogger(level, pino.destination({ dest: 2, sync: true }));
+}
+
+/**
  * Each write to stdout costs a hand-over to libuv's thread pool, whose wake-up costs the
  * main thread more than the line itself; sonic-boom (pino's asynchronous destination) writes
  * whenever it is idle. Lines are therefore gathered while every turn of the event loop brings

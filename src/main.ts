@@ -11,6 +11,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { checkConfigFiles, parseConfig, type Config } from './config.ts';
 import { describeStartup, startupLine } from './config/startup.ts';
 import { lockEmbeddedDatabase, loadOrCreateSecret } from './data-dir.ts';
+import { auditTo, createLogSink } from './events/record.ts';
 import type { DurableStore } from './store/types.ts';
 import type { MasterSecrets } from './tokens/secret-box.ts';
 import { ensureSecretCheck, WRONG_SECRET_MESSAGE } from './tokens/secret-check.ts';
@@ -135,7 +136,9 @@ async function readStdin(): Promise<string> {
 const SEALING_COMMANDS = new Set(['seed', 'keys', 'secrets']);
 
 async function cli(command: string): Promise<number> {
-  const [{ runCli }, { openDurable, openSharedDurable }] = await Promise.all([import('./cli/index.ts'), import('./services.ts')]);
+  const [{ runCli }, { openDurable, openSharedDurable }, { createStderrLogger }] = await Promise.all([
+    import('./cli/index.ts'), import('./services.ts'), import('./logging.ts'),
+  ]);
   let durable: DurableStore | undefined;
   let release: (() => void) | undefined;
   const context: CliContext = {
@@ -157,6 +160,7 @@ async function cli(command: string): Promise<number> {
       }
       return durable;
     },
+    audit: auditTo(createLogSink(), { log: createStderrLogger(config.logLevel) }),
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     readStdin,

@@ -4,6 +4,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { DurableStore } from './store/types.ts';
 import type { KeyManager } from './tokens/keys.ts';
+import { auditTo, createLogSink } from './events/record.ts';
 
 /** How often each instance checks the rotation schedule (acting only when something is due). */
 const MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
@@ -34,9 +35,10 @@ export function startMaintenance(services: MaintenanceServices, config: Pick<Con
       // ID tokens and access tokens live as long as the client's access token lifetime.
       maxTokenLifetimeSeconds: Math.max(3600, ...clients.map((c) => c.accessTokenLifetime)),
     });
-    for (const kid of report.published) logger.info({ audit: true, event: 'key_published', kid }, 'key_published');
-    for (const kid of report.promoted) logger.info({ audit: true, event: 'key_rotated', kid }, 'key_rotated');
-    for (const kid of report.retired) logger.info({ audit: true, event: 'key_retired', kid }, 'key_retired');
+    const audit = auditTo(createLogSink(), { log: logger });
+    for (const kid of report.published) audit({ type: 'key_published', kid, actor: 'schedule' });
+    for (const kid of report.promoted) audit({ type: 'key_rotated', kid, actor: 'schedule' });
+    for (const kid of report.retired) audit({ type: 'key_retired', kid, actor: 'schedule' });
   };
   /** Deletes in batches until a batch comes back short; returns how many. */
   const purgeInBatches = async (purge: (now: Date, limit: number) => Promise<number>) => {

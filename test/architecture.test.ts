@@ -77,6 +77,14 @@ describe('architecture', () => {
     expect(offenders.map((f) => f.file)).toStrictEqual([]);
   });
 
+  it('keeps events/ below everything that emits: it imports only its own files, the leaves and store types', () => {
+    const allowed = (s: string) => !s.startsWith('.') || /^\.\/[^/]+\.ts$/.test(s) || /^\.\.\/(errors|clock|config)\.ts$/.test(s) || s === '../store/types.ts';
+    const offenders = files.filter(({ file }) => file.startsWith('events/')).flatMap(({ file, imports }) => imports.filter((s) => !allowed(s)).map((s) => `${file} imports ${s}`));
+    expect(offenders).toStrictEqual([]);
+    const emitters = files.filter(({ imports }) => imports.some((s) => s.includes('/events/')));
+    expect(emitters.filter(({ file }) => /^(store|tokens|sources)\//.test(file)).map((f) => f.file)).toStrictEqual([]);
+  });
+
   it('reads process.env and exits in main.ts only', () => {
     const offenders = files.filter(({ file, text }) => file !== 'main.ts' && /process\.(env|exit)\b/.test(text));
     expect(offenders.map((f) => f.file)).toStrictEqual([]);

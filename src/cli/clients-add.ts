@@ -5,11 +5,13 @@
 import type { ClientRecord, GrantType } from '../store/types.ts';
 import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { parseCommand } from './args.ts';
+import { auditChange } from './audit.ts';
 import { clientDocument } from './client-view.ts';
 import { RefusedError, UsageError, type CliContext, type ExitCode } from './context.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
 import { report } from './output.ts';
 import { unknownScopeReason, unknownScopes } from './scope-rules.ts';
+import { CLIENT_FIELDS } from './seed-schema.ts';
 import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isRedirectUri, isScopeToken, parseInstant } from './rules.ts';
 
 const ADD_SPEC = {
@@ -95,6 +97,7 @@ export async function addClient(args: string[], context: CliContext): Promise<Ex
       await tx.clients.upsert(record);
     }),
   );
+  auditChange(context, { action: 'create', resource: 'client', resource_id: record.clientId, fields: CLIENT_FIELDS });
   report(context, { ...clientDocument(record), ...(secret === undefined ? {} : { client_secret: secret }) }, () =>
     secret === undefined
       ? [`client ${record.clientId} created (public: it has no secret)`]

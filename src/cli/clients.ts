@@ -2,6 +2,7 @@
 import type { ClientRecord, DurableStore } from '../store/types.ts';
 import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { parseCommand, subcommand } from './args.ts';
+import { auditChange } from './audit.ts';
 import { CLIENT_TABLE_HEADERS, clientDocument, clientFieldLines, clientRow } from './client-view.ts';
 import { addClient } from './clients-add.ts';
 import { RefusedError, type CliContext, type ExitCode } from './context.ts';
@@ -23,12 +24,14 @@ const showClient: ClientCommand = async (id, durable, context) => {
 function setEnabled(enabled: boolean): ClientCommand {
   return async (id, durable, context) => {
     if (!(await durable.clients.update(id, { enabled }))) throw new RefusedError(`no client with id ${id}`);
+    auditChange(context, { action: 'update', resource: 'client', resource_id: id, fields: ['enabled'] });
     report(context, { client_id: id, enabled }, () => [`client ${id} ${enabled ? 'enabled' : 'disabled'}`]);
   };
 }
 
 const removeClient: ClientCommand = async (id, durable, context) => {
   if (!(await durable.clients.remove(id))) throw new RefusedError(`no client with id ${id}`);
+  auditChange(context, { action: 'delete', resource: 'client', resource_id: id, fields: [] });
   report(context, { client_id: id, removed: true }, () => [`client ${id} removed`]);
 };
 
@@ -39,6 +42,7 @@ const rotateSecret: ClientCommand = async (id, durable, context) => {
   const secret = randomToken();
   // The expiry belonged to the old secret; the new one does not expire until an administrator says so.
   await durable.clients.update(id, { secretHash: hashClientSecret(secret), secretExpiresAt: null });
+  auditChange(context, { action: 'update', resource: 'client', resource_id: id, fields: ['client_secret', 'secret_expires_at'] });
   report(context, { client_id: id, client_secret: secret, secret_expires_at: null }, () => [
     `client ${id} has a new secret (the previous one no longer works; this one does not expire), shown only this once:`,
     secret,

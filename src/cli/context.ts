@@ -1,6 +1,7 @@
 /** What every command of the command line receives; the commands never touch process.* themselves. */
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { Audit } from '../events/record.ts';
 import type { DurableStore } from '../store/types.ts';
 import type { MasterSecrets } from '../tokens/secret-box.ts';
 
@@ -16,6 +17,8 @@ export interface CliContext {
   json: boolean;
   /** Opens the configured database with migrations applied; the caller closes nothing, main.ts does. */
   openDurable(): Promise<DurableStore>;
+  /** Records an audit event: a JSON line on stderr, so that stdout stays the command's answer. */
+  audit: Audit;
   out(line: string): void;
   err(line: string): void;
   readStdin(): Promise<string>;

@@ -41,6 +41,7 @@ async function listKeys(args: string[], context: CliContext): Promise<void> {
 async function rotateKey(args: string[], context: CliContext): Promise<void> {
   parseCommand({ usage: 'idp keys rotate', options: {}, positionals: [] }, args);
   const key = await (await openKeyManager(context)).rotate();
+  context.audit({ type: 'key_rotated', kid: key.kid, actor: 'cli' });
   report(context, keyDocument(key), () => [`new current signing key: ${key.kid}`]);
 }
 
@@ -51,6 +52,7 @@ async function retireKey(args: string[], context: CliContext): Promise<void> {
   if (result === 'not_found') throw new RefusedError(`no signing key with kid ${kid}`);
   if (result === 'is_current') throw new RefusedError(`signing key ${kid} is the current signer: rotate first (idp keys rotate), then retire it`);
   if (result === 'already_retired') throw new RefusedError(`signing key ${kid} is already retired`);
+  context.audit({ type: 'key_retired', kid, actor: 'cli' });
   report(context, { kid, state: 'retired' }, () => [`signing key ${kid} retired: it is no longer published`]);
 }
 

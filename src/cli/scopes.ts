@@ -1,5 +1,6 @@
 /** `idp scopes add NAME | list | remove NAME`: the API scopes clients may ask for (such as orders.read). */
 import { parseCommand, subcommand } from './args.ts';
+import { auditChange } from './audit.ts';
 import { RefusedError, UsageError, type CliContext, type ExitCode } from './context.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
 import { report } from './output.ts';
@@ -13,6 +14,7 @@ async function addScope(args: string[], context: CliContext): Promise<void> {
   const durable = await context.openDurable();
   const added = await refuseConstraintViolations(`API scope ${name}`, () => durable.apiScopes.add(name));
   if (!added) throw new RefusedError(`API scope ${name} already exists`);
+  auditChange(context, { action: 'create', resource: 'api_scope', resource_id: name, fields: [] });
   report(context, { api_scope: name, created: true }, () => [`API scope ${name} added`]);
 }
 
@@ -27,6 +29,7 @@ async function removeScope(args: string[], context: CliContext): Promise<void> {
   const { positionals } = parseCommand({ usage: 'idp scopes remove NAME', options: {}, positionals: ['NAME'] }, args);
   const name = positionals[0] as string;
   if (!(await (await context.openDurable()).apiScopes.remove(name))) throw new RefusedError(`no API scope named ${name}`);
+  auditChange(context, { action: 'delete', resource: 'api_scope', resource_id: name, fields: [] });
   report(context, { api_scope: name, removed: true }, () => [`API scope ${name} removed`]);
 }
 

@@ -9,8 +9,14 @@ import { createKeyManager } from '../tokens/keys.ts';
 import { deriveKeyring } from '../tokens/secret-box.ts';
 import { resealSecretCheck } from '../tokens/secret-check.ts';
 import { parseCommand, subcommand } from './args.ts';
+import { auditChange } from './audit.ts';
 import { masterSecrets, type CliContext, type ExitCode } from './context.ts';
 import { report } from './output.ts';
+
+/** The kinds of sealed values written again under IDP_SECRET. */
+function resealedFields(result: { signing_keys: number; totp_secrets: number; check_value: boolean }): string[] {
+  return Object.entries(result).filter(([, count]) => count !== 0 && count !== false).map(([name]) => name);
+}
 
 async function reseal(args: string[], context: CliContext): Promise<ExitCode> {
   parseCommand({ usage: 'idp secrets reseal', options: {}, positionals: [] }, args);
@@ -23,6 +29,7 @@ async function reseal(args: string[], context: CliContext): Promise<ExitCode> {
   for (const { userId, totpSecretSealed } of stale) await durable.users.update(userId, { totpSecretSealed });
   const checkValue = await resealSecretCheck(durable, secrets);
   const result = { signing_keys: signingKeys, totp_secrets: stale.length, check_value: checkValue };
+  auditChange(context, { action: 'reseal', resource: 'sealed_values', resource_id: 'IDP_SECRET', fields: resealedFields(result) });
   report(context, result, () => [
     `resealed under IDP_SECRET: ${signingKeys} signing key(s), ${stale.length} TOTP secret(s)${checkValue ? ', the check value' : ''}`,
     secrets.previous.length > 0

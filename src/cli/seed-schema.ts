@@ -136,3 +136,7 @@ export function checkSeedFile(raw: unknown): { ok: true; seed: SeedFile } | { ok
   if (parsed.success && problems.length === 0) return { ok: true, seed: parsed.data };
   return { ok: false, problems };
 }
+
+/** The wire names of a client's and a user's fields, as an audit event of a new row names them. */
+export const CLIENT_FIELDS: readonly string[] = Object.keys(clientSchema.shape);
+export const USER_FIELDS: readonly string[] = Object.keys(userSchema.shape);

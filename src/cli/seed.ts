@@ -9,6 +9,7 @@ import type { ClientRecord, DurableStore, UpsertResult, UserInput } from '../sto
 import { hashClientSecret, randomToken, verifyClientSecret } from '../tokens/opaque.ts';
 import { deriveKey, open, seal } from '../tokens/secret-box.ts';
 import { parseCommand } from './args.ts';
+import { auditChange } from './audit.ts';
 import { RefusedError, type CliContext, type ExitCode } from './context.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
 import { report } from './output.ts';
@@ -155,6 +156,7 @@ export async function runSeed(args: string[], context: CliContext): Promise<Exit
   for (const user of seed.users ?? []) users.push(await userInput(user, durable, totpKey));
   // One transaction: a refused row leaves the database as it was.
   const summary = await durable.transaction((tx) => writeSeed(tx, seed.api_scopes ?? [], clients, users, new Date(context.clock())));
+  auditChange(context, { action: 'seed', resource: 'seed_file', resource_id: path, fields: Object.keys(seed) });
   report(context, summary, () => [summaryLine(summary)]);
   return 0;
 }

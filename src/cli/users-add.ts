@@ -4,10 +4,12 @@ import { hashPassword } from '../sources/passwords.ts';
 import type { UserInput } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { parseCommand } from './args.ts';
+import { auditChange } from './audit.ts';
 import { RefusedError, UsageError, type CliContext, type ExitCode } from './context.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
 import { report } from './output.ts';
 import { RULE_MESSAGES, isEmail } from './rules.ts';
+import { USER_FIELDS } from './seed-schema.ts';
 import { userDocument } from './user-view.ts';
 
 const ADD_SPEC = {
@@ -92,6 +94,7 @@ export async function addUser(args: string[], context: CliContext): Promise<Exit
       await tx.users.upsert(created);
     }),
   );
+  auditChange(context, { action: 'create', resource: 'user', resource_id: id, fields: USER_FIELDS });
   const stored = await durable.users.getById(id);
   report(context, stored ? userDocument(stored) : { id, sub: id, username: user.username }, () => [
     `created user ${user.username} (sub ${id})`,

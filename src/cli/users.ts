@@ -1,6 +1,7 @@
 /** `idp users add | list | show U | lock U | unlock U | remove U | require-password-change U | require-mfa U`. */
 import type { SignInSourceKind, DurableStore, UserFlag, UserRecord } from '../store/types.ts';
 import { parseCommand, subcommand } from './args.ts';
+import { auditChange } from './audit.ts';
 import { RefusedError, type CliContext, type ExitCode } from './context.ts';
 import { formatTable, report } from './output.ts';
 import { USER_TABLE_HEADERS, userDocument, userFieldLines, userRow } from './user-view.ts';
@@ -34,6 +35,7 @@ const WIRE_FLAG: Record<UserFlag, string> = {
 function setFlag(flag: UserFlag, value: boolean, done: string): UserCommand {
   return async (user, durable, context) => {
     if (!(await durable.users.update(user.id, { [flag]: value }))) throw new RefusedError(`no user named ${user.username}`);
+    auditChange(context, { action: 'update', resource: 'user', resource_id: user.subject, fields: [WIRE_FLAG[flag]] });
     report(context, { username: user.username, sub: user.subject, [WIRE_FLAG[flag]]: value }, () => [`user ${user.username} ${done}`]);
   };
 }
@@ -45,6 +47,7 @@ function setFlag(flag: UserFlag, value: boolean, done: string): UserCommand {
  */
 const removeUser: UserCommand = async (user, durable, context) => {
   if (!(await durable.users.remove(user.id))) throw new RefusedError(`no user named ${user.username}`);
+  auditChange(context, { action: 'delete', resource: 'user', resource_id: user.subject, fields: [] });
   report(context, { username: user.username, sub: user.subject, removed: true }, () => [`user ${user.username} removed`]);
 };
 

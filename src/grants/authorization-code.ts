@@ -7,7 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { OAuthError } from '../errors.ts';
-import type { Audit } from '../protocol/audit.ts';
+import type { Audit } from '../events/record.ts';
 import type { AccessTokenRepository, ClientRecord, CodeRecord, CodeStore, IssuedFromCode, RefreshTokenRepository, UserRepository } from '../store/types.ts';
 import { verifyPkce } from '../tokens/pkce.ts';
 import type { RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
@@ -68,7 +68,7 @@ export function createAuthorizationCodeGrant(grantDeps: AuthorizationCodeDeps): 
     const recorded: IssuedFromCode = { jti: issued.jti, accessExpiresAt: issued.accessExpiresAt, familyId };
     // A replay that came in while this redemption was minting could not revoke what it issued.
     if (await deps.codes.recordIssued(params.code, recorded)) await revoke(recorded, deps);
-    deps.audit('token_issued', { grant: 'authorization_code', client_id: client.clientId, user_id: user.id, refresh: familyId !== null });
+    deps.audit({ type: 'token_issued', grant: 'authorization_code', client_id: client.clientId, user_id: user.id, refresh: familyId !== null });
     return issued.response;
   });
 }
@@ -113,5 +113,5 @@ async function revoke(issued: IssuedFromCode, deps: Redemption): Promise<void> {
     const revoked = await deps.refreshTokens.revokeFamily(issued.familyId, 'authorization code reused', new Date(deps.clock()));
     await deps.revocations.revoke(revokedFamilyTokens(revoked));
   }
-  deps.audit('code_reuse_detected', { jti: issued.jti, family_id: issued.familyId });
+  deps.audit({ type: 'code_reuse_detected', jti: issued.jti, family_id: issued.familyId });
 }

@@ -45,7 +45,7 @@ export function createClientCredentialsGrant(deps: ClientCredentialsDeps): Grant
       scope,
       name: client.displayName || client.clientId,
     });
-    audit('token_issued', { grant: 'client_credentials', client_id: client.clientId });
+    audit({ type: 'token_issued', grant: 'client_credentials', client_id: client.clientId });
     return { access_token: accessToken, token_type: 'Bearer', expires_in: client.accessTokenLifetime, scope };
   });
 }

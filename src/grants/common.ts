@@ -6,7 +6,7 @@
  */
 import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
-import type { Audit } from '../protocol/audit.ts';
+import type { Audit } from '../events/record.ts';
 import type { AuthenticatedClient } from '../protocol/client-auth.ts';
 import { parseParams, type Params } from '../protocol/params.ts';
 import type { GrantType } from '../store/types.ts';

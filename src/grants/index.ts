@@ -4,7 +4,7 @@
  * over all of them at once.
  */
 import { OAuthError } from '../errors.ts';
-import type { Audit } from '../protocol/audit.ts';
+import type { Audit } from '../events/record.ts';
 import type { AuthenticatedClient } from '../protocol/client-auth.ts';
 import type { Params } from '../protocol/params.ts';
 import { createAuthorizationCodeGrant, type AuthorizationCodeDeps } from './authorization-code.ts';

@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { OAuthError } from '../errors.ts';
 import { isStandardScope, parseScope } from '../scopes.ts';
-import type { Audit } from '../protocol/audit.ts';
+import type { Audit } from '../events/record.ts';
 import { currentGenerationIssuedAt, findRefreshToken, type RefreshLookupDeps } from '../protocol/token-lookup.ts';
 import type { ClientRecord, RefreshFamilyState, RefreshTokenRepository, UserRecord, UserRepository } from '../store/types.ts';
 import type { RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
@@ -109,7 +109,7 @@ async function rotate(family: RefreshFamilyState, client: ClientRecord, asked: s
     graceSince: new Date(now - deps.refreshReuseGraceSeconds * 1000),
   });
   if (advanced) {
-    deps.audit('token_issued', { grant: 'refresh_token', client_id: client.clientId, family_id: family.id });
+    deps.audit({ type: 'token_issued', grant: 'refresh_token', client_id: client.clientId, family_id: family.id });
     return issued.response;
   }
   // Another refresh of this token won the race (on any instance): answer as it did.
@@ -136,7 +136,8 @@ export function createRefreshTokenGrant(grantDeps: RefreshTokenDeps): Grant {
     // Only the request that revoked the family reports it (two thieves' requests at once: one event).
     if (revoked.families.length > 0) {
       await deps.revocations.revoke(revokedFamilyTokens(revoked));
-      deps.audit('refresh_token_reuse_detected', {
+      deps.audit({
+        type: 'refresh_token_reuse_detected',
         client_id: client.clientId,
         family_id: family.id,
         rotated_at: currentGenerationIssuedAt(family).toISOString(),

@@ -14,7 +14,7 @@ import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { revokedFamilyTokens, revokedTokens, type RevocationList } from '../tokens/revocation.ts';
 import type { Keyring } from '../tokens/secret-box.ts';
-import type { Audit } from './audit.ts';
+import type { Audit } from '../events/record.ts';
 import type { Params } from './params.ts';
 
 export interface EndSessionDeps {
@@ -115,7 +115,7 @@ export async function endSession(request: EndSessionRequest, deps: EndSessionDep
   await revokeClientTokens(signedIn, client, deps);
   if (loaded) await deps.sessions.destroy(loaded.key);
   request.signedOut();
-  request.audit('logout', { user_id: signedIn?.id ?? null, client_id: client?.clientId ?? null });
+  request.audit({ type: 'logout', user_id: signedIn?.id ?? null, client_id: client?.clientId ?? null });
   // The user came from an upstream provider: sign-out continues there, then comes back.
   const upstreamUrl = loaded?.session.upstreamIdToken !== undefined && deps.continueUpstream
     ? await deps.continueUpstream(loaded.session.upstreamIdToken, { redirectUri, state: params.state })

@@ -6,7 +6,7 @@
 import { OAuthError } from '../errors.ts';
 import type { UserRepository } from '../store/types.ts';
 import { isAccessTokenRevoked, type RevocationList } from '../tokens/revocation.ts';
-import type { Audit } from './audit.ts';
+import type { Audit } from '../events/record.ts';
 import type { AuthenticatedClient } from './client-auth.ts';
 import type { Params } from './params.ts';
 import { currentGenerationIssuedAt, findToken, isRefreshActive, type TokenLookupDeps } from './token-lookup.ts';
@@ -26,7 +26,7 @@ const INACTIVE: IntrospectionResponse = { active: false };
 export async function introspect(params: Params, { client, method }: AuthenticatedClient, deps: IntrospectionDeps, audit: Audit): Promise<IntrospectionResponse> {
   // RFC 7662 §2.1: the caller must be authorized; only confidential clients are, so a public one fails authentication.
   if (method === 'none') {
-    audit('client_authentication_failed', { reason: 'public_client', client_id: client.clientId });
+    audit({ type: 'client_authentication_failed', reason: 'public_client', client_id: client.clientId });
     throw new OAuthError('invalid_client', 'Client authentication failed.', { detail: `public client ${client.clientId} may not introspect` });
   }
   if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is required.');

@@ -6,7 +6,7 @@
 import { OAuthError } from '../errors.ts';
 import type { ClientRecord, RefreshTokenRepository } from '../store/types.ts';
 import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation.ts';
-import type { Audit } from './audit.ts';
+import type { Audit } from '../events/record.ts';
 import type { Params } from './params.ts';
 import { findToken, type TokenLookupDeps } from './token-lookup.ts';
 
@@ -24,11 +24,11 @@ export async function revoke(params: Params, client: ClientRecord, deps: Revocat
     const { payload } = found;
     if (payload.client_id !== client.clientId || typeof payload.jti !== 'string') return;
     await deps.revocations.revoke([{ jti: payload.jti, exp: Number(payload.exp) }]);
-    audit('token_revoked', { kind: 'access_token', client_id: client.clientId, jti: payload.jti });
+    audit({ type: 'token_revoked', kind: 'access_token', client_id: client.clientId, jti: payload.jti });
     return;
   }
   if (found.family.clientId !== client.clientId) return;
   const revoked = await deps.refreshTokens.revokeFamily(found.family.id, 'revoked by the client', new Date(deps.clock()));
   await deps.revocations.revoke(revokedFamilyTokens(revoked));
-  audit('token_revoked', { kind: 'refresh_token', client_id: client.clientId, family_id: found.family.id });
+  audit({ type: 'token_revoked', kind: 'refresh_token', client_id: client.clientId, family_id: found.family.id });
 }

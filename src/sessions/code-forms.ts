@@ -3,7 +3,7 @@
  * (enrol). A code is judged behind the throttle, as passwords are (throttle.ts).
  */
 import { epochSeconds } from '../clock.ts';
-import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-result.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, SignInOutcome, StepFeedback } from './flow-result.ts';
 import type { PendingSignIn } from './interaction.ts';
 import { judgeAttempt, refusalMessage } from './password-form.ts';
 import type { Form, StepFormsDeps } from './step-forms.ts';
@@ -24,8 +24,8 @@ export function createCodeForms(deps: CodeFormsDeps) {
     const device = deps.deviceCookies.recognise(pending.username, browser.cookie);
     const attempt = await throttle.attempt(pending.username, browser.address, { device });
     // Audit lines are about signing in: an enrolment is not one yet.
-    const audit = (fields: Record<string, unknown>) => current.step === 'otp'
-      && browser.audit('sign_in', { ...fields, user_id: userId, username: deps.accountName(pending.username) });
+    const audit = (fields: SignInOutcome) => current.step === 'otp'
+      && browser.audit({ type: 'sign_in', ...fields, user_id: userId, username: deps.accountName(pending.username) });
     if ('refused' in attempt) {
       audit({ result: 'throttled', step: 'otp' });
       return { error: refusalMessage(attempt.refused === 'unrecognised-device' ? 'unrecognised-device' : 'throttled') };

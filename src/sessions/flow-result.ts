@@ -3,6 +3,8 @@
  * a redirect, the client's response, the cookie to set. Routes turn these into HTTP
  * (routes/shared/flow-adapter.ts); nothing here knows HTTP.
  */
+import type { SignIn } from '../events/audit-events.ts';
+import type { Audit } from '../events/record.ts';
 import type { ClientRecord, UserRecord } from '../store/types.ts';
 import type { AuthorizationTarget } from './authorization-request.ts';
 import type { ClientResponse } from './authorization-response.ts';
@@ -12,6 +14,9 @@ import type { Interaction } from './interaction.ts';
 import type { Step } from './steps.ts';
 
 /** What the flow needs of the browser request it serves; the route binds it. */
+/** What a sign-in step's audit event says of the attempt; the step adds who. */
+export type SignInOutcome = Pick<SignIn, 'result' | 'step' | 'reason'>;
+
 export interface BrowserRequest {
   /** The value of the session cookie, when the browser sent one. */
   sessionId: string | undefined;
@@ -19,8 +24,8 @@ export interface BrowserRequest {
   address: string;
   /** The value of a cookie the browser sent, by name (device cookies). */
   cookie(name: string): string | undefined;
-  /** Writes an audit event of this request. */
-  audit(event: string, fields: Record<string, unknown>): void;
+  /** Records an audit event of this request. */
+  audit: Audit;
   /** The authorization request is known: from now on, errors may go back to its client. */
   trust(target: AuthorizationTarget): void;
 }

@@ -4,7 +4,7 @@
  */
 import { OAuthError } from '../errors.ts';
 import { withFullLifetime } from './interaction.ts';
-import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-result.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, SignInOutcome, StepFeedback } from './flow-result.ts';
 import type { SignInFlow } from './sign-in-flow.ts';
 import type { Refusal, SignInAttempt } from './throttle.ts';
 import type { Form, StepFormsDeps } from './step-forms.ts';
@@ -58,7 +58,7 @@ export function createPasswordForm(deps: PasswordFormDeps) {
     const bound = { ...opened, interaction: withFullLifetime(opened.interaction) };
     const keep = () => (bound.interaction === opened.interaction ? undefined : deps.interactions.save(bound.interaction));
     /** A sign-in audit event, naming the account typed (never the password). */
-    const audit = (fields: Record<string, unknown>) => browser.audit('sign_in', { ...fields, username: deps.accountName(username) });
+    const audit = (fields: SignInOutcome) => browser.audit({ type: 'sign_in', ...fields, username: deps.accountName(username) });
     // Counted against the account, not the spelling: `alice`, `ALICE` and `EXAMPLE\alice` are one.
     const account = source.accountOf(username);
     // The attempt is taken before the password reaches any source, so that no more guesses than

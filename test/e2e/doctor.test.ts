@@ -154,6 +154,7 @@ describe.runIf(postgresAvailable && redisAvailable)('idp doctor', () => {
       clock: () => Date.now() + 60_000,
       json: false,
       openDurable: async () => (durable ??= await openDurableStore({ databaseUrl: db.url })),
+      audit: () => {},
       out: () => {},
       err: () => {},
       readStdin: async () => '',

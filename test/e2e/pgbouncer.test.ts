@@ -135,7 +135,7 @@ describe.runIf(postgresAvailable && pgbouncerAvailable)('behind PgBouncer in tra
         config: parsed.config, secret: Buffer.from(IDP_SECRET, 'hex'), clock: Date.now, json: false,
         // The name is a pooler's; the connection, for the check to run, is the database itself.
         openDurable: async () => (durable ??= await openDurableStore({ databaseUrl: db.url })),
-        out: () => {}, err: () => {}, readStdin: async () => '',
+        audit: () => {}, out: () => {}, err: () => {}, readStdin: async () => '',
       };
       try {
         const report = await runDoctor(context, 'http://127.0.0.1:9', { checks: [{ name: 'change feed', run: checkChangeFeed }] });

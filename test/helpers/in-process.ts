@@ -61,6 +61,7 @@ async function seedWith(seed: object, services: Services, dir: string): Promise<
     clock: services.clock,
     json: false,
     openDurable: async () => services.durable,
+    audit: () => {},
     out: (line) => said.push(line),
     err: (line) => said.push(line),
     readStdin: async () => '',

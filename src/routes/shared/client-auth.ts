@@ -16,7 +16,7 @@ export function authenticateRequest(request: FastifyRequest, params: Params, cli
     {
       findClient: (id) => clients.get(id),
       now: clock(),
-      failed: (reason, clientId) => audit(request, 'client_authentication_failed', { reason, client_id: clientId?.slice(0, MAX_AUDITED_CLIENT_ID) }),
+      failed: (reason, clientId) => audit(request, { type: 'client_authentication_failed', reason, client_id: clientId?.slice(0, MAX_AUDITED_CLIENT_ID) }),
     },
   );
 }

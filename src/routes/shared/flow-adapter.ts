@@ -29,7 +29,7 @@ export function createFlowAdapter({ page, secureCookies, audit, basePath }: Flow
         sessionId: readSessionCookie(request, secureCookies),
         address: request.ip,
         cookie: (name) => readCookie(request, deviceCookieName(name, secureCookies)),
-        audit: (event, fields) => audit(request, event, fields),
+        audit: (event) => audit(request, event),
         trust: (target) => {
           request.authorizationTarget = target;
         },

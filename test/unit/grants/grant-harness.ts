@@ -11,7 +11,7 @@ import { createClientCredentialsGrant } from '../../../src/grants/client-credent
 import type { Grant, RefreshLifetime, TokenResponse } from '../../../src/grants/common.ts';
 import type { GrantsDeps } from '../../../src/grants/index.ts';
 import { createRefreshTokenGrant } from '../../../src/grants/refresh-token.ts';
-import type { Audit } from '../../../src/protocol/audit.ts';
+import type { Audit } from '../../../src/events/record.ts';
 import type { AuthenticatedClient } from '../../../src/protocol/client-auth.ts';
 import type { IntrospectionDeps } from '../../../src/protocol/introspection.ts';
 import type { RevocationDeps } from '../../../src/protocol/revocation.ts';
@@ -131,7 +131,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
   const user = await addUser('alice');
 
   const audit: AuditEvent[] = [];
-  const log: Audit = (event, fields) => audit.push({ event, fields });
+  const log: Audit = ({ type, ...fields }) => void audit.push({ event: type, fields });
   const deps: HarnessDeps = {
     issuer: ISSUER,
     clock,

@@ -1,0 +1,158 @@
+/**
+ * Every audit event the service records, with its fields: the one list. Each is one log line
+ * (`"audit": true`, `event` = its type, then its fields) and, with webhooks, the `data` of a
+ * delivery whose `type` is the event's. Field names are wire names (snake_case); a field holds
+ * names and ids, never a secret. The README's table of audit events lists exactly these types
+ * (a test compares them).
+ */
+
+/** Tokens were issued at the token endpoint. */
+export interface TokenIssued {
+  type: 'token_issued';
+  grant: 'authorization_code' | 'client_credentials' | 'refresh_token';
+  client_id: string;
+  /** The user the tokens are about (authorization code grant). */
+  user_id?: string;
+  /** A refresh token was issued too (authorization code grant). */
+  refresh?: boolean;
+  /** The refresh token family that was rotated (refresh token grant). */
+  family_id?: string;
+}
+
+/**
+ * A rotated-out refresh token came back after the grace window: the family and the access
+ * tokens issued from it are revoked. Only the request that revoked the family reports it.
+ */
+export interface RefreshTokenReuseDetected {
+  type: 'refresh_token_reuse_detected';
+  client_id: string;
+  family_id: string;
+  /** When the token presented was rotated out (RFC 3339). */
+  rotated_at: string;
+  /** When it came back (RFC 3339). */
+  reused_at: string;
+  access_tokens_revoked: number;
+}
+
+/** An authorization code was redeemed a second time: what the first redemption issued is revoked. */
+export interface CodeReuseDetected {
+  type: 'code_reuse_detected';
+  /** The access token the first redemption issued. */
+  jti: string;
+  /** Its refresh token family, if it issued one. */
+  family_id: string | null;
+}
+
+/** A client revoked one of its tokens at the revocation endpoint (RFC 7009). */
+export interface TokenRevoked {
+  type: 'token_revoked';
+  kind: 'access_token' | 'refresh_token';
+  client_id: string;
+  jti?: string;
+  family_id?: string;
+}
+
+/**
+ * A client failed to authenticate at the token, introspection or revocation endpoint (the
+ * client is only told `invalid_client`), or a public client tried to introspect.
+ */
+export interface ClientAuthenticationFailed {
+  type: 'client_authentication_failed';
+  reason: 'unknown_client' | 'bad_secret' | 'expired_secret' | 'disabled' | 'no_credentials' | 'malformed_credentials' | 'public_client';
+  /** The client id as presented (cut to a length a log line can carry), if any was. */
+  client_id: string | undefined;
+}
+
+/** A user signed out at the end-session endpoint. */
+export interface Logout {
+  type: 'logout';
+  user_id: string | null;
+  client_id: string | null;
+}
+
+/** A sign-in attempt at the password or authenticator code step, and each completed sign-in. */
+export interface SignIn {
+  type: 'sign_in';
+  result: 'success' | 'failure' | 'throttled';
+  /** The step a failure or throttle happened at. */
+  step?: 'password' | 'otp';
+  /** Why a failure failed: `invalid_credentials`, `locked`, `unavailable` or `wrong_code`. */
+  reason?: string;
+  /** The account name typed, as the sign-in source reads it; never the password. */
+  username: string;
+  /** Once the user is known. */
+  user_id?: string;
+  amr?: readonly string[];
+}
+
+/** Who changed signing keys: the rotation schedule of a running server, or the command line. */
+export type KeyActor = 'schedule' | 'cli';
+
+/** A new signing key is published in the JWKS ahead of its use (by the rotation schedule). */
+export interface KeyPublished {
+  type: 'key_published';
+  kid: string;
+  actor: KeyActor;
+}
+
+/** A signing key became the current signer: by schedule, or `idp keys rotate`. */
+export interface KeyRotated {
+  type: 'key_rotated';
+  kid: string;
+  actor: KeyActor;
+}
+
+/** A signing key was retired (no longer published): by schedule, or `idp keys retire`. */
+export interface KeyRetired {
+  type: 'key_retired';
+  kid: string;
+  actor: KeyActor;
+}
+
+/**
+ * An administrator changed a client, user, API scope, the database from a seed file, or resealed
+ * the master secret's values: one event per change made from the command line (`actor` `cli`) or
+ * the administration API (`actor` `api`, with the calling client's `client_id`).
+ */
+export interface AdminChange {
+  type: 'admin_change';
+  actor: 'cli' | 'api';
+  /** The administration API's caller. */
+  client_id?: string;
+  action: 'create' | 'update' | 'delete' | 'seed' | 'reseal';
+  resource: 'client' | 'user' | 'api_scope' | 'seed_file' | 'sealed_values';
+  /** The client id, the user's `sub`, the scope's name, the seed file's path. */
+  resource_id: string;
+  /** The names of the fields written, never their values. */
+  fields: readonly string[];
+}
+
+export type AuditEvent =
+  | TokenIssued
+  | RefreshTokenReuseDetected
+  | CodeReuseDetected
+  | TokenRevoked
+  | ClientAuthenticationFailed
+  | Logout
+  | SignIn
+  | KeyPublished
+  | KeyRotated
+  | KeyRetired
+  | AdminChange;
+
+export type AuditEventType = AuditEvent['type'];
+
+/** Every event type, in the order of the README's table; the compiler keeps it complete. */
+export const AUDIT_EVENT_TYPES = Object.keys({
+  token_issued: true,
+  refresh_token_reuse_detected: true,
+  code_reuse_detected: true,
+  token_revoked: true,
+  client_authentication_failed: true,
+  logout: true,
+  sign_in: true,
+  key_published: true,
+  key_rotated: true,
+  key_retired: true,
+  admin_change: true,
+} satisfies Record<AuditEventType, true>) as AuditEventType[];
