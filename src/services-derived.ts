@@ -4,6 +4,7 @@
  * secrets, the sign-in throttle, the rate limiters, the password change and the account name.
  * Made once per process by openServices (services.ts), so every route shares one of each.
  */
+import { changePassword } from './admin/passwords.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createDeviceCookies, type DeviceCookies } from './sessions/device-cookie.ts';
@@ -11,7 +12,6 @@ import { createMfaSecrets, type MfaSecrets } from './sessions/mfa.ts';
 import { createRateLimiter, type RateLimiter } from './sessions/rate-limit.ts';
 import { createSignInThrottle, type SignInThrottle } from './sessions/throttle.ts';
 import { canonicalAccountName } from './sources/account-name.ts';
-import { changeLocalPassword } from './sources/local.ts';
 import type { SignInSource } from './sources/types.ts';
 import type { EphemeralStore, UserRepository } from './store/types.ts';
 import { createRefreshTokenCodec, type RefreshTokenCodec } from './tokens/refresh-tokens.ts';
@@ -64,12 +64,8 @@ export function deriveServices(from: DerivedFrom): DerivedServices {
     deviceCookies: createDeviceCookies(deriveKeyring(secrets, 'device-cookies'), clock),
     authorizeRateLimiter: createRateLimiter(ephemeral, clock, config.authorizeRateLimit),
     tokenRateLimiter: createRateLimiter(ephemeral, clock, config.tokenRateLimit),
-    async changePassword(userId, newPassword, confirm) {
-      const problem = await changeLocalPassword(users, userId, newPassword, confirm);
-      // ASVS 3.3.3: a new password ends whatever the old one let anyone obtain.
-      if (problem === undefined) await revocations.revokeUser(userId, 'password changed');
-      return problem;
-    },
+    changePassword: (userId, newPassword, confirm) =>
+      changePassword({ users, revokeUser: (id, reason) => revocations.revokeUser(id, reason) }, userId, newPassword, confirm),
     accountName: (typed) => canonicalAccountName(source, typed),
   };
 }

@@ -111,6 +111,14 @@ export async function openSharedDurable(config: Config): Promise<DurableStore | 
   return openSharedDurableStore(embeddedSocketPath(config.dataDir));
 }
 
+/**
+ * The signing keys over the durable store, their private parts sealed with the 'signing-keys'
+ * keyring: made here only, for the server and for the commands that list, rotate or reseal keys.
+ */
+export function createSigningKeyManager(durable: DurableStore, secrets: MasterSecrets, clock: Clock): KeyManager {
+  return createKeyManager({ keys: durable.signingKeys, kek: deriveKeyring(secrets, 'signing-keys'), clock });
+}
+
 export async function openServices(options: OpenOptions): Promise<Services> {
   const { config, secret } = options;
   const clock = options.clock ?? systemClock;
@@ -130,7 +138,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
       ? createRedisEphemeralStore({ url: config.redisUrl })
       : createMemoryEphemeralStore(clock);
   const secrets: MasterSecrets = { current: secret, previous: config.previousSecrets };
-  const keys = createKeyManager({ keys: durable.signingKeys, kek: deriveKeyring(secrets, 'signing-keys'), clock });
+  const keys = createSigningKeyManager(durable, secrets, clock);
   const clients = createClientsCache(durable);
   const revocations = createRevocationList({ durable, ephemeral }, clock);
   const stopKeyEvents = durable.onChange((event) => {

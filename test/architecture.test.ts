@@ -50,8 +50,8 @@ describe('architecture', () => {
     expect(importers.map((f) => f.file)).toStrictEqual([]);
   });
 
-  it('keeps grants, protocol, tokens, sessions, sources and store free of Fastify (and its plugins, and eta) and of the routes', () => {
-    const layered = files.filter(({ file }) => /^(grants|protocol|tokens|sessions|sources|store)\//.test(file));
+  it('keeps admin, grants, protocol, tokens, sessions, sources and store free of Fastify (and its plugins, and eta) and of the routes', () => {
+    const layered = files.filter(({ file }) => /^(admin|grants|protocol|tokens|sessions|sources|store)\//.test(file));
     const http = (s: string) => /^(fastify|@fastify\/|eta$)/.test(s) || s.includes('/routes/') || s.includes('../app.ts');
     const offenders = layered.flatMap(({ file, imports }) => imports.filter(http).map((s) => `${file} imports ${s}`));
     expect(offenders).toStrictEqual([]);
@@ -72,8 +72,24 @@ describe('architecture', () => {
     expect(forms.flatMap(read)).toStrictEqual(['fastify', 'fastify', 'fastify', 'fastify', '@fastify/formbody', '@fastify/view', '@fastify/view']);
   });
 
+  it('keeps admin/ below the command line and the routes, and silent: it returns results, it does not print', () => {
+    const admin = files.filter(({ file }) => file.startsWith('admin/'));
+    expect(admin.length).toBeGreaterThan(0);
+    const offenders = admin.flatMap(({ file, text, imports }) => [
+      ...imports.filter((s) => /\/(cli|routes)\//.test(s) || /(^|\/)(app|main|services[\w-]*)\.ts$/.test(s)).map((s) => `${file} imports ${s}`),
+      ...(/\b(console\.|process\.std(out|err))/.test(text) ? [`${file} prints`] : []),
+    ]);
+    expect(offenders).toStrictEqual([]);
+  });
+
+  it('keeps the administrative layer\'s modules out of the layers below it', () => {
+    const below = files.filter(({ file }) => /^(grants|protocol|tokens|sessions|sources|store)\//.test(file));
+    const offenders = below.flatMap(({ file, imports }) => imports.filter((s) => s.includes('/admin/')).map((s) => `${file} imports ${s}`));
+    expect(offenders).toStrictEqual([]);
+  });
+
   it('keeps store/ free of everything above it', () => {
-    const offenders = files.filter(({ file, imports }) => file.startsWith('store/') && imports.some((s) => /\/(grants|sessions|sources|routes|cli)\//.test(s) || s.includes('/tokens/')));
+    const offenders = files.filter(({ file, imports }) => file.startsWith('store/') && imports.some((s) => /\/(admin|grants|sessions|sources|routes|cli)\//.test(s) || s.includes('/tokens/')));
     expect(offenders.map((f) => f.file)).toStrictEqual([]);
   });
 

@@ -2,13 +2,9 @@
  * How a client is shown: wire names for JSON, fields and table rows for text. The secret hash is
  * never shown, only whether a secret is set and when it expires.
  */
+import { clientType } from '../admin/clients.ts';
 import type { ClientRecord } from '../store/types.ts';
 import { formatFields, listText, timeText, yesNo } from './output.ts';
-
-/** RFC 6749 §2.1 client types: confidential clients hold a secret, public ones do not. */
-export function clientType(client: ClientRecord): 'confidential' | 'public' {
-  return client.secretHash === null ? 'public' : 'confidential';
-}
 
 export function clientDocument(client: ClientRecord): Record<string, unknown> {
   return {

@@ -1,18 +1,16 @@
 /**
- * `idp clients add`: registers a client. A confidential client gets a generated secret (256 bits),
- * printed once and stored only as its hash.
+ * `idp clients add`: the flags become a client for src/admin/clients.ts, which registers it; its
+ * generated secret is printed once. A malformed flag value is a usage error naming the flag.
  */
+import { createClient } from '../admin/clients.ts';
+import { CLIENT_FIELDS } from '../admin/seed-schema.ts';
+import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isRedirectUri, isScopeToken, parseInstant } from '../admin/rules.ts';
 import type { ClientRecord, GrantType } from '../store/types.ts';
-import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { parseCommand } from './args.ts';
 import { auditChange } from './audit.ts';
 import { clientDocument } from './client-view.ts';
-import { RefusedError, UsageError, type CliContext, type ExitCode } from './context.ts';
-import { refuseConstraintViolations } from './database-errors.ts';
+import { UsageError, type CliContext, type ExitCode } from './context.ts';
 import { report } from './output.ts';
-import { unknownScopeReason, unknownScopes } from './scope-rules.ts';
-import { CLIENT_FIELDS } from './seed-schema.ts';
-import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isRedirectUri, isScopeToken, parseInstant } from './rules.ts';
 
 const ADD_SPEC = {
   usage: 'idp clients add --id ID [options], see idp help',
@@ -81,27 +79,14 @@ function clientFromFlags(args: string[]): { client: Omit<ClientRecord, 'secretHa
 
 export async function addClient(args: string[], context: CliContext): Promise<ExitCode> {
   const { client, isPublic } = clientFromFlags(args);
-  // RFC 6749 §4.4: the client credentials grant is for confidential clients only.
-  if (isPublic && client.grantTypes.includes('client_credentials')) {
-    throw new RefusedError(`client ${client.clientId}: a public client cannot use the client_credentials grant`);
-  }
-  const secret = isPublic ? undefined : randomToken();
-  const record: ClientRecord = { ...client, secretHash: secret === undefined ? null : hashClientSecret(secret) };
-  const durable = await context.openDurable();
-  const unknown = await unknownScopes(durable, record.scopes);
-  if (unknown.length > 0) throw new RefusedError(`client ${record.clientId}: ${unknownScopeReason(unknown[0] as string)}`);
-  await refuseConstraintViolations(`client ${record.clientId}`, () =>
-    durable.transaction(async (tx) => {
-      // The store upserts; adding must never replace a client (and its secret) that exists.
-      if (await tx.clients.get(record.clientId)) throw new RefusedError(`client ${record.clientId} already exists`);
-      await tx.clients.upsert(record);
-    }),
-  );
-  auditChange(context, { action: 'create', resource: 'client', resource_id: record.clientId, fields: CLIENT_FIELDS });
-  report(context, { ...clientDocument(record), ...(secret === undefined ? {} : { client_secret: secret }) }, () =>
+  const created = await createClient(await context.openDurable(), { ...client, public: isPublic });
+  const { clientId } = created.client;
+  const { secret } = created;
+  auditChange(context, { action: 'create', resource: 'client', resource_id: clientId, fields: CLIENT_FIELDS });
+  report(context, { ...clientDocument(created.client), ...(secret === undefined ? {} : { client_secret: secret }) }, () =>
     secret === undefined
-      ? [`client ${record.clientId} created (public: it has no secret)`]
-      : [`client ${record.clientId} created; its secret, shown only this once:`, secret],
+      ? [`client ${clientId} created (public: it has no secret)`]
+      : [`client ${clientId} created; its secret, shown only this once:`, secret],
   );
   return 0;
 }

@@ -2,8 +2,8 @@
  * `idp doctor`'s check of the master secret: does IDP_SECRET open what the database holds, and
  * does anything still need IDP_SECRET_PREVIOUS (until `idp secrets reseal` has run).
  */
+import { createSigningKeyManager } from '../services.ts';
 import { staleUserSecrets } from '../sessions/mfa.ts';
-import { createKeyManager } from '../tokens/keys.ts';
 import { deriveKeyring } from '../tokens/secret-box.ts';
 import { readSecretCheck, WRONG_SECRET, WRONG_SECRET_FIX } from '../tokens/secret-check.ts';
 import { fail, isOutcome, ok, openOrSkip, skip, type DoctorContext, type Outcome } from './doctor-context.ts';
@@ -19,7 +19,7 @@ export async function checkSecret(context: DoctorContext): Promise<Outcome> {
   let keys: number;
   let totp: number;
   try {
-    keys = await createKeyManager({ keys: durable.signingKeys, kek: deriveKeyring(secrets, 'signing-keys'), clock: context.clock }).sealedUnderPrevious();
+    keys = await createSigningKeyManager(durable, secrets, context.clock).sealedUnderPrevious();
     totp = staleUserSecrets(await durable.users.list(), deriveKeyring(secrets, 'totp-secrets')).length;
   } catch (error) {
     return fail(error instanceof Error ? error.message : String(error), WRONG_SECRET_FIX);

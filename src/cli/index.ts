@@ -1,10 +1,12 @@
 /**
- * The administrators' command line (the README's Command line section): every `idp` command but `serve`, which
+ * The administrators' command line (the README's "Command line" section): every `idp` command but `serve`, which
  * main.ts runs itself. Returns the exit code; a UsageError (2) or RefusedError (1) thrown by a
  * command is printed by main.ts as one line.
  */
+import { AdminError } from '../admin/errors.ts';
+import { escapeControlCharacters } from '../control-characters.ts';
 import { runClients } from './clients.ts';
-import { UsageError, type CliContext, type ExitCode } from './context.ts';
+import { RefusedError, UsageError, type CliContext, type ExitCode } from './context.ts';
 import { doctorCommand } from './doctor.ts';
 import { USAGE, helpText, wantsHelp } from './help.ts';
 import { runKeys } from './keys.ts';
@@ -34,7 +36,22 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
+/**
+ * Runs the command. The admin layer's refusal becomes the one line (exit 1) it always was; any
+ * refusal's line is escaped, since it may quote a stored value or a typed one.
+ */
 export async function runCli(command: string, args: string[], context: CliContext): Promise<ExitCode> {
+  try {
+    return await dispatch(command, args, context);
+  } catch (error) {
+    if (error instanceof AdminError) throw new RefusedError(escapeControlCharacters(error.message));
+    if (error instanceof RefusedError) throw new RefusedError(escapeControlCharacters(error.message), error.details.map((line) => escapeControlCharacters(line)));
+    if (error instanceof UsageError) throw new UsageError(escapeControlCharacters(error.message));
+    throw error;
+  }
+}
+
+async function dispatch(command: string, args: string[], context: CliContext): Promise<ExitCode> {
   if (wantsHelp([command, ...args])) {
     for (const line of helpText([command, ...args])) context.out(line);
     return 0;

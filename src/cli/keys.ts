@@ -1,18 +1,14 @@
-/**
- * `idp keys list | rotate | retire KID`: the signing keys. Rotation adds a key and makes it the
- * signer at once; the former signer stays published (`previous`) until it is retired, so tokens it
- * signed still verify.
- */
+/** `idp keys list | rotate | retire KID`: the signing keys (src/admin/keys.ts says how they rotate). */
+import { listKeys, retireKey, rotateKey } from '../admin/keys.ts';
+import { createSigningKeyManager } from '../services.ts';
 import type { SigningKeyRecord } from '../store/types.ts';
-import { createKeyManager, type KeyManager } from '../tokens/keys.ts';
-import { deriveKeyring } from '../tokens/secret-box.ts';
+import type { KeyManager } from '../tokens/keys.ts';
 import { parseCommand, subcommand } from './args.ts';
-import { masterSecrets, RefusedError, type CliContext, type ExitCode } from './context.ts';
+import { masterSecrets, type CliContext, type ExitCode } from './context.ts';
 import { formatTable, report, timeText } from './output.ts';
 
-async function openKeyManager(context: CliContext): Promise<KeyManager> {
-  const durable = await context.openDurable();
-  return createKeyManager({ keys: durable.signingKeys, kek: deriveKeyring(masterSecrets(context), 'signing-keys'), clock: context.clock });
+export async function openKeyManager(context: CliContext): Promise<KeyManager> {
+  return createSigningKeyManager(await context.openDurable(), masterSecrets(context), context.clock);
 }
 
 function keyDocument(key: SigningKeyRecord): Record<string, unknown> {
@@ -26,9 +22,9 @@ function keyDocument(key: SigningKeyRecord): Record<string, unknown> {
   };
 }
 
-async function listKeys(args: string[], context: CliContext): Promise<void> {
+async function listCommand(args: string[], context: CliContext): Promise<void> {
   parseCommand({ usage: 'idp keys list', options: {}, positionals: [] }, args);
-  const keys = await (await openKeyManager(context)).list();
+  const keys = await listKeys(await openKeyManager(context));
   report(context, { keys: keys.map(keyDocument) }, () =>
     formatTable(
       ['KID', 'STATE', 'CREATED', 'ACTIVATED'],
@@ -38,28 +34,24 @@ async function listKeys(args: string[], context: CliContext): Promise<void> {
   );
 }
 
-async function rotateKey(args: string[], context: CliContext): Promise<void> {
+async function rotateCommand(args: string[], context: CliContext): Promise<void> {
   parseCommand({ usage: 'idp keys rotate', options: {}, positionals: [] }, args);
-  const key = await (await openKeyManager(context)).rotate();
+  const { key } = await rotateKey(await openKeyManager(context));
   context.audit({ type: 'key_rotated', kid: key.kid, actor: 'cli' });
   report(context, keyDocument(key), () => [`new current signing key: ${key.kid}`]);
 }
 
-async function retireKey(args: string[], context: CliContext): Promise<void> {
+async function retireCommand(args: string[], context: CliContext): Promise<void> {
   const { positionals } = parseCommand({ usage: 'idp keys retire KID', options: {}, positionals: ['KID'] }, args);
-  const kid = positionals[0] as string;
-  const result = await (await openKeyManager(context)).retire(kid);
-  if (result === 'not_found') throw new RefusedError(`no signing key with kid ${kid}`);
-  if (result === 'is_current') throw new RefusedError(`signing key ${kid} is the current signer: rotate first (idp keys rotate), then retire it`);
-  if (result === 'already_retired') throw new RefusedError(`signing key ${kid} is already retired`);
+  const { kid } = await retireKey(await openKeyManager(context), positionals[0] as string);
   context.audit({ type: 'key_retired', kid, actor: 'cli' });
   report(context, { kid, state: 'retired' }, () => [`signing key ${kid} retired: it is no longer published`]);
 }
 
 const KEY_COMMANDS: Record<string, (args: string[], context: CliContext) => Promise<void>> = {
-  list: listKeys,
-  rotate: rotateKey,
-  retire: retireKey,
+  list: listCommand,
+  rotate: rotateCommand,
+  retire: retireCommand,
 };
 
 export async function runKeys(args: string[], context: CliContext): Promise<ExitCode> {

@@ -1,15 +1,11 @@
-/** `idp users add`: a local account with an argon2id password hash; its subject is its new id. */
-import { newPasswordProblem } from '../sources/password-policy.ts';
-import { hashPassword } from '../sources/passwords.ts';
-import type { UserInput } from '../store/types.ts';
-import { randomToken } from '../tokens/opaque.ts';
+/** `idp users add`: the flags become a local account for src/admin/users.ts, which adds it. */
+import { RULE_MESSAGES, isEmail, isPlainText } from '../admin/rules.ts';
+import { USER_FIELDS } from '../admin/seed-schema.ts';
+import { createUser, type NewLocalUser } from '../admin/users.ts';
 import { parseCommand } from './args.ts';
-import { auditChange } from './audit.ts';
-import { RefusedError, UsageError, type CliContext, type ExitCode } from './context.ts';
-import { refuseConstraintViolations } from './database-errors.ts';
+import { UsageError, type CliContext, type ExitCode } from './context.ts';
 import { report } from './output.ts';
-import { RULE_MESSAGES, isEmail } from './rules.ts';
-import { USER_FIELDS } from './seed-schema.ts';
+import { auditChange } from './audit.ts';
 import { userDocument } from './user-view.ts';
 
 const ADD_SPEC = {
@@ -47,57 +43,29 @@ async function readPassword(values: { password?: string | undefined; 'password-s
   return password;
 }
 
-/** The account the flags describe, less its id and password hash. */
-async function userFromFlags(args: string[], context: CliContext): Promise<{ user: Omit<UserInput, 'id' | 'subject' | 'passwordHash'>; password: string }> {
+/** The account the flags describe. */
+async function userFromFlags(args: string[], context: CliContext): Promise<NewLocalUser> {
   const { values } = parseCommand(ADD_SPEC, args);
   const username = required('username', values.username);
   const password = await readPassword(values, context);
-  // The rules of the password change page (NIST SP 800-63B §3.1.1.2), for every way in.
-  const problem = newPasswordProblem(password, username);
-  if (problem !== undefined) throw new RefusedError(`password of ${username} refused: ${problem}`);
-  if (values.email !== undefined && !isEmail(values.email)) throw new UsageError(`--email "${values.email}": ${RULE_MESSAGES.email}`);
-  const givenName = values['given-name'] ?? null;
-  const familyName = values['family-name'] ?? null;
+  if (values.email !== undefined && isPlainText(values.email) && !isEmail(values.email)) throw new UsageError(`--email "${values.email}": ${RULE_MESSAGES.email}`);
   return {
+    username,
     password,
-    user: {
-      source: 'local',
-      username,
-      givenName,
-      familyName,
-      // The full name (OpenID Connect `name` claim) as the parts given; there is no flag for it.
-      name: [givenName, familyName].filter((part) => part !== null).join(' ') || null,
-      email: values.email ?? null,
-      emailVerified: values['email-verified'] ?? false,
-      phoneNumber: values.phone ?? null,
-      phoneNumberVerified: values['phone-verified'] ?? false,
-      roles: [...new Set(values.role ?? [])],
-      totpSecretSealed: null,
-      locked: false,
-      mustChangePassword: false,
-      mustEnrolMfa: false,
-    },
+    givenName: values['given-name'] ?? null,
+    familyName: values['family-name'] ?? null,
+    email: values.email ?? null,
+    emailVerified: values['email-verified'] ?? false,
+    phoneNumber: values.phone ?? null,
+    phoneNumberVerified: values['phone-verified'] ?? false,
+    roles: values.role ?? [],
   };
 }
 
 export async function addUser(args: string[], context: CliContext): Promise<ExitCode> {
-  const { user, password } = await userFromFlags(args, context);
-  const durable = await context.openDurable();
-  if (await durable.users.getByUsername('local', user.username)) throw new RefusedError(`user ${user.username} already exists`);
-  const passwordHash = await hashPassword(password);
-  const id = randomToken(16);
-  const created = { ...user, id, subject: id, passwordHash };
-  await refuseConstraintViolations(`user ${user.username}`, () =>
-    durable.transaction(async (tx) => {
-      // Checked again in the transaction: adding must never replace an account (and its password).
-      if (await tx.users.getByUsername('local', user.username)) throw new RefusedError(`user ${user.username} already exists`);
-      await tx.users.upsert(created);
-    }),
-  );
-  auditChange(context, { action: 'create', resource: 'user', resource_id: id, fields: USER_FIELDS });
-  const stored = await durable.users.getById(id);
-  report(context, stored ? userDocument(stored) : { id, sub: id, username: user.username }, () => [
-    `created user ${user.username} (sub ${id})`,
-  ]);
+  const input = await userFromFlags(args, context);
+  const { user } = await createUser(await context.openDurable(), input);
+  report(context, userDocument(user), () => [`created user ${input.username} (sub ${user.id})`]);
+  auditChange(context, { action: 'create', resource: 'user', resource_id: user.id, fields: USER_FIELDS });
   return 0;
 }

@@ -6,6 +6,7 @@
 import QRCode from 'qrcode';
 import type { EphemeralStore, UserRecord, UserRepository } from '../store/types.ts';
 import { asKeyring, openWithKeyring, seal, type Keyring } from '../tokens/secret-box.ts';
+import { totpSealingContext } from '../tokens/sealing-contexts.ts';
 import { newTotpSecret, totpUri } from './totp.ts';
 
 export interface MfaSecrets {
@@ -20,8 +21,7 @@ export interface MfaSecrets {
   qrSvg(account: string, secret: string): Promise<string>;
 }
 
-/** What a user's stored TOTP secret is bound to (AES-GCM associated data). */
-const userContext = (userId: string) => `totp:${userId}`;
+const userContext = totpSealingContext;
 
 /** Sealing uses the current key; opening any key of the ring (IDP_SECRET_PREVIOUS too). */
 export function createMfaSecrets(deps: { key: Buffer | Keyring; ephemeral: EphemeralStore; users: Pick<UserRepository, 'update'>; issuerName: string }): MfaSecrets {

@@ -2,6 +2,7 @@
  * The pure half of the directory source: what the user typed -> the account name, the account
  * name -> a safe search filter, and a directory entry -> the account as this service keeps it.
  */
+import { hasControlCharacters } from '../control-characters.ts';
 
 /** RFC 4515 §3: these five characters must be written as `\` and two hex digits in a filter value. */
 const FILTER_SPECIALS: Record<string, string> = { '*': '\\2a', '(': '\\28', ')': '\\29', '\\': '\\5c', '\0': '\\00' };
@@ -109,6 +110,11 @@ export function readAccount(entry: { dn: string } & Record<string, EntryValue>, 
   }
   const all = (name: string) => values.get(name.toLowerCase()) ?? [];
   const first = (name: string) => all(name)[0] ?? null;
+  // A profile value holding control characters or bidi overrides is dropped, as an upstream claim is.
+  const plain = (name: string) => {
+    const value = first(name);
+    return value !== null && !hasControlCharacters(value) ? value : null;
+  };
   // The directory's own spelling of the name that matched, so `sub` does not depend on what was typed.
   const names = [...all('sAMAccountName'), ...all('uid')];
   const matched = names.find((n) => n.toLowerCase() === accountName.toLowerCase()) ?? names[0] ?? accountName;
@@ -116,12 +122,12 @@ export function readAccount(entry: { dn: string } & Record<string, EntryValue>, 
   return {
     dn: entry.dn,
     subject: matched.toLowerCase(),
-    givenName: first('givenName'),
-    familyName: first('sn'),
-    name: first('displayName'),
-    email: first('mail'),
-    phoneNumber: first('telephoneNumber'),
-    roles: [...new Set(all(roleAttribute).map(groupNameOf).filter((r) => r !== ''))].sort(),
+    givenName: plain('givenName'),
+    familyName: plain('sn'),
+    name: plain('displayName'),
+    email: plain('mail'),
+    phoneNumber: plain('telephoneNumber'),
+    roles: [...new Set(all(roleAttribute).map(groupNameOf).filter((r) => r !== '' && !hasControlCharacters(r)))].sort(),
     disabled: Number.isFinite(control) && (control & ACCOUNTDISABLE) !== 0,
   };
 }

@@ -7,6 +7,11 @@ import { newPasswordProblem } from './password-policy.ts';
 import { hashPassword, needsRehash, verifyPassword } from './passwords.ts';
 import type { PasswordSignInSource, SignInResult } from './types.ts';
 
+/** Names are looked up trimmed and without regard to case (lower(username)); stored so too. */
+export function localAccountName(typed: string): string {
+  return typed.trim().toLowerCase();
+}
+
 export function createLocalSource(users: Pick<UserRepository, 'getByUsername' | 'getById' | 'update'>): PasswordSignInSource {
   // Verified against when the user is unknown, so timing does not tell who exists.
   const decoy = hashPassword('decoy password that matches nothing typed');
@@ -22,8 +27,7 @@ export function createLocalSource(users: Pick<UserRepository, 'getByUsername' | 
       if (needsRehash(user.passwordHash)) await users.update(user.id, { passwordHash: await hashPassword(password) });
       return { ok: true, user, amr: ['pwd'] };
     },
-    // Names are looked up trimmed and without regard to case (lower(username)).
-    accountOf: (typed) => typed.trim().toLowerCase(),
+    accountOf: localAccountName,
     // The users table is where local accounts live: the stored record is the current one.
     currentUser: async (user: UserRecord) => user,
   };

@@ -5,6 +5,7 @@
  */
 import * as client from 'openid-client';
 import type { UpstreamConfig } from '../config.ts';
+import { hasControlCharacters } from '../control-characters.ts';
 import type { UserRecord, UserRepository } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 
@@ -92,6 +93,8 @@ export function createUpstreamSource(config: UpstreamConfig, users: UserReposito
         });
         const claims = tokens.claims();
         if (!claims) return { ok: false, reason: 'invalid', detail: 'no ID token from the upstream' };
+        // OIDC Core §2: sub is at most 255 ASCII characters; it becomes the username, so it is not dropped but refused.
+        if (hasControlCharacters(claims.sub)) return { ok: false, reason: 'invalid', detail: 'the upstream sub holds control characters' };
         // OIDC Core §5.4: in the code flow, profile claims may be released at userinfo only.
         const userinfo = await client.fetchUserInfo(await configuration(), tokens.access_token, claims.sub).catch(() => undefined);
         const user = await keepLocalRecord(users, { ...claims, ...userinfo, sub: claims.sub });
@@ -118,8 +121,14 @@ export function createUpstreamSource(config: UpstreamConfig, users: UserReposito
   };
 }
 
+/**
+ * A profile claim as stored. One holding control characters or bidi overrides (a terminal
+ * escape, a spoofed name) is dropped, not stored: the sign-in goes on without that claim, since
+ * the person signing in is not the one who chose it wrongly, and no administrator's terminal
+ * or relying party ever receives it.
+ */
 function text(value: unknown): string | null {
-  return typeof value === 'string' && value !== '' ? value : null;
+  return typeof value === 'string' && value !== '' && !hasControlCharacters(value) ? value : null;
 }
 
 /** Creates or refreshes the local record of an upstream user, keeping local flags and consents. */

@@ -10,6 +10,7 @@ import type { Clock } from '../clock.ts';
 import type { SigningKeyRecord, SigningKeyRepository } from '../store/types.ts';
 import { isEmptyPlan, planRotation, type RotationPolicy } from './key-rotation.ts';
 import { asKeyring, openWithKeyring, seal, type Keyring } from './secret-box.ts';
+import { signingKeySealingContext } from './sealing-contexts.ts';
 
 export type { RotationPolicy } from './key-rotation.ts';
 
@@ -178,7 +179,7 @@ export function createKeyManager(deps: KeyManagerDeps): KeyManager {
     async reseal() {
       const count = await deps.keys.withLock(async (tx) => {
         const stale = underPrevious(await tx.list(), kek);
-        for (const { record, jwk } of stale) await tx.reseal(record.kid, seal(kek.current, JSON.stringify(jwk), sealingContext(record.kid)));
+        for (const { record, jwk } of stale) await tx.reseal(record.kid, seal(kek.current, JSON.stringify(jwk), signingKeySealingContext(record.kid)));
         return stale.length;
       });
       loaded = undefined;
@@ -220,7 +221,7 @@ async function newKeyRecord(deps: KeyManagerDeps, kek: Keyring, state: 'current'
     alg: 'RS256',
     state,
     publicJwk: { kty: publicJwk.kty, n: publicJwk.n, e: publicJwk.e },
-    privateJwkSealed: seal(kek.current, JSON.stringify(privateJwk), sealingContext(kid)),
+    privateJwkSealed: seal(kek.current, JSON.stringify(privateJwk), signingKeySealingContext(kid)),
     createdAt: now,
     activatedAt: state === 'current' ? now : null,
     retiredAt: null,
@@ -241,11 +242,9 @@ async function loadKeys(repository: SigningKeyRepository, kek: Keyring): Promise
   };
 }
 
-const sealingContext = (kid: string) => `signing-key:${kid}`;
-
 /** A private key opened with whichever secret sealed it; `current`: sealed under the current one. */
 function openPrivateJwk(kek: Keyring, record: SigningKeyRecord): { jwk: JsonWebKey; current: boolean } {
-  const opened = openWithKeyring(kek, record.privateJwkSealed, sealingContext(record.kid));
+  const opened = openWithKeyring(kek, record.privateJwkSealed, signingKeySealingContext(record.kid));
   return { jwk: JSON.parse(opened.text) as JsonWebKey, current: opened.current };
 }
 

@@ -6,6 +6,7 @@
  */
 import type { DurableStore } from '../store/types.ts';
 import { deriveKeyring, openWithKeyring, seal, type Keyring, type MasterSecrets } from './secret-box.ts';
+import { signingKeySealingContext } from './sealing-contexts.ts';
 
 const CHECK_TEXT = 'idp master secret check';
 const CHECK_CONTEXT = 'secret-check';
@@ -32,7 +33,7 @@ export async function readSecretCheck(durable: Store, secrets: MasterSecrets): P
   const current = (await durable.signingKeys.list()).find((k) => k.state === 'current');
   if (!current) return 'absent';
   try {
-    return openWithKeyring(deriveKeyring(secrets, 'signing-keys'), current.privateJwkSealed, `signing-key:${current.kid}`).current ? 'absent' : 'previous';
+    return openWithKeyring(deriveKeyring(secrets, 'signing-keys'), current.privateJwkSealed, signingKeySealingContext(current.kid)).current ? 'absent' : 'previous';
   } catch {
     return 'wrong';
   }

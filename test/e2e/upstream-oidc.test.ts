@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, type Page } from '../helpers/browser-http.ts';
 import { freePort, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
-import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
+import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 import {
   abortAtUpstream, confirmUpstreamLogout, createUpstreamProvider, isUpstreamConsentPage, isUpstreamLoginPage,
   isUpstreamLogoutPage, submitUpstreamConsent, submitUpstreamLogin, type UpstreamAccount, type UpstreamProvider,
@@ -48,6 +48,11 @@ const BOB: UpstreamAccount = {
   sub: 'Bob-Upstream-01',
   claims: { given_name: 'Bob', family_name: 'Builder', name: 'Bob Builder', email: 'bob@upstream.test', email_verified: false, phone_number: '+15555550199' },
 };
+/** Claims holding a terminal escape and a bidi override: dropped, the sign-in goes on. */
+const MALLORY: UpstreamAccount = {
+  sub: 'Mallory-Upstream-02',
+  claims: { given_name: 'Mallory', name: 'Mallory\u001b]0;owned\u0007', email: 'mallory@upstream.test\u202e', phone_number: '+15555550100' },
+};
 const PROFILE_CLAIMS = ['given_name', 'family_name', 'name', 'email', 'email_verified', 'phone_number', 'phone_number_verified'] as const;
 
 interface Deployment {
@@ -67,7 +72,7 @@ async function deploy(options: { upstreamDown?: boolean; claimsInIdToken?: boole
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const upstream = await createUpstreamProvider({
-    ourBaseUrl: base, ...AT_UPSTREAM, accounts: [ALICE, BOB], claimsInIdToken: options.claimsInIdToken ?? false,
+    ourBaseUrl: base, ...AT_UPSTREAM, accounts: [ALICE, BOB, MALLORY], claimsInIdToken: options.claimsInIdToken ?? false,
   });
   if (!options.upstreamDown) await upstream.start();
   const db = await createTestDatabase();
@@ -278,6 +283,19 @@ describe.runIf(postgresAvailable)('upstream OpenID Connect provider (oidc-provid
     expect(info.body.sub).toBe(ALICE.sub);
     expect(info.body.idp).toBe('oidc');
     expectUpstreamProfile(info.body, ALICE);
+  });
+
+  it('drops an upstream claim holding control characters or a bidi override: the sign-in goes on, the claim is neither stored nor released', async () => {
+    const s = await signIn(d, MALLORY);
+    expect(s.tokenStatus, JSON.stringify(s.tokens)).toBe(200);
+    const { payload } = decodeJwt(String(s.tokens.id_token));
+    expect(payload.sub).toBe(MALLORY.sub);
+    const info = await userinfo(d.base, String(s.tokens.access_token));
+    expect(info.body).toMatchObject({ sub: MALLORY.sub, given_name: 'Mallory', phone_number: '+15555550100' });
+    expect(info.body).not.toHaveProperty('name');
+    expect(info.body).not.toHaveProperty('email');
+    const [stored] = await runSql<{ name: string | null; email: string | null }>(d.db.url, `SELECT name, email FROM users WHERE subject = $1`, [MALLORY.sub]);
+    expect(stored).toStrictEqual({ name: null, email: null });
   });
 
   it('end session continues at the upstream end_session_endpoint and comes back to the client with its state; both sessions are gone', async () => {

@@ -310,7 +310,8 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
       });
 
       it('upsert matches the username case-insensitively and keeps the id and subject of the existing row', async () => {
-        const user = sampleUser({ username: uniqueId('Grace') });
+        // A directory's names keep their case; a local one is stored canonical (trimmed, lower case).
+        const user = sampleUser({ source: 'ldap', username: uniqueId('Grace') });
         expect(await store.users.upsert(user)).toBe('created');
         expect(await store.users.upsert({ ...user })).toBe('unchanged');
         const count = await store.users.count();
@@ -319,17 +320,32 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect(await store.users.upsert(again)).toBe('updated');
         expect(await store.users.count()).toBe(count);
         expect(await store.users.getById(again.id)).toBeUndefined();
-        const stored = await store.users.getByUsername('local', user.username.toLowerCase());
-        expect(stored).toMatchObject({ id: user.id, subject: user.id, username: again.username, email: 'grace@example.test' });
+        const stored = await store.users.getByUsername('ldap', user.username.toLowerCase());
+        expect(stored).toMatchObject({ id: user.id, username: again.username, email: 'grace@example.test' });
+        // A local user keeps its id as subject.
+        const local = sampleUser();
+        await store.users.upsert(local);
+        expect(await store.users.upsert({ ...local, id: uniqueId('other'), subject: 'ignored', email: 'grace@example.test' })).toBe('updated');
+        expect(await store.users.getByUsername('local', local.username)).toMatchObject({ id: local.id, subject: local.id, email: 'grace@example.test' });
       });
 
       it('getByUsername is case-insensitive and looks within one source only', async () => {
-        const user = sampleUser({ username: uniqueId('MixedCase') });
+        const user = sampleUser({ source: 'ldap', username: uniqueId('MixedCase') });
         await store.users.upsert(user);
-        expect((await store.users.getByUsername('local', user.username.toLowerCase()))?.id).toBe(user.id);
-        expect((await store.users.getByUsername('local', user.username.toUpperCase()))?.id).toBe(user.id);
-        expect(await store.users.getByUsername('ldap', user.username)).toBeUndefined();
-        expect(await store.users.getByUsername('local', `${user.username}x`)).toBeUndefined();
+        expect((await store.users.getByUsername('ldap', user.username.toLowerCase()))?.id).toBe(user.id);
+        expect((await store.users.getByUsername('ldap', user.username.toUpperCase()))?.id).toBe(user.id);
+        expect(await store.users.getByUsername('local', user.username)).toBeUndefined();
+        expect(await store.users.getByUsername('ldap', `${user.username}x`)).toBeUndefined();
+      });
+
+      it('refuses a local username not in the canonical form sign-in looks it up by (trimmed, lower case)', async () => {
+        const name = uniqueId('eve');
+        for (const spelling of [name.toUpperCase(), ` ${name}`, `${name} `, `${name}\u00a0`, `\t${name}`]) {
+          await expect(store.users.upsert(sampleUser({ username: spelling })), JSON.stringify(spelling)).rejects.toMatchObject({ constraint: 'users_local_username_canonical' });
+        }
+        expect(await store.users.getByUsername('local', name)).toBeUndefined();
+        // Other sources keep the names their directory or provider gives.
+        expect(await store.users.upsert(sampleUser({ source: 'oidc', username: name.toUpperCase() }))).toBe('created');
       });
 
       it('getBySubject finds a user by the subject of its source', async () => {

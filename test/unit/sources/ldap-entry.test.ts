@@ -99,6 +99,11 @@ describe('readAccount', () => {
     expect(readAccount({ dn: 'cn=x', sAMAccountName: 'X', userAccountControl: '66050' }, 'x', 'memberOf').disabled).toBe(true);
   });
 
+  it('drops a profile value or role holding a control character or a bidi override', () => {
+    const hostile = { dn: 'cn=x', uid: 'x', givenName: 'X\u001b[2J', sn: 'Y', displayName: 'Z\u202Eevil', mail: 'x@example.test', memberOf: ['cn=Ok', 'cn=Bad\u0007'] };
+    expect(readAccount(hostile, 'x', 'memberOf')).toMatchObject({ givenName: null, familyName: 'Y', name: null, email: 'x@example.test', roles: ['Ok'] });
+  });
+
   it('takes roles from the configured attribute, in any letter case', () => {
     expect(readAccount({ dn: 'cn=x', uid: 'x', employeeType: ['buyer', 'admin'] }, 'x', 'EMPLOYEETYPE').roles).toStrictEqual(['admin', 'buyer']);
   });

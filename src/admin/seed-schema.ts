@@ -1,17 +1,20 @@
 /**
- * The seed file (the README's Command line section, "Seed file") as one strict zod schema. A file that does not
+ * The seed file (the README's "Seed file" section) as one strict zod schema. A file that does not
  * fit is refused whole: `seedFileProblems` names the path of every wrong field, one line each.
  */
 import { z } from 'zod';
-import { newPasswordProblem } from '../sources/password-policy.ts';
 import { MIN_CLIENT_SECRET_LENGTH } from '../tokens/opaque.ts';
+import { publicClientWithClientCredentials } from './clients.ts';
+import { formatPath, type FieldPath, type FieldProblem } from './errors.ts';
 import {
-  RESERVED_SCOPES, RULE_MESSAGES, isBase32, isClientId, isEmail, isGrantType, isLifetime, isOrigin,
-  isRedirectUri, isScopeToken, parseInstant,
+  RESERVED_SCOPES, RULE_MESSAGES, canonicalUsername, isBase32, isClientId, isEmail, isGrantType, isLifetime, isOrigin,
+  isPlainText, isRedirectUri, isScopeToken, parseInstant,
 } from './rules.ts';
+import { passwordProblem } from './user-fields.ts';
 
 const ruled = (rule: (value: string) => boolean, message: string) => z.string().refine(rule, message);
-const optionalText = z.string().nullable().optional();
+const plainText = () => ruled(isPlainText, RULE_MESSAGES.plainText);
+const optionalText = plainText().nullable().optional();
 const optionalFlag = z.boolean().optional();
 
 const apiScopeName = z.string().superRefine((name, ctx) => {
@@ -36,16 +39,16 @@ const clientSchema = z.strictObject({
 });
 
 const userSchema = z.strictObject({
-  username: ruled((v) => v.trim() !== '', RULE_MESSAGES.notEmpty),
+  username: ruled((v) => v.trim() !== '', RULE_MESSAGES.notEmpty).pipe(plainText()),
   password: ruled((v) => v !== '', RULE_MESSAGES.notEmpty),
   given_name: optionalText,
   family_name: optionalText,
   name: optionalText,
-  email: ruled(isEmail, RULE_MESSAGES.email).nullable().optional(),
+  email: plainText().pipe(ruled(isEmail, RULE_MESSAGES.email)).nullable().optional(),
   email_verified: optionalFlag,
   phone_number: optionalText,
   phone_number_verified: optionalFlag,
-  roles: z.array(ruled((v) => v !== '', RULE_MESSAGES.notEmpty)).optional(),
+  roles: z.array(ruled((v) => v !== '', RULE_MESSAGES.notEmpty).pipe(plainText())).optional(),
   totp_secret: ruled(isBase32, RULE_MESSAGES.base32).nullable().optional(),
   locked: optionalFlag,
   must_change_password: optionalFlag,
@@ -62,29 +65,21 @@ export type SeedFile = z.output<typeof seedFileSchema>;
 export type SeedClient = z.output<typeof clientSchema>;
 export type SeedUser = z.output<typeof userSchema>;
 
-export interface SeedProblem {
-  path: string;
-  message: string;
-}
 
 const EXPECTED: Record<string, string> = {
   string: 'a string', boolean: 'true or false', number: 'a number', array: 'a list', object: 'an object',
 };
 
-/** `['clients', 0, 'redirect_uris', 1]` -> `clients[0].redirect_uris[1]`. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  const text = path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
-  return text || '(file)';
-}
+const pathOf = (path: readonly PropertyKey[]): FieldPath => path.map((key) => (typeof key === 'number' ? key : String(key)));
 
-function schemaProblems(issues: readonly z.core.$ZodIssue[]): SeedProblem[] {
-  return issues.flatMap((issue): SeedProblem[] => {
-    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), message: 'unknown field' }));
+function schemaProblems(issues: readonly z.core.$ZodIssue[]): FieldProblem[] {
+  return issues.flatMap((issue): FieldProblem[] => {
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: pathOf([...issue.path, key]), message: 'unknown field' }));
     if (issue.code === 'invalid_type') {
       const message = issue.input === undefined ? 'required' : `must be ${EXPECTED[issue.expected] ?? issue.expected}`;
-      return [{ path: formatPath(issue.path), message }];
+      return [{ path: pathOf(issue.path), message }];
     }
-    return [{ path: formatPath(issue.path), message: issue.message }];
+    return [{ path: pathOf(issue.path), message: issue.message }];
   });
 }
 
@@ -95,8 +90,8 @@ const rows = (value: unknown, key: string): Row[] => {
 };
 
 /** Rules across fields and entries, checked on the raw file so they show next to the field errors. */
-function crossFieldProblems(raw: unknown): SeedProblem[] {
-  const problems: SeedProblem[] = [];
+function crossFieldProblems(raw: unknown): FieldProblem[] {
+  const problems: FieldProblem[] = [];
   const duplicate = (list: Row[], key: string, kind: string, normalise: (v: string) => string) => {
     const seen = new Map<string, number>();
     list.forEach((row, i) => {
@@ -104,33 +99,33 @@ function crossFieldProblems(raw: unknown): SeedProblem[] {
       if (typeof value !== 'string') return;
       const first = seen.get(normalise(value));
       if (first === undefined) seen.set(normalise(value), i);
-      else problems.push({ path: `${kind}[${i}].${key}`, message: `duplicate of ${kind}[${first}].${key}` });
+      else problems.push({ path: [kind, i, key], message: `duplicate of ${formatPath([kind, first, key])}` });
     });
   };
   duplicate(rows(raw, 'clients'), 'client_id', 'clients', (v) => v);
-  duplicate(rows(raw, 'users'), 'username', 'users', (v) => v.toLowerCase());
+  // Two spellings of one name (`"ALICE "`, `alice`) are one account, as sign-in finds it.
+  duplicate(rows(raw, 'users'), 'username', 'users', canonicalUsername);
   rows(raw, 'users').forEach((user, i) => {
     // The rules of the password change page (NIST SP 800-63B §3.1.1.2) hold for seeded passwords too.
     const { username, password } = user;
     if (typeof username !== 'string' || username.trim() === '' || typeof password !== 'string' || password === '') return;
-    const problem = newPasswordProblem(password, username);
-    if (problem !== undefined) problems.push({ path: `users[${i}].password`, message: problem });
+    const problem = passwordProblem(password, username);
+    if (problem !== undefined) problems.push({ path: ['users', i, 'password'], message: problem });
   });
   rows(raw, 'clients').forEach((client, i) => {
     if (client.client_secret !== undefined && client.client_secret !== null) return;
-    // RFC 6749 §4.4: the client credentials grant is for confidential clients only.
-    if (Array.isArray(client.grant_types) && client.grant_types.includes('client_credentials')) {
-      problems.push({ path: `clients[${i}].grant_types`, message: 'client_credentials needs a client_secret (a public client cannot use it)' });
+    if (Array.isArray(client.grant_types) && publicClientWithClientCredentials(true, client.grant_types)) {
+      problems.push({ path: ['clients', i, 'grant_types'], message: 'client_credentials needs a client_secret (a public client cannot use it)' });
     }
     if (client.secret_expires_at !== undefined && client.secret_expires_at !== null) {
-      problems.push({ path: `clients[${i}].secret_expires_at`, message: 'a client without client_secret is public and has no secret to expire' });
+      problems.push({ path: ['clients', i, 'secret_expires_at'], message: 'a client without client_secret is public and has no secret to expire' });
     }
   });
   return problems;
 }
 
 /** The file's content, checked whole: the parsed seed, or every problem found. */
-export function checkSeedFile(raw: unknown): { ok: true; seed: SeedFile } | { ok: false; problems: SeedProblem[] } {
+export function checkSeedFile(raw: unknown): { ok: true; seed: SeedFile } | { ok: false; problems: FieldProblem[] } {
   const parsed = seedFileSchema.safeParse(raw, { reportInput: true });
   const problems = [...(parsed.success ? [] : schemaProblems(parsed.error.issues)), ...crossFieldProblems(raw)];
   if (parsed.success && problems.length === 0) return { ok: true, seed: parsed.data };

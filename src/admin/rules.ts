@@ -1,9 +1,11 @@
 /**
  * The rules a client, user or API scope must follow, checked before anything is written. They
- * mirror the CHECK constraints of the initial migration, so a command refuses a bad value with a
- * clear line instead of the database refusing it later. `idp clients add` and `idp seed` share them.
+ * mirror the CHECK constraints of the migrations, so a bad value is refused with a clear line
+ * instead of by the database later. The command line, the seed file and the API share them.
  */
+import { hasControlCharacters } from '../control-characters.ts';
 import { OIDC_SCOPES, SCOPE_TOKEN, SERVICE_SCOPES } from '../scopes.ts';
+import { localAccountName } from '../sources/local.ts';
 import { GRANT_TYPES, isClientId, type GrantType } from '../store/types.ts';
 
 /** Each rule's explanation, as it follows a flag or a field path in an error line. */
@@ -18,6 +20,7 @@ export const RULE_MESSAGES = {
   base32: 'must be base32 (RFC 4648 alphabet A-Z and 2-7, at least 16 characters)',
   email: 'must be an email address',
   notEmpty: 'must not be empty',
+  plainText: 'must not contain control characters (such as ESC or a line break) or bidirectional overrides',
 } as const;
 
 /**
@@ -83,4 +86,20 @@ export function isBase32(value: string): boolean {
 /** A deliberately loose check: one @ with something on each side and no spaces. */
 export function isEmail(value: string): boolean {
   return /^[^\s@]+@[^\s@]+$/.test(value);
+}
+
+/**
+ * A name or profile field shown to administrators and relying parties: no terminal control
+ * sequences, no bidi overrides that make one name look like another (src/control-characters.ts).
+ */
+export function isPlainText(value: string): boolean {
+  return !hasControlCharacters(value);
+}
+
+/**
+ * The form a local username is stored in: the form sign-in looks it up by (trimmed, lower case),
+ * so `"ALICE "` and `alice` are one account, and a second one by another spelling is a conflict.
+ */
+export function canonicalUsername(typed: string): string {
+  return localAccountName(typed);
 }

@@ -1,15 +1,15 @@
 /**
- * The database's constraints are the last line of defence behind the commands' own checks: a
- * violation becomes one refused line naming what was refused, never a stack trace.
+ * The database's constraints are the last line of defence behind the administrative rules: a
+ * violation becomes one AdminError naming what was refused, never a stack trace.
  */
-import { RefusedError } from './context.ts';
+import { AdminError } from './errors.ts';
 
 // PostgreSQL SQLSTATE codes (Appendix A of the PostgreSQL manual).
 const CHECK_VIOLATION = '23514';
 const UNIQUE_VIOLATION = '23505';
 const NOT_NULL_VIOLATION = '23502';
 
-/** What each constraint of the initial migration means, in the words of the error line. */
+/** What each constraint means, in the words of the error line. */
 const CONSTRAINT_RULES: Record<string, string> = {
   clients_client_id_format: 'the client id must be 1 to 200 visible ASCII characters',
   clients_secret_hash_format: 'the secret hash must be as printed by idp secret-hash',
@@ -22,6 +22,7 @@ const CONSTRAINT_RULES: Record<string, string> = {
   clients_client_credentials_confidential: 'a public client cannot use the client_credentials grant',
   users_subject_not_empty: 'the subject must not be empty',
   users_username_not_empty: 'the username must not be empty',
+  users_local_username_canonical: 'a local username is stored trimmed and in lower case, as sign-in looks it up',
   users_source_known: 'the source must be local, ldap or oidc',
   api_scopes_name_format: 'an API scope name must be an RFC 6749 scope token',
 };
@@ -32,26 +33,24 @@ interface PostgresError {
   column?: unknown;
 }
 
-/** The refused line for a constraint violation, or undefined for any other error. */
-export function describeConstraintViolation(error: unknown, subject: string): string | undefined {
+/** The AdminError for a constraint violation, or undefined for any other error. */
+export function constraintViolation(error: unknown, subject: string): AdminError | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const { code, constraint, column } = error as PostgresError;
-  if (code === UNIQUE_VIOLATION) return `${subject} already exists`;
+  if (code === UNIQUE_VIOLATION) return new AdminError('conflict', `${subject} already exists`);
   if (code === CHECK_VIOLATION) {
     const rule = typeof constraint === 'string' ? CONSTRAINT_RULES[constraint] : undefined;
-    return `${subject} refused by the database: ${rule ?? `constraint ${String(constraint)} is violated`}`;
+    return new AdminError('invalid', `${subject} refused by the database: ${rule ?? `constraint ${String(constraint)} is violated`}`);
   }
-  if (code === NOT_NULL_VIOLATION) return `${subject} refused by the database: ${String(column)} is required`;
+  if (code === NOT_NULL_VIOLATION) return new AdminError('invalid', `${subject} refused by the database: ${String(column)} is required`);
   return undefined;
 }
 
-/** Runs a write; a constraint violation becomes a RefusedError naming `subject` (e.g. "client web"). */
+/** Runs a write; a constraint violation becomes an AdminError naming `subject` (e.g. "client web"). */
 export async function refuseConstraintViolations<T>(subject: string, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
-    const refusal = describeConstraintViolation(error, subject);
-    if (refusal !== undefined) throw new RefusedError(refusal);
-    throw error;
+    throw constraintViolation(error, subject) ?? error;
   }
 }

@@ -1,0 +1,85 @@
+/**
+ * Clients: registering, reading, enabling, removing. A confidential client gets a generated
+ * secret (256 bits), returned once and stored only as its hash.
+ */
+import type { ClientRecord, DurableStore } from '../store/types.ts';
+import { createOnly } from './create-only.ts';
+import { AdminError, type FieldProblem } from './errors.ts';
+import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isRedirectUri, isScopeToken } from './rules.ts';
+import { unknownScopeReason, unknownScopes } from './scopes.ts';
+import { newClientSecret } from './secrets.ts';
+
+/** RFC 6749 §2.1 client types: confidential clients hold a secret, public ones do not. */
+export function clientType(client: Pick<ClientRecord, 'secretHash'>): 'confidential' | 'public' {
+  return client.secretHash === null ? 'public' : 'confidential';
+}
+
+/** RFC 6749 §4.4: the client credentials grant is for confidential clients only. */
+export function publicClientWithClientCredentials(isPublic: boolean, grantTypes: readonly unknown[]): boolean {
+  return isPublic && grantTypes.includes('client_credentials');
+}
+
+/** A client to register: the record less its secret, which is generated unless it is public. */
+export type NewClient = Omit<ClientRecord, 'secretHash'> & { public: boolean };
+
+export interface ClientCreated {
+  kind: 'created';
+  client: ClientRecord;
+  /** The generated secret, to be shown once; undefined for a public client. */
+  secret: string | undefined;
+}
+
+function each(field: string, values: readonly string[], rule: (v: string) => boolean, message: string): FieldProblem[] {
+  return values.flatMap((v, i) => (rule(v) ? [] : [{ path: [field, i], message }]));
+}
+
+/** Every wrong field of a client to register, by its wire name. */
+export function clientProblems(client: NewClient): FieldProblem[] {
+  return [
+    ...(isClientId(client.clientId) ? [] : [{ path: ['client_id'], message: RULE_MESSAGES.clientId }]),
+    ...each('grant_types', client.grantTypes, isGrantType, RULE_MESSAGES.grantType),
+    ...each('scopes', client.scopes, isScopeToken, RULE_MESSAGES.scopeToken),
+    ...each('redirect_uris', client.redirectUris, isRedirectUri, RULE_MESSAGES.redirectUri),
+    ...each('post_logout_redirect_uris', client.postLogoutRedirectUris, isRedirectUri, RULE_MESSAGES.redirectUri),
+    ...each('cors_origins', client.corsOrigins, isOrigin, RULE_MESSAGES.origin),
+    ...(isLifetime(client.accessTokenLifetime) ? [] : [{ path: ['access_token_lifetime'], message: RULE_MESSAGES.lifetime }]),
+    ...(client.public && client.secretExpiresAt !== null ? [{ path: ['secret_expires_at'], message: 'a public client has no secret' }] : []),
+  ];
+}
+
+export async function createClient(durable: DurableStore, input: NewClient): Promise<ClientCreated> {
+  const { public: isPublic, ...fields } = input;
+  const problems = clientProblems(input);
+  if (problems.length > 0) throw new AdminError('invalid', `client ${input.clientId}: ${problems.length} wrong field(s)`, problems);
+  if (publicClientWithClientCredentials(isPublic, fields.grantTypes)) {
+    throw new AdminError('invalid', `client ${fields.clientId}: a public client cannot use the client_credentials grant`, [
+      { path: ['grant_types'], message: 'a public client cannot use the client_credentials grant' },
+    ]);
+  }
+  const unknown = await unknownScopes(durable, fields.scopes);
+  if (unknown[0] !== undefined) throw new AdminError('invalid', `client ${fields.clientId}: ${unknownScopeReason(unknown[0])}`);
+  const secret = isPublic ? undefined : newClientSecret();
+  const client: ClientRecord = { ...fields, grantTypes: [...new Set(fields.grantTypes)], secretHash: secret?.hash ?? null };
+  await createOnly(durable, `client ${client.clientId}`, (tx) => tx.clients.get(client.clientId), (tx) => tx.clients.upsert(client));
+  return { kind: 'created', client, secret: secret?.secret };
+}
+
+export async function getClient(durable: DurableStore, id: string): Promise<ClientRecord> {
+  const client = await durable.clients.get(id);
+  if (!client) throw new AdminError('not_found', `no client with id ${id}`);
+  return client;
+}
+
+export async function listClients(durable: DurableStore): Promise<ClientRecord[]> {
+  return durable.clients.list();
+}
+
+export async function setClientEnabled(durable: DurableStore, id: string, enabled: boolean): Promise<{ kind: 'updated'; clientId: string; enabled: boolean }> {
+  if (!(await durable.clients.update(id, { enabled }))) throw new AdminError('not_found', `no client with id ${id}`);
+  return { kind: 'updated', clientId: id, enabled };
+}
+
+export async function removeClient(durable: DurableStore, id: string): Promise<{ kind: 'removed'; clientId: string }> {
+  if (!(await durable.clients.remove(id))) throw new AdminError('not_found', `no client with id ${id}`);
+  return { kind: 'removed', clientId: id };
+}

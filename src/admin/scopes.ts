@@ -1,0 +1,42 @@
+/**
+ * API scopes (such as orders.read), and the rule that a client may be given only the standard
+ * scopes and the API scopes that exist: a typo such as `order.read` is refused when the client is
+ * written, not discovered when its tokens lack the scope.
+ */
+import { isStandardScope } from '../scopes.ts';
+import type { DurableStore } from '../store/types.ts';
+import { refuseConstraintViolations } from './database-errors.ts';
+import { AdminError } from './errors.ts';
+import { RESERVED_SCOPES, RULE_MESSAGES, isScopeToken } from './rules.ts';
+
+type ScopeStore = Pick<DurableStore, 'apiScopes'>;
+
+/** The scopes of `scopes` that are neither standard nor API scopes (of the database, or `alsoKnown`). */
+export async function unknownScopes(durable: ScopeStore, scopes: readonly string[], alsoKnown: readonly string[] = []): Promise<string[]> {
+  const custom = scopes.filter((s) => !isStandardScope(s) && !alsoKnown.includes(s));
+  if (custom.length === 0) return [];
+  const known = new Set(await durable.apiScopes.list());
+  return custom.filter((s) => !known.has(s));
+}
+
+export function unknownScopeReason(scope: string, remedy = `idp scopes add ${scope}`): string {
+  return `scope ${scope} is neither a standard scope nor an API scope (add it first: ${remedy})`;
+}
+
+export async function addApiScope(durable: ScopeStore, name: string): Promise<{ kind: 'created'; name: string }> {
+  if (!isScopeToken(name)) throw new AdminError('invalid', `scope "${name}": ${RULE_MESSAGES.scopeToken}`, [{ path: ['name'], message: RULE_MESSAGES.scopeToken }]);
+  if (RESERVED_SCOPES.includes(name)) throw new AdminError('conflict', `scope ${name} is reserved by the service and cannot be an API scope`);
+  const added = await refuseConstraintViolations(`API scope ${name}`, () => durable.apiScopes.add(name));
+  if (!added) throw new AdminError('conflict', `API scope ${name} already exists`);
+  return { kind: 'created', name };
+}
+
+export async function listApiScopes(durable: ScopeStore): Promise<string[]> {
+  return durable.apiScopes.list();
+}
+
+/** Clients that list the scope keep it in their `scopes` column; it is simply no longer granted. */
+export async function removeApiScope(durable: ScopeStore, name: string): Promise<{ kind: 'removed'; name: string }> {
+  if (!(await durable.apiScopes.remove(name))) throw new AdminError('not_found', `no API scope named ${name}`);
+  return { kind: 'removed', name };
+}

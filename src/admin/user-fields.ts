@@ -1,0 +1,58 @@
+/**
+ * What a local account's fields must be, wherever it comes from (`idp users add`, a seed file,
+ * the API): a username in its canonical form, profile fields as plain text, a password the
+ * policy allows, and the defaults of a new account.
+ */
+import { escapeControlCharacters } from '../control-characters.ts';
+import { newPasswordProblem } from '../sources/password-policy.ts';
+import type { UserInput } from '../store/types.ts';
+import type { FieldProblem } from './errors.ts';
+import { RULE_MESSAGES, isEmail, isPlainText } from './rules.ts';
+
+/** A new account is enabled, has no roles and no second factor, and is asked for nothing. */
+export const NEW_USER_DEFAULTS = {
+  roles: [] as string[],
+  totpSecretSealed: null,
+  locked: false,
+  mustChangePassword: false,
+  mustEnrolMfa: false,
+} satisfies Partial<UserInput>;
+
+/** The profile as given, by the wire names (OpenID Connect claims) the problems are named by. */
+export interface UserProfileFields {
+  username: string;
+  given_name?: string | null | undefined;
+  family_name?: string | null | undefined;
+  name?: string | null | undefined;
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+  roles?: readonly string[] | undefined;
+}
+
+const TEXT_FIELDS = ['username', 'given_name', 'family_name', 'name', 'email', 'phone_number'] as const;
+
+/** Every wrong field of a profile: empty username, control characters, a malformed email. */
+export function profileProblems(fields: UserProfileFields): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  if (fields.username.trim() === '') problems.push({ path: ['username'], message: RULE_MESSAGES.notEmpty });
+  for (const field of TEXT_FIELDS) {
+    const value = fields[field];
+    if (typeof value === 'string' && !isPlainText(value)) problems.push({ path: [field], message: RULE_MESSAGES.plainText });
+  }
+  if (typeof fields.email === 'string' && isPlainText(fields.email) && !isEmail(fields.email)) problems.push({ path: ['email'], message: RULE_MESSAGES.email });
+  (fields.roles ?? []).forEach((role, i) => {
+    if (role === '') problems.push({ path: ['roles', i], message: RULE_MESSAGES.notEmpty });
+    else if (!isPlainText(role)) problems.push({ path: ['roles', i], message: RULE_MESSAGES.plainText });
+  });
+  return problems;
+}
+
+/** The rules of the password change page (NIST SP 800-63B §3.1.1.2), for every way in. */
+export function passwordProblem(password: string, username: string): string | undefined {
+  return newPasswordProblem(password, username);
+}
+
+/** A value as an error line may quote it: control characters escaped, never sent to a terminal. */
+export function quoted(value: string): string {
+  return `"${escapeControlCharacters(value)}"`;
+}

@@ -1,0 +1,92 @@
+/**
+ * Users: adding local accounts, finding, listing, flagging and removing accounts of any source.
+ * A local username is stored in the canonical form sign-in looks it up by, so a second account
+ * by another spelling of a name (`"ALICE "` beside `alice`) is a conflict, not a dead account.
+ */
+import { hashPassword } from '../sources/passwords.ts';
+import type { DurableStore, SignInSourceKind, UserFlag, UserInput, UserRecord } from '../store/types.ts';
+import { randomToken } from '../tokens/opaque.ts';
+import { createOnly } from './create-only.ts';
+import { AdminError, formatPath } from './errors.ts';
+import { canonicalUsername } from './rules.ts';
+import { NEW_USER_DEFAULTS, passwordProblem, profileProblems, quoted } from './user-fields.ts';
+
+/** A local account to add: its profile (the full name is made of the parts given) and password. */
+export interface NewLocalUser {
+  username: string;
+  password: string;
+  givenName: string | null;
+  familyName: string | null;
+  email: string | null;
+  emailVerified: boolean;
+  phoneNumber: string | null;
+  phoneNumberVerified: boolean;
+  roles: string[];
+}
+
+function refuseProblems(input: NewLocalUser): void {
+  const problems = profileProblems({
+    username: input.username, given_name: input.givenName, family_name: input.familyName,
+    email: input.email, phone_number: input.phoneNumber, roles: input.roles,
+  });
+  const first = problems[0];
+  if (first) throw new AdminError('invalid', `user ${quoted(input.username)}: ${formatPath(first.path)} ${first.message}`, problems);
+  const problem = passwordProblem(input.password, input.username);
+  if (problem !== undefined) throw new AdminError('invalid', `password of ${input.username} refused: ${problem}`, [{ path: ['password'], message: problem }]);
+}
+
+export async function createUser(durable: DurableStore, input: NewLocalUser): Promise<{ kind: 'created'; user: UserRecord }> {
+  refuseProblems(input);
+  const username = canonicalUsername(input.username);
+  const taken = (store: DurableStore) => store.users.getByUsername('local', username);
+  // Named as typed: the administrator recognises their own spelling.
+  if (await taken(durable)) throw new AdminError('conflict', `user ${input.username} already exists`);
+  const passwordHash = await hashPassword(input.password);
+  const id = randomToken(16);
+  const { givenName, familyName } = input;
+  const user: UserInput = {
+    ...NEW_USER_DEFAULTS,
+    id, source: 'local', subject: id, username, passwordHash, givenName, familyName,
+    // The full name (OpenID Connect `name` claim) as the parts given.
+    name: [givenName, familyName].filter((part) => part !== null).join(' ') || null,
+    email: input.email, emailVerified: input.emailVerified,
+    phoneNumber: input.phoneNumber, phoneNumberVerified: input.phoneNumberVerified,
+    roles: [...new Set(input.roles)],
+  };
+  await createOnly(durable, `user ${input.username}`, taken, (tx) => tx.users.upsert(user));
+  const stored = await durable.users.getById(id);
+  if (!stored) throw new AdminError('not_found', `user ${input.username} vanished as it was created`);
+  return { kind: 'created', user: stored };
+}
+
+/**
+ * An account by username: first among the users of `sources[0]` (the configured sign-in
+ * source), then among the others (a deployment that changed its source still administers the
+ * old records). Local names are looked up by their canonical form, as sign-in does.
+ */
+export async function findUser(durable: DurableStore, username: string, sources: readonly SignInSourceKind[]): Promise<UserRecord> {
+  for (const source of new Set([...sources, 'local', 'ldap', 'oidc'] as const)) {
+    const user = await durable.users.getByUsername(source, source === 'local' ? canonicalUsername(username) : username);
+    if (user) return user;
+  }
+  throw new AdminError('not_found', `no user named ${username}`);
+}
+
+export async function listUsers(durable: DurableStore): Promise<UserRecord[]> {
+  return durable.users.list();
+}
+
+export async function setUserFlag(durable: DurableStore, user: UserRecord, flag: UserFlag, value: boolean): Promise<{ kind: 'updated'; user: UserRecord }> {
+  if (!(await durable.users.update(user.id, { [flag]: value }))) throw new AdminError('not_found', `no user named ${user.username}`);
+  return { kind: 'updated', user: { ...user, [flag]: value } };
+}
+
+/**
+ * Deleting the row also deletes the user's consents and refresh token families (ON DELETE
+ * CASCADE); the database first records their tokens as revoked (as it does when a user is
+ * locked or flagged: migration 2026-11-24-0004), and every running instance hears of it.
+ */
+export async function removeUser(durable: DurableStore, user: UserRecord): Promise<{ kind: 'removed'; user: UserRecord }> {
+  if (!(await durable.users.remove(user.id))) throw new AdminError('not_found', `no user named ${user.username}`);
+  return { kind: 'removed', user };
+}
