@@ -25,7 +25,11 @@ export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Ex
       return renderPage(reply, page, 'enrol', {
         ...common,
         qrSvg: enrolment?.qrSvg,
-        secret: enrolment?.secret.replace(/(.{4})(?=.)/g, '$1 '),
+        otpauthUri: enrolment?.otpauthUri,
+        account: enrolment?.account,
+        issuer: enrolment?.issuer,
+        // Groups of four, each kept on one line: easier to read out and type.
+        secretGroups: enrolment?.secret.match(/.{1,4}/g) ?? [],
         ...feedback,
       }, options);
     default:
