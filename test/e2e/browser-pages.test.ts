@@ -242,7 +242,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await page.getByRole('button', { name: 'Cancel', exact: true }).click();
     await page.getByRole('heading', { name: 'You are still signed in' }).waitFor();
     expect(await page.getByRole('link', { name: `Return to ${CLIENT_NAME}` }).getAttribute('href')).toBe(`http://127.0.0.1:${rp.port}/`);
-    expect(await page.locator('body').innerText()).not.toContain('close this window');
+    expect(await page.locator('body').innerText()).not.toContain('You can now close this window');
   });
 
   it('signed out, with a link back to the application', { timeout: 60_000 }, async () => {
@@ -259,10 +259,10 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     const requestId = response?.headers()['x-request-id'] ?? '';
     expect(requestId).not.toBe('');
     await expect(page.locator('.request-id').innerText()).resolves.toBe(requestId);
+    // People read plain words first; the technical description stays below, with the code, for support.
+    expect(await page.locator('p.lead').innerText()).toMatch(/^The application that sent you here is not set up to sign in with this service\./);
     const text = await page.locator('body').innerText();
-    expect(text).toContain('The application that sent you here is not set up to sign in with this service.');
-    expect(text).not.toContain('The client is unknown');
-    expect(text).toContain('Error code: invalid_request');
+    expect(text.indexOf('The client is unknown.')).toBeGreaterThan(text.indexOf('Error code: invalid_request'));
     expect(await page.locator('a[href*="attacker"]').count()).toBe(0);
     await expectGoodPage(page, 'error');
     expect(problems).toEqual([]);
