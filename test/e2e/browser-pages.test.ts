@@ -17,7 +17,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCREENSHOTS, authorizeRequest, chromiumAvailable, useBrowserDeployment, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
 import { tempDir, type RunningServer } from '../helpers/process.ts';
 import { awayFromStepEnd, totp } from '../helpers/totp.ts';
-import { focusRingOn } from '../../src/routes/shared/brand.ts';
 
 const chromiumReady = chromiumAvailable('the accessibility suite');
 
@@ -75,11 +74,6 @@ async function expectGoodPage(page: Page, name: string): Promise<void> {
   const logo = page.locator('img.brand-logo');
   expect(new URL((await logo.getAttribute('src')) ?? '', page.url()).pathname, name).toBe('/assets/brand-logo');
   expect(await logo.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), name).toBe(true);
-}
-
-/** `#rrggbb` as getComputedStyle writes it. */
-function rgb(hex: string): string {
-  return `rgb(${[1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)).join(', ')})`;
 }
 
 /** For each group of four characters of the key as shown, the number of lines it is drawn on. */
@@ -144,12 +138,13 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await signIn.waitFor();
     // The brand colour paints the button, with black text on the light yellow.
     expect(await signIn.evaluate((b) => [getComputedStyle(b).backgroundColor, getComputedStyle(b).color])).toEqual(['rgb(255, 212, 0)', 'rgb(0, 0, 0)']);
-    // The focus ring is the brand colour too, darkened to 3:1 against the white card; the glow
-    // behind the card is the brand colour faded toward white (80%): no default blue left.
+    // The focus ring is the brand colour too, darkened to 3:1 against the white card (#a68a00:
+    // 3.4:1); the glow behind the card is the brand colour faded toward white (80%): no default blue left.
     const username = page.getByLabel('Username', { exact: true });
     await username.focus();
-    expect(await username.evaluate((i) => getComputedStyle(i).borderColor)).toBe(rgb(focusRingOn(BRAND_COLOR, '#ffffff')));
-    expect(await page.locator('body').evaluate((b) => getComputedStyle(b).backgroundImage)).toContain('rgb(255, 246, 204)');
+    // Soft: the walk through the pages goes on either way.
+    expect.soft(await username.evaluate((i) => getComputedStyle(i).borderColor)).toBe('rgb(166, 138, 0)');
+    expect.soft(await page.locator('body').evaluate((b) => getComputedStyle(b).backgroundImage)).toContain('rgb(255, 246, 204)');
     await expectGoodPage(page, 'sign-in');
 
     await page.getByLabel('Username', { exact: true }).fill(USERNAME);
@@ -173,15 +168,18 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     const text = await page.locator('body').innerText();
     enrolled = (/\b((?:[A-Z2-7]{4} )+[A-Z2-7]{1,4})\b/.exec(text)?.[1] ?? '').replace(/\s+/g, '');
     expect(enrolled.length).toBeGreaterThanOrEqual(26);
-    // A phone cannot scan its own screen: the QR code's URI is a link as well.
+    // A phone cannot scan its own screen: the QR code's URI is a link as well. (Soft: the walk
+    // through the pages goes on either way.)
     const issuer = new URL(server.url).host;
-    const link = new URL((await page.getByRole('link', { name: 'Open in authenticator app' }).getAttribute('href')) ?? '');
-    expect([link.protocol, link.host, decodeURIComponent(link.pathname)]).toEqual(['otpauth:', 'totp', `/${issuer}:${USERNAME}`]);
-    expect(link.searchParams.get('secret')).toBe(enrolled);
-    expect(text).toContain(`Account ${USERNAME}, listed in the app under ${issuer}.`);
+    const links = await page.getByRole('link', { name: 'Open in authenticator app' }).evaluateAll((found) => found.map((a) => a.getAttribute('href') ?? ''));
+    expect.soft(links).toHaveLength(1);
+    const link = new URL(links[0] ?? 'otpauth://none');
+    expect.soft([link.protocol, link.host, decodeURIComponent(link.pathname)]).toEqual(['otpauth:', 'totp', `/${issuer}:${USERNAME}`]);
+    expect.soft(link.searchParams.get('secret')).toBe(enrolled);
+    expect.soft(text).toContain(`Account ${USERNAME}, listed in the app under ${issuer}.`);
     // At a phone's width the key wraps between its groups of four, never inside one.
     await page.setViewportSize({ width: 390, height: 844 });
-    expect(await linesPerKeyGroup(page)).toEqual(Array.from({ length: Math.ceil(enrolled.length / 4) }, () => 1));
+    expect.soft(await linesPerKeyGroup(page)).toEqual(Array.from({ length: Math.ceil(enrolled.length / 4) }, () => 1));
     await page.setViewportSize({ width: 1280, height: 800 });
     await awayFromStepEnd();
     await page.getByLabel('Authentication code', { exact: true }).fill(await totp(enrolled, Math.floor(Date.now() / 1000)));
@@ -241,8 +239,10 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await page.goto(`${server.url}/connect/logout`);
     await page.getByRole('button', { name: 'Cancel', exact: true }).click();
     await page.getByRole('heading', { name: 'You are still signed in' }).waitFor();
-    expect(await page.getByRole('link', { name: `Return to ${CLIENT_NAME}` }).getAttribute('href')).toBe(`http://127.0.0.1:${rp.port}/`);
     expect(await page.locator('body').innerText()).not.toContain('You can now close this window');
+    const back = page.getByRole('link', { name: `Return to ${CLIENT_NAME}` });
+    expect(await back.count()).toBe(1);
+    expect(await back.getAttribute('href')).toBe(`http://127.0.0.1:${rp.port}/`);
   });
 
   it('signed out, with a link back to the application', { timeout: 60_000 }, async () => {
@@ -273,6 +273,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     expect(response?.status()).toBe(400);
     expect(await page.locator('body').innerText()).toContain('Error code: invalid_request');
     const signOut = page.getByRole('link', { name: 'Sign out', exact: true });
+    expect(await signOut.count()).toBe(1);
     expect(new URL((await signOut.getAttribute('href')) ?? '', page.url()).href).toBe(`${server.url}/connect/logout`);
     await expectGoodPage(page, 'sign-out error');
   });
