@@ -278,6 +278,15 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await expectGoodPage(page, 'sign-out error');
   });
 
+  it('error page of a sign-in that is over: the sign-in step\'s own words lead, the code stays', { timeout: 60_000 }, async () => {
+    const response = await page.goto(`${server.url}/interaction/no-such-sign-in`);
+    expect(response?.status()).toBe(400);
+    await page.getByRole('heading', { name: "This sign-in can't continue" }).waitFor({ timeout: 10_000 });
+    expect(await page.locator('p.lead').innerText()).toMatch(/Start again from the application\.$/);
+    expect(await page.locator('body').innerText()).toContain('Error code: invalid_request');
+    await expectGoodPage(page, 'sign-in over');
+  });
+
   it('a browser asking for an unknown path gets the error page; a program gets JSON', { timeout: 60_000 }, async () => {
     const response = await page.goto(`${server.url}/no/such/page`);
     expect(response?.status()).toBe(404);

@@ -69,12 +69,10 @@ export function errorPageContent(error: OAuthError, place: ErrorPlace): ErrorPag
       link: back,
     };
   }
+  // The sign-in steps describe their refusals for people already ("This sign-in has expired or
+  // was already used. Start again from the application."): those words lead.
   if (place.route?.startsWith('/interaction/') || place.route?.startsWith('/signin/')) {
-    return {
-      heading: "This sign-in can't continue",
-      message: 'It has expired, was already finished, or was started in another browser. Go back to the application and sign in again.',
-      link: back,
-    };
+    return { heading: "This sign-in can't continue", message: error.description, link: back };
   }
   return { heading: CANT, message: 'Go back to the application you came from and try again.', link: back };
 }
