@@ -41,7 +41,7 @@ const PAGES: Record<string, Data> = {
   },
   'form-post': { action: 'https://shop.example/callback', fields: [{ name: 'code', value: 'c-1' }, { name: 'state', value: 's-1' }], nonce: 'bm9uY2U' },
   otp: { action: '/signin/otp', csrfToken: 'csrf-4', error: 'That code did not work.', invalid: ['otp'] },
-  enrol: { action: '/signin/enrol', csrfToken: 'csrf-5', qrSvg: QR_SVG, secretGroups: ['JBSW', 'Y3DP', 'EHPK', '3PXP'],
+  enrol: { action: '/signin/enrol', csrfToken: 'csrf-5', qrSvg: QR_SVG, secret: 'JBSW Y3DP EHPK 3PXP',
     otpauthUri: 'otpauth://totp/idp.example:alice?secret=JBSWY3DPEHPK3PXP&issuer=idp.example', account: 'alice', issuer: 'idp.example', error: 'That code did not work.', invalid: ['otp'] },
   password: {
     action: '/signin/password', csrfToken: 'csrf-6', error: 'The passwords do not match.', invalid: ['confirm_password'],

@@ -28,8 +28,7 @@ export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Ex
         otpauthUri: enrolment?.otpauthUri,
         account: enrolment?.account,
         issuer: enrolment?.issuer,
-        // Groups of four, each kept on one line: easier to read out and type.
-        secretGroups: enrolment?.secret.match(/.{1,4}/g) ?? [],
+        secret: enrolment?.secret.replace(/(.{4})(?=.)/g, '$1 '),
         ...feedback,
       }, options);
     default:
