@@ -98,8 +98,12 @@ export async function endSession(request: EndSessionRequest, deps: EndSessionDep
   const signedIn = loaded?.session.userId ? await deps.users.getById(loaded.session.userId) : undefined;
   // RP-Initiated Logout §2: ask the user when the hint is missing or names someone else.
   const confirmed = loaded !== undefined && isValidSessionCsrfToken(deps.csrfKey, loaded.key, CSRF_PURPOSE, params.csrf_token);
-  // Cancel on the confirmation (its CSRF token proves it was shown): nothing changes.
-  if (signedIn && confirmed && params.cancel !== undefined) return { kind: 'signed-out', stillSignedIn: true, client };
+  // Cancel on the confirmation (its CSRF token proves it was shown): nothing changes, and the
+  // way back goes to the application that asked or, when none said so, the one this browser
+  // last signed in to (a registered client: the page links only to its registered addresses).
+  if (signedIn && confirmed && params.cancel !== undefined) {
+    return { kind: 'signed-out', stillSignedIn: true, client: client ?? await lastSignedInClient(loaded.session.clients, deps) };
+  }
   if (signedIn && loaded && !confirmed && hint?.sub !== signedIn.subject) {
     return {
       kind: 'confirm',
@@ -123,6 +127,13 @@ export async function endSession(request: EndSessionRequest, deps: EndSessionDep
   if (upstreamUrl) return { kind: 'redirect', location: upstreamUrl, query: {} };
   if (redirectUri !== undefined) return { kind: 'redirect', location: redirectUri, query: params.state !== undefined ? { state: params.state } : {} };
   return { kind: 'signed-out', stillSignedIn: false, client };
+}
+
+/** The most recent client of the browser session that is still registered and enabled. */
+async function lastSignedInClient(clientIds: readonly string[], deps: Pick<EndSessionDeps, 'clients'>): Promise<ClientRecord | undefined> {
+  const clientId = clientIds.at(-1);
+  const client = clientId !== undefined ? await deps.clients.get(clientId) : undefined;
+  return client?.enabled ? client : undefined;
 }
 
 async function revokeClientTokens(user: UserRecord | undefined, client: ClientRecord | undefined, deps: EndSessionDeps): Promise<void> {

@@ -10,6 +10,7 @@ import { OAuthError } from '../errors.ts';
 import { isStoreUnavailable } from '../store/unavailable.ts';
 import type { AuthorizationTarget } from '../sessions/authorization-request.ts';
 import { respondToClient } from './shared/authorization-response.ts';
+import { NOT_FOUND_PAGE, errorPageContent, type ErrorPageContent } from './shared/error-page.ts';
 import { renderPage, type PageContext } from './shared/pages.ts';
 
 declare module 'fastify' {
@@ -78,8 +79,22 @@ function sendPageError(request: FastifyRequest, reply: FastifyReply, error: OAut
   // 413 (body too large), 429 (over a rate limit) and 5xx keep their status; the rest are 400.
   const status = httpStatus === 413 || httpStatus === 429 || error.status >= 500 ? httpStatus : 400;
   if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
+  const content = errorPageContent(error, { route: request.routeOptions.url, trustedRedirectUri: target?.redirectUri, basePath: page.basePath, status });
+  return renderErrorPage(request, reply, page, { ...content, error: error.code, description: error.description }, status);
+}
+
+/** The error page: words for people, then the code, description and request id for support. */
+function renderErrorPage(request: FastifyRequest, reply: FastifyReply, page: PageContext, data: ErrorPageContent & { error: string; description: string }, status: number): FastifyReply {
   // The request id is in the log line of this request: a user can quote it to support.
-  return renderPage(reply, page, 'error', { error: error.code, description: error.description, status, requestId: request.id }, { status });
+  return renderPage(reply, page, 'error', { ...data, status, requestId: request.id }, { status });
+}
+
+/** A browser navigating (HTML asked for before JSON) rather than a program calling an API. */
+function wantsPage(request: FastifyRequest): boolean {
+  const types = (request.headers.accept ?? '').split(',').map((part) => part.split(';')[0]?.trim().toLowerCase());
+  const html = types.indexOf('text/html');
+  const json = types.indexOf('application/json');
+  return html !== -1 && (json === -1 || html < json);
 }
 
 export function registerErrorHandler(app: FastifyInstance, options: { issuer: string; page: PageContext }): void {
@@ -97,9 +112,10 @@ export function registerErrorHandler(app: FastifyInstance, options: { issuer: st
     if (request.routeOptions.config.page) return sendPageError(request, reply, oauthError, options.issuer, options.page, status);
     return sendOAuthError(reply, oauthError, status);
   });
-  app.setNotFoundHandler((_request, reply) =>
-    reply.code(404).header('cache-control', 'no-store').send({ error: 'not_found', error_description: 'No such endpoint.' }),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    if (!wantsPage(request)) return reply.code(404).header('cache-control', 'no-store').send({ error: 'not_found', error_description: 'No such endpoint.' });
+    return renderErrorPage(request, reply, options.page, { ...NOT_FOUND_PAGE, error: 'not_found', description: 'No such page.' }, 404);
+  });
 }
 
 /**

@@ -40,10 +40,14 @@ export interface StepFeedback {
 /** The steps that have a page (a form posted to `{page}/{step}`). */
 export type ShownStep = 'sign-in' | 'otp' | 'enrol' | 'password' | 'consent';
 
-/** MFA enrolment: the new secret, and its otpauth:// URI as a QR code (SVG made here). */
+/** MFA enrolment: the new secret, and its otpauth:// URI as a link and as a QR code (SVG made here). */
 export interface Enrolment {
   secret: string;
   qrSvg: string;
+  otpauthUri: string;
+  /** The account and the issuer, as the authenticator app will list them. */
+  account: string;
+  issuer: string;
 }
 
 export type FlowOutcome =

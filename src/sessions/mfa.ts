@@ -12,6 +12,8 @@ import { newTotpSecret, totpUri } from './totp.ts';
 export interface MfaSecrets {
   ephemeral: EphemeralStore;
   openUserSecret(userId: string, sealed: string): string;
+  /** The otpauth:// URI of an enrolment: what the QR code holds, as a link for the phone that shows the page. */
+  otpauthUri(account: string, secret: string): string;
   /** A new secret for an enrolment, sealed to the interaction. */
   startEnrolment(interactionId: string): { secret: string; sealed: string };
   openEnrolSecret(interactionId: string, sealed: string): string;
@@ -29,6 +31,7 @@ export function createMfaSecrets(deps: { key: Buffer | Keyring; ephemeral: Ephem
   return {
     ephemeral: deps.ephemeral,
     openUserSecret: (userId, sealed) => openWithKeyring(ring, sealed, userContext(userId)).text,
+    otpauthUri: (account, secret) => totpUri(deps.issuerName, account, secret),
     startEnrolment(interactionId) {
       const secret = newTotpSecret();
       return { secret, sealed: seal(ring.current, secret, `enrol:${interactionId}`) };

@@ -79,7 +79,10 @@ export function createStepForms(deps: StepFormsDeps) {
     const outcome = { kind: 'show-step', step, action, state: current, feedback } as const;
     if (step !== 'enrol') return { outcome };
     const secret = await enrolmentSecret(current);
-    return { outcome: { ...outcome, enrolment: { secret, qrSvg: await mfa.qrSvg(current.pendingUser?.username ?? '', secret) } } };
+    const account = current.pendingUser?.username ?? '';
+    const otpauthUri = mfa.otpauthUri(account, secret);
+    const issuer = new URL(otpauthUri).searchParams.get('issuer') ?? '';
+    return { outcome: { ...outcome, enrolment: { secret, qrSvg: await mfa.qrSvg(account, secret), otpauthUri, account, issuer } } };
   }
 
   const password = createPasswordForm({ ...deps, open, show });

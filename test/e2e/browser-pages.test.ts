@@ -76,6 +76,23 @@ async function expectGoodPage(page: Page, name: string): Promise<void> {
   expect(await logo.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), name).toBe(true);
 }
 
+/** For each group of four characters of the key as shown, the number of lines it is drawn on. */
+function linesPerKeyGroup(page: Page): Promise<number[]> {
+  return page.locator('.secret code').evaluate((code) => {
+    const counts: number[] = [];
+    const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const match of (node.textContent ?? '').matchAll(/[A-Z2-7]{1,4}/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        counts.push(new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size);
+      }
+    }
+    return counts;
+  });
+}
+
 describe.runIf(chromiumReady)('every page, accessible and branded', () => {
   const deployment = useBrowserDeployment({
     dataDirPrefix: 'idp-browser-pages-',
@@ -121,6 +138,13 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await signIn.waitFor();
     // The brand colour paints the button, with black text on the light yellow.
     expect(await signIn.evaluate((b) => [getComputedStyle(b).backgroundColor, getComputedStyle(b).color])).toEqual(['rgb(255, 212, 0)', 'rgb(0, 0, 0)']);
+    // The focus ring is the brand colour too, darkened to 3:1 against the white card (#a68a00:
+    // 3.4:1); the glow behind the card is the brand colour faded toward white (80%): no default blue left.
+    const username = page.getByLabel('Username', { exact: true });
+    await username.focus();
+    // Soft: the walk through the pages goes on either way.
+    expect.soft(await username.evaluate((i) => getComputedStyle(i).borderColor)).toBe('rgb(166, 138, 0)');
+    expect.soft(await page.locator('body').evaluate((b) => getComputedStyle(b).backgroundImage)).toContain('rgb(255, 246, 204)');
     await expectGoodPage(page, 'sign-in');
 
     await page.getByLabel('Username', { exact: true }).fill(USERNAME);
@@ -135,7 +159,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await expectGoodPage(page, 'failed sign-in');
   });
 
-  it('enrolment: the QR code has a text alternative', { timeout: 60_000 }, async () => {
+  it('enrolment: the QR code has a text alternative, the same as a link, the account named, the key whole per group', { timeout: 60_000 }, async () => {
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     const qr = page.getByRole('img', { name: /QR code/ });
@@ -144,6 +168,19 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     const text = await page.locator('body').innerText();
     enrolled = (/\b((?:[A-Z2-7]{4} )+[A-Z2-7]{1,4})\b/.exec(text)?.[1] ?? '').replace(/\s+/g, '');
     expect(enrolled.length).toBeGreaterThanOrEqual(26);
+    // A phone cannot scan its own screen: the QR code's URI is a link as well. (Soft: the walk
+    // through the pages goes on either way.)
+    const issuer = new URL(server.url).host;
+    const links = await page.getByRole('link', { name: 'Open in authenticator app' }).evaluateAll((found) => found.map((a) => a.getAttribute('href') ?? ''));
+    expect.soft(links).toHaveLength(1);
+    const link = new URL(links[0] ?? 'otpauth://none');
+    expect.soft([link.protocol, link.host, decodeURIComponent(link.pathname)]).toEqual(['otpauth:', 'totp', `/${issuer}:${USERNAME}`]);
+    expect.soft(link.searchParams.get('secret')).toBe(enrolled);
+    expect.soft(text).toContain(`Account ${USERNAME}, listed in the app under ${issuer}.`);
+    // At a phone's width the key wraps between its groups of four, never inside one.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect.soft(await linesPerKeyGroup(page)).toEqual(Array.from({ length: Math.ceil(enrolled.length / 4) }, () => 1));
+    await page.setViewportSize({ width: 1280, height: 800 });
     await awayFromStepEnd();
     await page.getByLabel('Authentication code', { exact: true }).fill(await totp(enrolled, Math.floor(Date.now() / 1000)));
     await page.getByRole('button', { name: 'Verify', exact: true }).click();
@@ -198,6 +235,16 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await page.waitForURL((url) => url.origin === `http://127.0.0.1:${rp.port}` && url.pathname === '/callback');
   });
 
+  it('sign-out asked with no application named: Cancel leads back to the one this browser signed in to', { timeout: 60_000 }, async () => {
+    await page.goto(`${server.url}/connect/logout`);
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await page.getByRole('heading', { name: 'You are still signed in' }).waitFor();
+    expect(await page.locator('body').innerText()).not.toContain('You can now close this window');
+    const back = page.getByRole('link', { name: `Return to ${CLIENT_NAME}` });
+    expect(await back.count()).toBe(1);
+    expect(await back.getAttribute('href')).toBe(`http://127.0.0.1:${rp.port}/`);
+  });
+
   it('signed out, with a link back to the application', { timeout: 60_000 }, async () => {
     await page.goto(`${server.url}/connect/logout?client_id=${CLIENT_ID}`);
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();
@@ -206,15 +253,50 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await expectGoodPage(page, 'signed out');
   });
 
-  it('error page: the request id to quote, the same as the response header', { timeout: 60_000 }, async () => {
-    const response = await page.goto(`${server.url}/connect/authorize?client_id=nobody&response_type=code&scope=openid`);
+  it('error page: plain words, the code and the request id to quote, no link to an unchecked address', { timeout: 60_000 }, async () => {
+    const response = await page.goto(`${server.url}/connect/authorize?client_id=nobody&response_type=code&scope=openid&redirect_uri=${encodeURIComponent('https://attacker.example/cb')}`);
     expect(response?.status()).toBe(400);
     const requestId = response?.headers()['x-request-id'] ?? '';
     expect(requestId).not.toBe('');
     await expect(page.locator('.request-id').innerText()).resolves.toBe(requestId);
-    expect(await page.locator('body').innerText()).toContain('Error code: ');
+    // People read plain words first; the technical description stays below, with the code, for support.
+    expect(await page.locator('p.lead').innerText()).toMatch(/^The application that sent you here is not set up to sign in with this service\./);
+    const text = await page.locator('body').innerText();
+    expect(text.indexOf('The client is unknown.')).toBeGreaterThan(text.indexOf('Error code: invalid_request'));
+    expect(await page.locator('a[href*="attacker"]').count()).toBe(0);
     await expectGoodPage(page, 'error');
     expect(problems).toEqual([]);
+  });
+
+  it('error page of a sign-out request that cannot be checked: the way to sign out here', { timeout: 60_000 }, async () => {
+    const response = await page.goto(`${server.url}/connect/logout?client_id=nobody`);
+    expect(response?.status()).toBe(400);
+    expect(await page.locator('body').innerText()).toContain('Error code: invalid_request');
+    const signOut = page.getByRole('link', { name: 'Sign out', exact: true });
+    expect(await signOut.count()).toBe(1);
+    expect(new URL((await signOut.getAttribute('href')) ?? '', page.url()).href).toBe(`${server.url}/connect/logout`);
+    await expectGoodPage(page, 'sign-out error');
+  });
+
+  it('error page of a sign-in that is over: the sign-in step\'s own words lead, the code stays', { timeout: 60_000 }, async () => {
+    const response = await page.goto(`${server.url}/interaction/no-such-sign-in`);
+    expect(response?.status()).toBe(400);
+    await page.getByRole('heading', { name: "This sign-in can't continue" }).waitFor({ timeout: 10_000 });
+    expect(await page.locator('p.lead').innerText()).toMatch(/Start again from the application\.$/);
+    expect(await page.locator('body').innerText()).toContain('Error code: invalid_request');
+    await expectGoodPage(page, 'sign-in over');
+  });
+
+  it('a browser asking for an unknown path gets the error page; a program gets JSON', { timeout: 60_000 }, async () => {
+    const response = await page.goto(`${server.url}/no/such/page`);
+    expect(response?.status()).toBe(404);
+    expect(response?.headers()['content-type']).toMatch(/^text\/html/);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    expect(await page.locator('body').innerText()).toContain('Error code: not_found');
+    await expectGoodPage(page, 'not found');
+    const program = await fetch(`${server.url}/no/such/page`);
+    expect(program.status).toBe(404);
+    expect(await program.json()).toEqual({ error: 'not_found', error_description: 'No such endpoint.' });
   });
 
   it('second factor, before and after a wrong code', { timeout: 60_000 }, async () => {

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { brandStylesheet, contrastRatio, relativeLuminance, textColorOn } from '../../src/routes/shared/brand.ts';
+import { brandStylesheet, contrastRatio, focusRingOn, relativeLuminance, textColorOn } from '../../src/routes/shared/brand.ts';
 
 const hexColor = fc.integer({ min: 0, max: 0xffffff }).map((n) => `#${n.toString(16).padStart(6, '0')}`);
 const declared = (css: string, name: string) => new RegExp(`--${name}: (#[0-9a-f]{6});`).exec(css)?.[1] ?? '';
@@ -35,5 +35,18 @@ describe('the brand colour', () => {
       expect(contrastRatio(color, text)).toBeGreaterThanOrEqual(4.5);
       expect(contrastRatio(declared(css, 'primary-hover'), text)).toBeGreaterThanOrEqual(contrastRatio(color, text) - 1e-9);
     }), { numRuns: 500 });
+  });
+
+  it('draws focus rings in the brand colour, at 3:1 against the card in light and dark mode', () => {
+    fc.assert(fc.property(hexColor, (color) => {
+      const css = brandStylesheet(color);
+      const [light, dark] = [...css.matchAll(/--focus: (#[0-9a-f]{6});/g)].map((m) => m[1] ?? '');
+      expect(contrastRatio(light ?? '', '#ffffff')).toBeGreaterThanOrEqual(3);
+      expect(contrastRatio(dark ?? '', '#111827')).toBeGreaterThanOrEqual(3);
+      // A colour that already stands out from the card is the ring as it is.
+      if (contrastRatio(color, '#ffffff') >= 3) expect(light).toBe(color);
+    }), { numRuns: 500 });
+    expect(focusRingOn('#0b5cad', '#ffffff')).toBe('#0b5cad');
+    expect(brandStylesheet('#0b5cad')).toContain('--focus-halo: rgb(11 92 173 / 0.3);');
   });
 });

@@ -29,7 +29,11 @@ const PAGES: Record<string, Data> = {
     action: '/consent', csrfToken: 'csrf-2', clientName: 'Web shop', userName: 'Alice Liddell',
     scopes: [{ name: 'openid', description: 'Know who you are' }, { name: 'email', description: 'See your email address' }],
   },
-  error: { error: 'invalid_request', description: 'The redirect_uri is not registered for this client.', status: 400, requestId: 'req-7f3a', brand: BRAND },
+  error: {
+    error: 'invalid_request', description: 'The redirect_uri is not registered for this client.', status: 400, requestId: 'req-7f3a', brand: BRAND,
+    heading: "This request can't be completed", message: 'The application that sent you here is not set up to sign in with this service.',
+    link: { href: 'https://shop.example/', text: 'Return to the application' },
+  },
   'signed-out': { applicationUrl: 'https://shop.example/', clientName: 'Web shop' },
   'logout-confirm': {
     action: '/connect/logout', csrfToken: 'csrf-3', fields: [{ name: 'state', value: 's-1' }, { name: 'post_logout_redirect_uri', value: 'https://shop.example/' }],
@@ -37,7 +41,8 @@ const PAGES: Record<string, Data> = {
   },
   'form-post': { action: 'https://shop.example/callback', fields: [{ name: 'code', value: 'c-1' }, { name: 'state', value: 's-1' }], nonce: 'bm9uY2U' },
   otp: { action: '/signin/otp', csrfToken: 'csrf-4', error: 'That code did not work.', invalid: ['otp'] },
-  enrol: { action: '/signin/enrol', csrfToken: 'csrf-5', qrSvg: QR_SVG, secret: 'JBSWY3DPEHPK3PXP', error: 'That code did not work.', invalid: ['otp'] },
+  enrol: { action: '/signin/enrol', csrfToken: 'csrf-5', qrSvg: QR_SVG, secret: 'JBSW Y3DP EHPK 3PXP',
+    otpauthUri: 'otpauth://totp/idp.example:alice?secret=JBSWY3DPEHPK3PXP&issuer=idp.example', account: 'alice', issuer: 'idp.example', error: 'That code did not work.', invalid: ['otp'] },
   password: {
     action: '/signin/password', csrfToken: 'csrf-6', error: 'The passwords do not match.', invalid: ['confirm_password'],
     reason: 'Your administrator requires a new password.', rules: ['be at least 12 characters long', 'not contain your username'],
@@ -238,7 +243,8 @@ describe('the pages, with the names of the README\'s Pages section', () => {
     expect(f.hidden.map((i) => i.name)).toEqual(['csrf_token']);
     expect(f.visible.map((i) => [i.name, f.labels.get(i.id ?? '')])).toEqual([['otp', 'Authentication code']]);
     expect(f.buttons.map((b) => b.text)).toEqual(['Verify']);
-    expect(text(html)).toContain('JBSWY3DPEHPK3PXP');
+    expect(text(html)).toContain('JBSW Y3DP EHPK 3PXP');
+    expect(tags(html, 'a').map((a) => a.href)).toContain('otpauth://totp/idp.example:alice?secret=JBSWY3DPEHPK3PXP&amp;issuer=idp.example');
     expect(html).toContain(QR_SVG);
   });
 
@@ -291,6 +297,9 @@ describe('the pages, with the names of the README\'s Pages section', () => {
     expect(client).toContain('Error code: invalid_request');
     expect(client).toContain("This request can't be completed");
     expect(client).toContain('The redirect_uri is not registered for this client.');
+    // Plain words first, and the way back when the route knows one.
+    expect(client).toContain('The application that sent you here is not set up to sign in with this service.');
+    expect(tags(render('error', PAGES.error ?? {}), 'a').map((a) => a.href)).toEqual(['https://shop.example/']);
     const server = text(render('error', { error: 'server_error', description: 'Try again later.', status: 500, requestId: 'r-1' }));
     expect(server).toContain('Something went wrong');
     expect(server).toContain('Error code: server_error');

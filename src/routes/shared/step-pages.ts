@@ -25,6 +25,9 @@ export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Ex
       return renderPage(reply, page, 'enrol', {
         ...common,
         qrSvg: enrolment?.qrSvg,
+        otpauthUri: enrolment?.otpauthUri,
+        account: enrolment?.account,
+        issuer: enrolment?.issuer,
         secret: enrolment?.secret.replace(/(.{4})(?=.)/g, '$1 '),
         ...feedback,
       }, options);
