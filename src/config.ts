@@ -6,7 +6,8 @@
  */
 import { z } from 'zod';
 import { envSchema, EXAMPLES, type Env, type Problem } from './config/environment.ts';
-import { cleartextSource, signInOf, unusedSettings, type SignIn } from './config/sign-in.ts';
+import { deploymentProblems, missingInProduction } from './config/deployment.ts';
+import { cleartextSource, missingForSource, signInOf, unusedSettings, type SignIn } from './config/sign-in.ts';
 
 /**
  * The whole configuration as one schema: each variable read on its own (envSchema), then the
@@ -15,8 +16,8 @@ import { cleartextSource, signInOf, unusedSettings, type SignIn } from './config
  */
 const configSchema = envSchema.transform((env, ctx) => {
   const signIn = checkAcrossVariables(env);
-  if ('variable' in signIn) {
-    ctx.addIssue({ code: 'custom', path: [signIn.variable], message: signIn.message });
+  if (Array.isArray(signIn)) {
+    for (const problem of signIn) ctx.addIssue({ code: 'custom', path: [problem.variable], message: problem.message });
     return z.NEVER;
   }
   return toConfig(env, signIn);
@@ -32,20 +33,37 @@ export type BrandConfig = Config['brand'];
 /** `warnings`: settings that do nothing in this configuration, one line each. */
 export type ConfigResult = { ok: true; config: Config; warnings: string[] } | { ok: false; message: string };
 
-/** Parses the environment; a failure is one line naming the variable, the problem and an example. */
+/**
+ * Parses the environment. A failure names every variable that is wrong or missing, one line
+ * each (the variable, the problem and an example), so that one try shows everything to fix.
+ */
 export function parseConfig(env: Record<string, string | undefined>): ConfigResult {
   const parsed = configSchema.safeParse(env);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const variable = String(issue?.path[0] ?? 'environment');
-    return { ok: false, message: configError(variable, issue?.message ?? 'is invalid') };
+    // A bad value stops zod before the rules across variables: production's and the sign-in
+    // source's demands are read from the raw environment as well, so that they are not left for the next try.
+    const problems = [
+      ...parsed.error.issues.map((issue) => ({ variable: String(issue.path[0] ?? 'environment'), message: issue.message })),
+      ...missingInProduction(env),
+      ...missingForSource(env),
+    ];
+    const named = new Set<string>();
+    const lines = problems.filter((p) => !named.has(p.variable) && named.add(p.variable)).map((p) => configError(p.variable, p.message));
+    return { ok: false, message: lines.join('\n') };
   }
-  return { ok: true, config: parsed.data, warnings: unusedSettings(env, parsed.data.signIn.source) };
+  return { ok: true, config: parsed.data, warnings: [...unusedSettings(env, parsed.data.signIn.source), ...trustProxyWarnings(parsed.data)] };
+}
+
+/** `IDP_TRUST_PROXY=true` works, but lets every client choose the address it is counted under. */
+function trustProxyWarnings(config: Config): string[] {
+  if (config.trustProxy !== true) return [];
+  return ['IDP_TRUST_PROXY=true believes the first X-Forwarded-For address, which any client writes: the per-address limits count the addresses clients choose. '
+    + "Set the number of proxies in front (IDP_TRUST_PROXY=1) or the proxy's address instead"];
 }
 
 /** The development default of IDP_BASE_URL follows PORT, so the printed links work. */
 function baseUrlOf(env: Env): string {
-  return env.IDP_BASE_URL ?? `http://localhost:${env.PORT === 0 ? 3000 : env.PORT}`;
+  return env.IDP_BASE_URL ?? `http://localhost:${env.PORT === undefined || env.PORT === 0 ? 3000 : env.PORT}`;
 }
 
 /** `configuration error: VARIABLE problem (example: VARIABLE=good value)`. */
@@ -54,40 +72,14 @@ function configError(variable: string, message: string): string {
   return `configuration error: ${variable} ${message}${example ? ` (example: ${variable}=${example})` : ''}`;
 }
 
-/**
- * Every rule that spans variables, first problem first (the order errors have always been
- * reported in), and the sign-in source when all of them hold.
- */
-function checkAcrossVariables(env: Env): SignIn | Problem {
+/** Every rule that spans variables, each broken one named, and the sign-in source when all of them hold. */
+function checkAcrossVariables(env: Env): SignIn | Problem[] {
   const signIn = signInOf(env);
-  const problem = deploymentProblem(env) ?? ('variable' in signIn ? signIn : cleartextSource(env, signIn));
-  return problem ?? signIn;
-}
-
-/** Production's demands, then settings that must agree with each other. */
-function deploymentProblem(env: Env): Problem | undefined {
-  if (env.NODE_ENV === 'production') {
-    if (!env.IDP_SECRET) return { variable: 'IDP_SECRET', message: 'is required when NODE_ENV=production (generated secrets are for development only)' };
-    if (!env.DATABASE_URL) return { variable: 'DATABASE_URL', message: 'is required when NODE_ENV=production (the embedded database is for development only)' };
-    if (!env.REDIS_URL) return { variable: 'REDIS_URL', message: 'is required when NODE_ENV=production (the in-process store serves one instance only)' };
-    if (!env.IDP_BASE_URL) return { variable: 'IDP_BASE_URL', message: 'is required when NODE_ENV=production (the https URL clients and browsers use)' };
-    if (env.IDP_BASE_URL.startsWith('http:') && !env.IDP_ALLOW_HTTP) {
-      return { variable: 'IDP_BASE_URL', message: 'must use https when NODE_ENV=production (set IDP_ALLOW_HTTP=1 to allow http)' };
-    }
-  }
-  if (env.IDP_SECRET_PREVIOUS.length > 0 && !env.IDP_SECRET) {
-    return { variable: 'IDP_SECRET', message: 'is required when IDP_SECRET_PREVIOUS is set (the current secret, which seals everything new)' };
-  }
-  if (env.IDP_DATABASE_LISTEN_URL && !env.DATABASE_URL) {
-    return { variable: 'IDP_DATABASE_LISTEN_URL', message: 'needs DATABASE_URL (the embedded database has no separate listen connection)' };
-  }
-  if (env.IDP_REFRESH_TOKEN_IDLE_LIFETIME > env.IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME) {
-    return { variable: 'IDP_REFRESH_TOKEN_IDLE_LIFETIME', message: 'must not exceed IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME' };
-  }
-  if (env.IDP_KEY_PUBLISH_AHEAD >= env.IDP_KEY_ROTATION_INTERVAL) {
-    return { variable: 'IDP_KEY_PUBLISH_AHEAD', message: 'must be shorter than IDP_KEY_ROTATION_INTERVAL' };
-  }
-  return undefined;
+  const problems = deploymentProblems(env);
+  if (Array.isArray(signIn)) return [...problems, ...signIn];
+  const cleartext = cleartextSource(env, signIn);
+  if (cleartext) problems.push(cleartext);
+  return problems.length > 0 ? problems : signIn;
 }
 
 /** The Config the rest of the service reads: named for what it means, frozen, no variable names. */
@@ -98,8 +90,13 @@ function toConfig(env: Env, signIn: SignIn) {
     baseUrl,
     /** `{baseUrl}/`: the issuer identifier ends with a slash, and tokens' `iss` must match it exactly (OpenID Connect Discovery 1.0 §4.3). */
     issuer: `${baseUrl}/`,
-    port: env.PORT,
-    host: env.HOST,
+    port: env.PORT ?? 3000,
+    // Outside production the development server (which prints a demo user's password) is
+    // reached from this machine only, unless HOST says otherwise; containers set HOST=0.0.0.0.
+    host: env.HOST ?? (env.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
+    /** Whether HOST, and PORT, were set (idp doctor compares the public URL only with an address it was given). */
+    hostSet: env.HOST !== undefined,
+    portSet: env.PORT !== undefined,
     /** IDP_MANAGEMENT_PORT: where /metrics, /healthz and /readyz are served apart from the public port. */
     // 0 stands for unset: the management port has no default.
     // IDP_MANAGEMENT_HOSTS: the names with dots a request to it may use besides its own address.

@@ -10,11 +10,15 @@ import { systemClock } from './clock.ts';
 import { accessSync, constants, statSync } from 'node:fs';
 import { checkConfigFiles, parseConfig, type Config } from './config.ts';
 import { describeStartup, startupLine } from './config/startup.ts';
-import { lockEmbeddedDatabase, loadOrCreateSecret } from './data-dir.ts';
+import { DataDirError, lockEmbeddedDatabase, loadOrCreateSecret, secureDataDir } from './data-dir.ts';
 import { auditTo, createLogSink } from './events/record.ts';
 import type { DurableStore } from './store/types.ts';
 import type { MasterSecrets } from './tokens/secret-box.ts';
 import { ensureSecretCheck, WRONG_SECRET_MESSAGE } from './tokens/secret-check.ts';
+
+// Every file this process creates (the embedded database's, the generated secret, the socket the
+// development server shares) is its owner's alone from the moment it exists.
+process.umask(0o077);
 
 const [command, ...args] = process.argv.slice(2);
 /** `--json`: every answer, an error included, is one JSON document on stdout. */
@@ -51,6 +55,18 @@ const parsed = parseConfig(process.env);
 if (!parsed.ok) fail(2, parsed.message);
 const config = parsed.config;
 const { warnings } = parsed;
+// The data directory holds the embedded database and the generated secret: refuse or tighten it first.
+if (!config.databaseUrl || !config.secret) refuseDataDirProblem(() => secureDataDir(config.dataDir));
+
+/** A DataDirError stops the process with its one line and exit code 2; anything else goes on. */
+function refuseDataDirProblem<T>(use: () => T): T {
+  try {
+    return use();
+  } catch (error) {
+    if (error instanceof DataDirError) fail(2, error.message);
+    throw error;
+  }
+}
 
 /** The embedded database serves one process at a time: take it, or say who holds it. */
 function takeEmbeddedDatabase(config: Config): () => void {
@@ -63,7 +79,7 @@ function takeEmbeddedDatabase(config: Config): () => void {
 }
 
 function masterSecret(config: Config): Buffer {
-  return config.secret ?? loadOrCreateSecret(config.dataDir).secret;
+  return config.secret ?? refuseDataDirProblem(() => loadOrCreateSecret(config.dataDir).secret);
 }
 
 /**

@@ -7,7 +7,7 @@ import { createLdapSource } from '../sources/ldap.ts';
 import { createUpstreamSource } from '../sources/oidc.ts';
 import { createRedisEphemeralStore, describeRedisTarget, parseRedisUrl } from '../store/ephemeral/redis.ts';
 import type { UserRepository } from '../store/types.ts';
-import { describeError, fail, isOutcome, ok, openOrSkip, skip, warn, type DoctorContext, type Outcome } from './doctor-context.ts';
+import { describeError, fail, get, isOutcome, ok, openOrSkip, skip, warn, type DoctorContext, type Outcome } from './doctor-context.ts';
 
 /** Tokens carry whole seconds and relying parties allow a little skew; beyond this, tokens go wrong. */
 const MAX_DRIFT_MS = 5000;
@@ -31,7 +31,19 @@ export async function checkForwarded(context: DoctorContext): Promise<Outcome> {
   }
   const answer = await context.discovery();
   if (!answer.ok && !answer.answered) return skip(`nothing to judge: ${context.url} does not answer (see the discovery check)`);
-  const listening = `${config.host}:${config.port}`;
+  if (config.trustProxy === true) {
+    return warn(
+      `${url.host} answers; IDP_TRUST_PROXY=true believes the first X-Forwarded-For address, which any client writes: the per-address limits count the addresses clients choose`,
+      "set IDP_TRUST_PROXY to the number of proxies in front (e.g. IDP_TRUST_PROXY=1) or the proxy's address",
+    );
+  }
+  const listening = `${config.host}:${config.port} (HOST:PORT${config.hostSet || config.portSet ? '' : ', the defaults: both unset here'})`;
+  // What is judged below is measured first: something must answer at the listening address as
+  // this environment has it, or it is not the service's (the defaults when the variables are unset).
+  const direct = await answersAt(context, config);
+  if (direct !== true) {
+    return skip(`${url.host} answers, but nothing answers at ${listening} (${direct}): whether a proxy is in between cannot be told; run idp doctor with the service's HOST and PORT`);
+  }
   if (reachesListener(url, config)) return ok(`${url.host} is the listening address ${listening}: no proxy in between`);
   if (config.trustProxy === false) {
     return fail(
@@ -39,7 +51,18 @@ export async function checkForwarded(context: DoctorContext): Promise<Outcome> {
       "set IDP_TRUST_PROXY to the proxy's address or hop count (e.g. IDP_TRUST_PROXY=1)",
     );
   }
-  return ok(`${url.host} forwards to ${listening}; IDP_TRUST_PROXY=${String(config.trustProxy)} trusts its X-Forwarded-* headers`);
+  return ok(`${url.host} is not the listening address ${listening}: a proxy forwards, and IDP_TRUST_PROXY=${String(config.trustProxy)} trusts its X-Forwarded-* headers`);
+}
+
+/** true when anything answers HTTP at the listening address, else why not. */
+async function answersAt(context: DoctorContext, config: Config): Promise<true | string> {
+  const host = WILDCARD.has(config.host) ? '127.0.0.1' : config.host;
+  try {
+    await get(context, `http://${host.includes(':') ? `[${host}]` : host}:${config.port}/healthz`);
+    return true;
+  } catch (error) {
+    return describeError(error);
+  }
 }
 
 function reachesListener(url: URL, config: Config): boolean {

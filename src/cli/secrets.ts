@@ -20,8 +20,9 @@ async function reseal(args: string[], context: CliContext): Promise<ExitCode> {
   report(context, result, () => [
     `resealed under IDP_SECRET: ${done.signingKeys} signing key(s), ${done.totpSecrets} TOTP secret(s)${done.checkValue ? ', the check value' : ''}`,
     secrets.previous.length > 0
-      ? 'nothing in the database needs IDP_SECRET_PREVIOUS any more; refresh tokens not used since the change still do, '
-        + 'until IDP_REFRESH_TOKEN_IDLE_LIFETIME has passed: remove it then (or now, and those clients sign in again)'
+      ? 'nothing in the database needs IDP_SECRET_PREVIOUS any more. If the old secret leaked, remove it now: '
+        + 'the refresh tokens it signed are then refused and their users sign in again. Otherwise those not used since '
+        + 'the change still need it until IDP_REFRESH_TOKEN_IDLE_LIFETIME has passed: remove it then'
       : 'nothing in the database needs a previous secret',
   ]);
   return 0;

@@ -55,8 +55,9 @@ export const EXAMPLES: Record<string, string> = {
 
 export const envSchema = z.object({
   IDP_BASE_URL: baseUrl,
-  PORT: integerIn(0, 65535, 3000),
-  HOST: optionalText.transform((v) => v ?? '0.0.0.0'),
+  // Their defaults depend on NODE_ENV and on whether they were set: see toConfig.
+  PORT: integerIn(0, 65535, undefined),
+  HOST: optionalText,
   IDP_MANAGEMENT_PORT: integerIn(1, 65535, 0),
   IDP_MANAGEMENT_HOST: optionalText.transform((v) => v ?? '127.0.0.1'),
   IDP_MANAGEMENT_HOSTS: hostNames,

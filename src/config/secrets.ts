@@ -9,7 +9,7 @@ export const masterSecret = z
   .optional()
   .transform((v, ctx) => {
     if (v === undefined || v.trim() === '') return undefined;
-    const read = readSecret(v.trim());
+    const read = readMasterSecret(v.trim());
     if ('problem' in read) {
       ctx.addIssue({ code: 'custom', message: read.problem });
       return z.NEVER;
@@ -25,7 +25,7 @@ export const previousSecrets = z
     const entries = (v ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
     const secrets: Buffer[] = [];
     for (const [i, entry] of entries.entries()) {
-      const read = readSecret(entry);
+      const read = readMasterSecret(entry);
       if ('problem' in read) {
         ctx.addIssue({ code: 'custom', message: `${entries.length > 1 ? `(entry ${i + 1}) ` : ''}${read.problem}` });
         return z.NEVER;
@@ -36,7 +36,7 @@ export const previousSecrets = z
   });
 
 /** The decoded secret, or what is wrong with it (never the value itself: it is a secret). */
-function readSecret(text: string): { bytes: Buffer } | { problem: string } {
+export function readMasterSecret(text: string): { bytes: Buffer } | { problem: string } {
   const bytes = decodeSecret(text);
   if (bytes === undefined) return { problem: 'must be written as base64, base64url or hex' };
   if (bytes.length < MASTER_SECRET_BYTES) return { problem: `must be at least ${MASTER_SECRET_BYTES} random bytes, but decodes to ${bytes.length}` };

@@ -7,19 +7,29 @@ export type SignIn =
   | { readonly source: 'ldap'; readonly ldap: ReturnType<typeof ldapOf> }
   | { readonly source: 'oidc'; readonly upstream: ReturnType<typeof upstreamOf> };
 
-/** The sign-in source in force, or the first variable it needs that is unset. */
-export function signInOf(env: Env): SignIn | Problem {
-  if (env.IDP_SIGN_IN_SOURCE === 'ldap') {
-    if (!env.IDP_LDAP_URL) return { variable: 'IDP_LDAP_URL', message: 'is required when IDP_SIGN_IN_SOURCE=ldap' };
-    if (!env.IDP_LDAP_BASE_DN) return { variable: 'IDP_LDAP_BASE_DN', message: 'is required when IDP_SIGN_IN_SOURCE=ldap' };
-    return Object.freeze({ source: 'ldap', ldap: ldapOf(env, env.IDP_LDAP_URL, env.IDP_LDAP_BASE_DN) });
-  }
-  if (env.IDP_SIGN_IN_SOURCE === 'oidc') {
-    if (!env.IDP_UPSTREAM_ISSUER) return { variable: 'IDP_UPSTREAM_ISSUER', message: 'is required when IDP_SIGN_IN_SOURCE=oidc' };
-    if (!env.IDP_UPSTREAM_CLIENT_ID) return { variable: 'IDP_UPSTREAM_CLIENT_ID', message: 'is required when IDP_SIGN_IN_SOURCE=oidc' };
-    return Object.freeze({ source: 'oidc', upstream: upstreamOf(env, env.IDP_UPSTREAM_ISSUER, env.IDP_UPSTREAM_CLIENT_ID) });
-  }
+/** The sign-in source in force, or every variable it needs that is unset. */
+export function signInOf(env: Env): SignIn | Problem[] {
+  const missing = missingForSource(env);
+  if (missing.length > 0) return missing;
+  if (env.IDP_SIGN_IN_SOURCE === 'ldap') return Object.freeze({ source: 'ldap', ldap: ldapOf(env, env.IDP_LDAP_URL ?? '', env.IDP_LDAP_BASE_DN ?? '') });
+  if (env.IDP_SIGN_IN_SOURCE === 'oidc') return Object.freeze({ source: 'oidc', upstream: upstreamOf(env, env.IDP_UPSTREAM_ISSUER ?? '', env.IDP_UPSTREAM_CLIENT_ID ?? '') });
   return Object.freeze({ source: 'local' });
+}
+
+/** What each outside source cannot work without. */
+const REQUIRED_BY_SOURCE: Record<string, readonly string[]> = {
+  ldap: ['IDP_LDAP_URL', 'IDP_LDAP_BASE_DN'],
+  oidc: ['IDP_UPSTREAM_ISSUER', 'IDP_UPSTREAM_CLIENT_ID'],
+};
+
+export const isUnset = (value: unknown) => value === undefined || (typeof value === 'string' && value.trim() === '');
+
+/** The variables the sign-in source needs and that are unset, from the raw environment or the parsed one alike. */
+export function missingForSource(env: Record<string, unknown>): Problem[] {
+  const source = String(env.IDP_SIGN_IN_SOURCE ?? '');
+  return (REQUIRED_BY_SOURCE[source] ?? [])
+    .filter((variable) => isUnset(env[variable]))
+    .map((variable) => ({ variable, message: `is required when IDP_SIGN_IN_SOURCE=${source}` }));
 }
 
 /** The directory the passwords are checked against (IDP_LDAP_*). */

@@ -20,9 +20,12 @@ export function describeStartup(config: Config, port = config.port): StartupSumm
     database: describeDatabase(config),
     store: config.redisUrl ? describeRedis(config.redisUrl) : 'in-process (one instance only)',
     signInSource: config.signIn.source,
-    listening: `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    listening: `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}${config.hostSet || config.production ? '' : LOOPBACK_DEFAULT_NOTE}`,
   };
 }
+
+/** Said when the development default (loopback) is in force, so that nobody wonders why another machine gets no answer. */
+const LOOPBACK_DEFAULT_NOTE = ' (this machine only; HOST=0.0.0.0 listens on every interface)';
 
 /** The summary as one line of text: `started: mode development, issuer …`. */
 export function startupLine(summary: StartupSummary): string {

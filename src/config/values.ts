@@ -8,7 +8,7 @@ export const optionalText = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
-export function integerIn(min: number, max: number, fallback: number) {
+export function integerIn<F extends number | undefined>(min: number, max: number, fallback: F) {
   return z
     .string()
     .optional()

@@ -134,6 +134,26 @@ describe.runIf(postgresAvailable && redisAvailable)('idp doctor', () => {
     );
   });
 
+  it('warns (not ok) that IDP_TRUST_PROXY=true lets clients choose their address, and says what to set instead', async () => {
+    const result = await runIdp(['doctor', '--url', healthy.url], envOf(healthy, { IDP_TRUST_PROXY: 'true' }));
+    expect(lineOf(result.stdout, 'forwarded')).toBe(
+      `warn  forwarded       ${new URL(healthy.url).host} answers; IDP_TRUST_PROXY=true believes the first X-Forwarded-For address, which any client writes: `
+        + 'the per-address limits count the addresses clients choose; '
+        + "fix: set IDP_TRUST_PROXY to the number of proxies in front (e.g. IDP_TRUST_PROXY=1) or the proxy's address",
+    );
+  });
+
+  it('judges a proxy only against a listening address where something answers, not a configured one where nothing does', async () => {
+    // The operator's shell has not the server's HOST and PORT: nothing listens at the address it names.
+    const elsewhere = await freePort();
+    const { HOST: _host, ...env } = envOf(healthy, { PORT: String(elsewhere), IDP_TRUST_PROXY: '1' });
+    const result = await runIdp(['doctor', '--url', healthy.url], env);
+    const line = lineOf(result.stdout, 'forwarded');
+    expect(parseLine(line).status, line).toBe('skip');
+    expect(line).toContain(`${new URL(healthy.url).host} answers, but nothing answers at 127.0.0.1:${elsewhere} (HOST:PORT) (connect ECONNREFUSED 127.0.0.1:${elsewhere})`);
+    expect(line).not.toContain('forwards to');
+  });
+
   it('names a stopped Redis (store FAIL)', async () => {
     await redis.stop();
     const result = await runIdp(['doctor'], envOf(storeless, { REDIS_URL: redis.url }));

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runIdp, startServer, type RunningServer } from '../helpers/process.ts';
-import { postgresAvailable } from '../helpers/services.ts';
+import { createTestDatabase, postgresAvailable } from '../helpers/services.ts';
 import { awayFromStepEnd, describePage, isEnrolPage, isOtpPage, kindOf, nowSeconds, submit, totp, type Page } from './account-support.ts';
 import {
   ALICE, Balancer, IDP_SECRET, MIA, SERVICE_SECRET, WEB_REDIRECT, WEB_SECRET, seedOf, serviceClient, sleep, startDeployment, startOwnRedis, webClient,
@@ -34,6 +34,23 @@ async function readyz(server: RunningServer): Promise<{ status: number; body: Re
   const res = await fetch(`${server.url}/readyz`);
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
+
+describe.runIf(postgresAvailable)('idp secrets reseal after a leak of the old secret', () => {
+  it('says to drop IDP_SECRET_PREVIOUS at once, and what that costs', async () => {
+    const db = await createTestDatabase();
+    try {
+      // The check value is sealed under the old secret by the first command that seals.
+      expect((await runIdp(['keys', 'list'], { DATABASE_URL: db.url, IDP_SECRET: OLD })).code).toBe(0);
+      const resealed = await runIdp(['secrets', 'reseal'], { DATABASE_URL: db.url, IDP_SECRET: NEW, IDP_SECRET_PREVIOUS: OLD });
+      expect(resealed.code, resealed.stderr).toBe(0);
+      expect(resealed.stdout.trimEnd().split('\n')[1]).toBe('nothing in the database needs IDP_SECRET_PREVIOUS any more. If the old secret leaked, remove it now: '
+        + 'the refresh tokens it signed are then refused and their users sign in again. Otherwise those not used since '
+        + 'the change still need it until IDP_REFRESH_TOKEN_IDLE_LIFETIME has passed: remove it then');
+    } finally {
+      await db.drop();
+    }
+  }, 60_000);
+});
 
 describe.runIf(postgresAvailable)('a wrong master secret', () => {
   let deployment: Deployment;

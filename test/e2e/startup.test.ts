@@ -4,6 +4,7 @@
  * its own, and the embedded default with its demo client and user.
  */
 import net from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, postgresAvailable, redisAvailable, REDIS_URL, runSql, type TestDatabase } from '../helpers/services.ts';
 import { outputWhen, runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
@@ -32,10 +33,10 @@ describe('configuration errors', () => {
     ['an unknown sign-in source', { IDP_SIGN_IN_SOURCE: 'kerberos' }, 'IDP_SIGN_IN_SOURCE'],
     ['a database URL of another kind', { DATABASE_URL: 'mysql://db/idp' }, 'DATABASE_URL'],
     ['a rate limit of zero', { IDP_TOKEN_RATE_LIMIT: '0' }, 'IDP_TOKEN_RATE_LIMIT'],
-    ['an LDAP source without a directory', { IDP_SIGN_IN_SOURCE: 'ldap' }, 'IDP_LDAP_URL'],
-    ['production without a master secret', { NODE_ENV: 'production' }, 'IDP_SECRET'],
-    ['production on the embedded database', { NODE_ENV: 'production', IDP_SECRET: SECRET }, 'DATABASE_URL'],
-    ['production with the in-process store', { NODE_ENV: 'production', IDP_SECRET: SECRET, DATABASE_URL: 'postgres://db/idp' }, 'REDIS_URL'],
+    ['an LDAP source without a directory', { IDP_SIGN_IN_SOURCE: 'ldap', IDP_LDAP_BASE_DN: 'dc=corp' }, 'IDP_LDAP_URL'],
+    ['production without a master secret', { ...PRODUCTION, IDP_SECRET: '' }, 'IDP_SECRET'],
+    ['production on the embedded database', { ...PRODUCTION, DATABASE_URL: '' }, 'DATABASE_URL'],
+    ['production with the in-process store', { ...PRODUCTION, REDIS_URL: '' }, 'REDIS_URL'],
     ['a brand colour that is not #rgb or #rrggbb', { IDP_BRAND_COLOR: 'blue' }, 'IDP_BRAND_COLOR'],
     ['a brand logo file that is not there', { IDP_BRAND_LOGO: '/nonexistent/logo.png' }, 'IDP_BRAND_LOGO'],
     ['production over http', { NODE_ENV: 'production', IDP_SECRET: SECRET, DATABASE_URL: 'postgres://db/idp', REDIS_URL: 'redis://cache:6379', IDP_BASE_URL: 'http://id.example.com' }, 'IDP_BASE_URL'],
@@ -48,6 +49,21 @@ describe('configuration errors', () => {
   ];
   it.each(cases)('%s stops the start with one line', async (_name, env, variable) => {
     expectOneLineError(await runIdp(['serve'], env), variable);
+  });
+});
+
+describe('several configuration errors at once', () => {
+  it('are all named in one try, one line each, in the order of the README\'s table', async () => {
+    // Once five tries: each start named only the first.
+    const result = await runIdp(['serve'], { NODE_ENV: 'production', PORT: 'eighty', IDP_SIGN_IN_SOURCE: 'ldap' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines.map((line) => /^configuration error: (\S+) /.exec(line)?.[1])).toStrictEqual([
+      'PORT', 'IDP_SECRET', 'DATABASE_URL', 'REDIS_URL', 'IDP_BASE_URL', 'IDP_LDAP_URL', 'IDP_LDAP_BASE_DN',
+    ]);
+    for (const line of lines) expect(line).toMatch(/\(example: [A-Z_]+=.+\)$/);
+    expect(lines[0]).toBe('configuration error: PORT must be a whole number from 0 to 65535 (example: PORT=3000)');
   });
 });
 
@@ -196,6 +212,41 @@ describe('a first run with only PORT set', () => {
     expect(body.error).toBe('invalid_request');
     expect(body.error_description).toContain(`answers for localhost:${server?.port} (IDP_BASE_URL)`);
     expect(body.error_description).toContain('IDP_TRUST_PROXY');
+  });
+});
+
+describe('a development start with HOST unset and IDP_TRUST_PROXY=true', () => {
+  const dir = tempDir();
+  let server: RunningServer | undefined;
+  afterAll(async () => {
+    await server?.stop();
+    dir.remove();
+  });
+  /** An address of this machine other than loopback, if it has one. */
+  const outside = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+
+  it('listens on loopback only (it prints a demo user\'s password), and says so in the started line', async () => {
+    server = await startServer({ HOST: undefined, IDP_DATA_DIR: dir.path, LOG_LEVEL: 'info', IDP_TRUST_PROXY: 'true' }, 90_000);
+    const output = await outputWhen(server, (o) => o.includes('started: '));
+    expect(output).toContain(`listening 127.0.0.1:${server.port} (this machine only; HOST=0.0.0.0 listens on every interface)`);
+    if (outside) {
+      const reached = await new Promise<string>((resolve) => {
+        const socket = net.connect({ host: outside, port: server?.port ?? 0 });
+        socket.once('connect', () => (socket.destroy(), resolve('connected')));
+        socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+      });
+      expect(reached).toBe('ECONNREFUSED');
+    }
+  }, 120_000);
+
+  it('warns at start that IDP_TRUST_PROXY=true lets clients choose their address, and says what to set instead', async () => {
+    const output = await outputWhen(server ?? { output: () => '' }, (o) => o.includes('X-Forwarded-For'));
+    const warning = output.split('\n').find((line) => line.includes('IDP_TRUST_PROXY=true'));
+    expect(JSON.parse(warning ?? '{}')).toMatchObject({
+      level: 40,
+      msg: 'IDP_TRUST_PROXY=true believes the first X-Forwarded-For address, which any client writes: the per-address limits count the addresses clients choose. '
+        + "Set the number of proxies in front (IDP_TRUST_PROXY=1) or the proxy's address instead",
+    });
   });
 });
 

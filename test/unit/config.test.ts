@@ -10,10 +10,16 @@ function config(env: Record<string, string>) {
 }
 
 describe('parseConfig', () => {
+  it('listens on every interface by default in production only (HOST still decides)', () => {
+    const production = { NODE_ENV: 'production', IDP_SECRET: 'a'.repeat(64), DATABASE_URL: 'postgres://db/idp', REDIS_URL: 'redis://cache', IDP_BASE_URL: 'https://id.example.com' };
+    expect([config({}).host, config(production).host, config({ HOST: '0.0.0.0' }).host, config({ ...production, HOST: '10.0.0.5' }).host])
+      .toStrictEqual(['127.0.0.1', '0.0.0.0', '0.0.0.0', '10.0.0.5']);
+  });
+
   it('gives the embedded default with no environment', () => {
     const c = config({});
     expect(c).toMatchObject({
-      baseUrl: 'http://localhost:3000', issuer: 'http://localhost:3000/', port: 3000, host: '0.0.0.0',
+      baseUrl: 'http://localhost:3000', issuer: 'http://localhost:3000/', port: 3000, host: '127.0.0.1',
       databaseUrl: undefined, redisUrl: undefined, dataDir: './.idp-data', secret: undefined, production: false,
       signIn: { source: 'local' }, tokenRateLimit: 600, authorizeRateLimit: 300, databasePoolSize: 20, loginMaxFailures: 5, loginMaxFailuresPerAddress: 100, loginMaxFailuresPerAccount: 20, loginMaxAttemptsPerInteraction: 5, logLevel: 'info', trustProxy: false,
     });
@@ -72,7 +78,7 @@ describe('parseConfig', () => {
     [{ IDP_DATABASE_POOL_SIZE: '0' }, /^configuration error: IDP_DATABASE_POOL_SIZE must be a whole number from 1 to 1000 \(example: IDP_DATABASE_POOL_SIZE=20\)$/],
     [{ IDP_AUTHORIZE_RATE_LIMIT: '0' }, /^configuration error: IDP_AUTHORIZE_RATE_LIMIT must be a whole number from 1 to 10000000 \(example: IDP_AUTHORIZE_RATE_LIMIT=300\)$/],
     [{ REDIS_URL: 'http://cache' }, /^configuration error: REDIS_URL must be a URL starting with redis:\/\//],
-    [{ IDP_SIGN_IN_SOURCE: 'oidc' }, /IDP_UPSTREAM_ISSUER is required when IDP_SIGN_IN_SOURCE=oidc/],
+    [{ IDP_SIGN_IN_SOURCE: 'oidc', IDP_UPSTREAM_CLIENT_ID: 'idp' }, /IDP_UPSTREAM_ISSUER is required when IDP_SIGN_IN_SOURCE=oidc/],
     [{ IDP_LDAP_USER_FILTER: '(uid=x)' }, /IDP_LDAP_USER_FILTER must contain \{username\}/],
     [{ NODE_ENV: 'prod' }, /^configuration error: NODE_ENV must be production, development or test, or unset/],
     [{ IDP_TRUST_PROXY: 'yes' }, /^configuration error: IDP_TRUST_PROXY must be .*\("yes" is none of these\)/],

@@ -7,8 +7,11 @@
  *
  * A command's transaction holds the database for itself (PGlite's exclusive transaction): the
  * server's own statements wait until it ends, and a command that dies mid-way rolls it back.
+ * One that sends nothing for IDLE_TRANSACTION_MS while its transaction is open is disconnected
+ * and rolled back, so that a client holding a `BEGIN` cannot stall the server.
  */
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, rmSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import net from 'node:net';
 import { createInterface } from 'node:readline';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
@@ -97,10 +100,20 @@ async function beginTransaction(pglite: PGlite): Promise<OpenTransaction> {
   };
 }
 
+/** How long a command's open transaction may wait for its next statement (the `idp` commands send theirs back to back). */
+export const IDLE_TRANSACTION_MS = 10_000;
+
 /** Answers one command's requests in order; a dropped connection rolls back what it left open. */
 function serveCommand(pglite: PGlite, socket: net.Socket): void {
   let transaction: OpenTransaction | undefined;
   let queue = Promise.resolve();
+  let waiting = 0;
+  let idle: NodeJS.Timeout | undefined;
+  // Only while nothing is queued: a long statement is work, not idleness.
+  const watchIdle = () => {
+    clearTimeout(idle);
+    if (transaction && waiting === 0) idle = setTimeout(() => socket.destroy(), IDLE_TRANSACTION_MS);
+  };
   const answer = (message: Answer) => {
     if (!socket.destroyed) socket.write(`${encode(message)}\n`);
   };
@@ -134,10 +147,16 @@ function serveCommand(pglite: PGlite, socket: net.Socket): void {
     }
   };
   createInterface({ input: socket, crlfDelay: Infinity }).on('line', (line) => {
-    queue = queue.then(() => handle(line));
+    waiting++;
+    clearTimeout(idle);
+    queue = queue.then(() => handle(line)).then(() => {
+      waiting--;
+      watchIdle();
+    });
   });
   socket.on('error', () => {});
   socket.on('close', () => {
+    clearTimeout(idle);
     queue = queue.then(async () => {
       await transaction?.end(false).catch(() => {});
       transaction = undefined;
@@ -147,6 +166,10 @@ function serveCommand(pglite: PGlite, socket: net.Socket): void {
 
 /** Shares `pglite` on `socketPath` until the returned function is called. */
 export async function shareEmbedded(pglite: PGlite, socketPath: string): Promise<() => Promise<void>> {
+  // Whoever connects gets the superuser's SQL: the socket is bound only where no one else can
+  // enter (the chmod after binding would leave a window), never in a directory others may open.
+  const directory = dirname(socketPath);
+  if ((statSync(directory).mode & 0o077) !== 0) throw new Error(`${directory} is open to other users: the database is not shared from there`);
   // A socket left by a server that was killed: nobody listens on it any more.
   rmSync(socketPath, { force: true });
   const sockets = new Set<net.Socket>();

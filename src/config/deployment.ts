@@ -1,0 +1,37 @@
+/** The rules of a deployment that span variables: what production demands, and settings that must agree. */
+import type { Env, Problem } from './environment.ts';
+import { isUnset } from './sign-in.ts';
+
+const PRODUCTION_DEMANDS: ReadonlyArray<readonly [string, string]> = [
+  ['IDP_SECRET', 'is required when NODE_ENV=production (generated secrets are for development only)'],
+  ['DATABASE_URL', 'is required when NODE_ENV=production (the embedded database is for development only)'],
+  ['REDIS_URL', 'is required when NODE_ENV=production (the in-process store serves one instance only)'],
+  ['IDP_BASE_URL', 'is required when NODE_ENV=production (the https URL clients and browsers use)'],
+];
+
+/** What production demands and is unset, read from the raw environment or the parsed one alike. */
+export function missingInProduction(env: Record<string, unknown>): Problem[] {
+  if (String(env.NODE_ENV ?? '').trim() !== 'production') return [];
+  return PRODUCTION_DEMANDS.filter(([variable]) => isUnset(env[variable])).map(([variable, message]) => ({ variable, message }));
+}
+
+/** Production's demands, then settings that must agree with each other. */
+export function deploymentProblems(env: Env): Problem[] {
+  const problems = missingInProduction(env);
+  if (env.NODE_ENV === 'production' && env.IDP_BASE_URL?.startsWith('http:') && !env.IDP_ALLOW_HTTP) {
+    problems.push({ variable: 'IDP_BASE_URL', message: 'must use https when NODE_ENV=production (set IDP_ALLOW_HTTP=1 to allow http)' });
+  }
+  if (env.IDP_SECRET_PREVIOUS.length > 0 && !env.IDP_SECRET) {
+    problems.push({ variable: 'IDP_SECRET', message: 'is required when IDP_SECRET_PREVIOUS is set (the current secret, which seals everything new)' });
+  }
+  if (env.IDP_DATABASE_LISTEN_URL && !env.DATABASE_URL) {
+    problems.push({ variable: 'IDP_DATABASE_LISTEN_URL', message: 'needs DATABASE_URL (the embedded database has no separate listen connection)' });
+  }
+  if (env.IDP_REFRESH_TOKEN_IDLE_LIFETIME > env.IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME) {
+    problems.push({ variable: 'IDP_REFRESH_TOKEN_IDLE_LIFETIME', message: 'must not exceed IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME' });
+  }
+  if (env.IDP_KEY_PUBLISH_AHEAD >= env.IDP_KEY_ROTATION_INTERVAL) {
+    problems.push({ variable: 'IDP_KEY_PUBLISH_AHEAD', message: 'must be shorter than IDP_KEY_ROTATION_INTERVAL' });
+  }
+  return problems;
+}

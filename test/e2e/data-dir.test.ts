@@ -1,0 +1,166 @@
+/**
+ * The embedded default's data directory as a local attacker sees it: what is in it (the
+ * database's files, the generated secret, the socket the command line shares) is the owner's
+ * alone, a directory of someone else's is refused, a generated secret file that was emptied is
+ * refused, and a client of the socket that holds a transaction open cannot stall the server.
+ */
+import { chmodSync, chownSync, mkdirSync, readdirSync, statSync, watch, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+
+/** Every path under `dir` (itself included) whose mode lets the group or others in, with its mode. */
+function openToOthers(dir: string): string[] {
+  const entries = readdirSync(dir, { recursive: true, withFileTypes: false }) as string[];
+  return [dir, ...entries.map((e) => join(dir, e))]
+    .map((path) => ({ path, mode: statSync(path).mode & 0o777 }))
+    .filter(({ mode }) => (mode & 0o077) !== 0)
+    .map(({ path, mode }) => `${path} ${mode.toString(8)}`);
+}
+
+/** A first start unpacks the embedded database: slow on a shared machine. */
+const START_MS = 90_000;
+
+function expectOneLine(result: { code: number | null; stderr: string }, ...parts: string[]): void {
+  expect(result.code, result.stderr).toBe(2);
+  const lines = result.stderr.trim().split('\n');
+  expect(lines, result.stderr).toHaveLength(1);
+  for (const part of parts) expect(lines[0]).toContain(part);
+}
+
+describe('a data directory others could read', () => {
+  const dir = tempDir();
+  let server: RunningServer | undefined;
+  afterAll(async () => {
+    await server?.stop();
+    dir.remove();
+  });
+
+  it('becomes 0700, and no file the server creates in it, the socket included, is ever open to others', async () => {
+    chmodSync(dir.path, 0o755);
+    // Watch the socket from the moment it is bound: the chmod that once followed left a window.
+    const socketModes: number[] = [];
+    const watcher = watch(dir.path, (_event, name) => {
+      if (name !== 'db.sock') return;
+      try {
+        socketModes.push(statSync(join(dir.path, 'db.sock')).mode & 0o777);
+      } catch {
+        // removed again
+      }
+    });
+    try {
+      server = await startServer({ IDP_DATA_DIR: dir.path }, START_MS);
+    } finally {
+      watcher.close();
+    }
+    expect(statSync(dir.path).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dir.path, 'db.sock')).isSocket()).toBe(true);
+    expect(openToOthers(dir.path)).toStrictEqual([]);
+    expect(socketModes.filter((mode) => (mode & 0o077) !== 0)).toStrictEqual([]);
+  }, 120_000);
+
+  it('keeps what a command creates in a fresh directory private as well', async () => {
+    const fresh = tempDir();
+    try {
+      const data = join(fresh.path, 'nested', 'data');
+      const result = await runIdp(['clients', 'list', '--json'], { IDP_DATA_DIR: data });
+      expect(result.code, result.stderr).toBe(0);
+      expect(openToOthers(data)).toStrictEqual([]);
+    } finally {
+      fresh.remove();
+    }
+  }, 120_000);
+});
+
+describe.runIf(process.getuid?.() === 0)('a data directory that is not the user\'s own', () => {
+  it('stops a command and the server with one line naming IDP_DATA_DIR when another user owns it', async () => {
+    const dir = tempDir();
+    try {
+      const data = join(dir.path, 'data');
+      mkdirSync(data, { mode: 0o700 });
+      chownSync(data, 65534, 65534);
+      expectOneLine(await runIdp(['clients', 'list'], { IDP_DATA_DIR: data }), 'IDP_DATA_DIR', data, 'another user');
+      expectOneLine(await runIdp(['serve'], { IDP_DATA_DIR: data, HOST: '127.0.0.1', PORT: '0' }), 'IDP_DATA_DIR', data);
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('refuses one that others may write to, and leaves its mode alone', async () => {
+    const dir = tempDir();
+    try {
+      const data = join(dir.path, 'shared');
+      mkdirSync(data);
+      chmodSync(data, 0o1777);
+      expectOneLine(await runIdp(['clients', 'list'], { IDP_DATA_DIR: data }), 'IDP_DATA_DIR', data, 'written by other users');
+      expect(statSync(data).mode & 0o7777).toBe(0o1777);
+    } finally {
+      dir.remove();
+    }
+  });
+});
+
+describe('the generated secret file', () => {
+  it.each([
+    ['empty', '', 'is empty'],
+    ['cut short', 'c2hvcnQ\n', 'decodes to 5'],
+  ])('%s stops a sealing command and the server with one line naming the file', async (_name, text, problem) => {
+    const dir = tempDir();
+    try {
+      const file = join(dir.path, 'secret');
+      writeFileSync(file, text, { mode: 0o600 });
+      expectOneLine(await runIdp(['keys', 'list'], { IDP_DATA_DIR: dir.path }), file, problem);
+      expectOneLine(await runIdp(['serve'], { IDP_DATA_DIR: dir.path, HOST: '127.0.0.1', PORT: '0' }), file, problem);
+    } finally {
+      dir.remove();
+    }
+  }, 120_000);
+});
+
+/** A raw client of the socket the development server shares: one JSON line per request and per answer. */
+async function socketClient(path: string) {
+  const socket = net.createConnection(path);
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  const answers: Array<(answer: Record<string, unknown>) => void> = [];
+  createInterface({ input: socket }).on('line', (line) => answers.shift()?.(JSON.parse(line) as Record<string, unknown>));
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  let id = 0;
+  return {
+    closed,
+    send(op: string, sql?: string): Promise<Record<string, unknown>> {
+      const answer = new Promise<Record<string, unknown>>((resolve) => answers.push(resolve));
+      socket.write(`${JSON.stringify({ id: ++id, op, sql, params: [] })}\n`);
+      return answer;
+    },
+    end: () => socket.destroy(),
+  };
+}
+
+describe('a socket client that holds a transaction and sends nothing more', () => {
+  const dir = tempDir();
+  let server: RunningServer | undefined;
+  afterAll(async () => {
+    await server?.stop();
+    dir.remove();
+  });
+
+  it('is disconnected and rolled back, and the server answers again', async () => {
+    server = await startServer({ IDP_DATA_DIR: dir.path }, START_MS);
+    const socketPath = join(dir.path, 'db.sock');
+    const holder = await socketClient(socketPath);
+    expect(await holder.send('begin')).toStrictEqual({ id: 1 });
+    expect((await holder.send('query', 'CREATE TABLE held_open (x int)')).error).toBeUndefined();
+    // The database is held until the server ends the idle transaction (it never did).
+    await holder.closed;
+    const ready = await fetch(`${server.url}/readyz`);
+    expect({ status: ready.status, body: await ready.json() }).toMatchObject({ status: 200, body: { database: 'ok' } });
+    const reader = await socketClient(socketPath);
+    try {
+      expect(await reader.send('query', "SELECT to_regclass('held_open') AS t")).toMatchObject({ rows: [{ t: null }] });
+    } finally {
+      reader.end();
+    }
+  }, 150_000);
+});
