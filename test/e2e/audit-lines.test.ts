@@ -51,7 +51,7 @@ describe.runIf(postgresAvailable)('audit lines', () => {
       },
     });
     server = deployment.servers[0] as RunningServer;
-  }, 60_000);
+  });
   afterAll(async () => {
     await deployment?.stop();
   });

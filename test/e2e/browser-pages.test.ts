@@ -115,7 +115,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     expect(css).toContain('--primary-text: #000000;');
   });
 
-  it('sign-in, then a failed sign-in with both fields pointing at the message', { timeout: 60_000 }, async () => {
+  it('sign-in, then a failed sign-in with both fields pointing at the message', async () => {
     await page.goto(authorizeRequest(server, rp, CLIENT_ID, 'openid profile email').url);
     const signIn = page.getByRole('button', { name: 'Sign in', exact: true });
     await signIn.waitFor();
@@ -135,7 +135,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await expectGoodPage(page, 'failed sign-in');
   });
 
-  it('enrolment: the QR code has a text alternative', { timeout: 60_000 }, async () => {
+  it('enrolment: the QR code has a text alternative', async () => {
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     const qr = page.getByRole('img', { name: /QR code/ });
@@ -149,7 +149,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await page.getByRole('button', { name: 'Verify', exact: true }).click();
   });
 
-  it('password change: why, and the rules before the first try; then the field in error', { timeout: 60_000 }, async () => {
+  it('password change: why, and the rules before the first try; then the field in error', async () => {
     const newPassword = page.getByLabel('New password', { exact: true });
     await newPassword.waitFor();
     await expect(page.getByRole('alert').count()).resolves.toBe(0);
@@ -174,7 +174,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await page.getByRole('button', { name: 'Change password', exact: true }).click();
   });
 
-  it('consent', { timeout: 60_000 }, async () => {
+  it('consent', async () => {
     const allow = page.getByRole('button', { name: 'Allow', exact: true });
     await allow.waitFor();
     await expectGoodPage(page, 'consent');
@@ -182,7 +182,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await page.waitForURL((url) => url.origin === `http://127.0.0.1:${rp.port}` && url.pathname === '/callback');
   });
 
-  it('sign-out confirmation names the account; Cancel keeps the session and leads back', { timeout: 60_000 }, async () => {
+  it('sign-out confirmation names the account; Cancel keeps the session and leads back', async () => {
     await page.goto(`${server.url}/connect/logout?client_id=${CLIENT_ID}`);
     await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
     expect(await page.locator('body').innerText()).toContain('You are signed in as Pat Example (pat)');
@@ -198,7 +198,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await page.waitForURL((url) => url.origin === `http://127.0.0.1:${rp.port}` && url.pathname === '/callback');
   });
 
-  it('signed out, with a link back to the application', { timeout: 60_000 }, async () => {
+  it('signed out, with a link back to the application', async () => {
     await page.goto(`${server.url}/connect/logout?client_id=${CLIENT_ID}`);
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByRole('heading', { name: 'You have signed out' }).waitFor();
@@ -206,7 +206,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await expectGoodPage(page, 'signed out');
   });
 
-  it('error page: the request id to quote, the same as the response header', { timeout: 60_000 }, async () => {
+  it('error page: the request id to quote, the same as the response header', async () => {
     const response = await page.goto(`${server.url}/connect/authorize?client_id=nobody&response_type=code&scope=openid`);
     expect(response?.status()).toBe(400);
     const requestId = response?.headers()['x-request-id'] ?? '';
@@ -217,7 +217,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     expect(problems).toEqual([]);
   });
 
-  it('second factor, before and after a wrong code', { timeout: 60_000 }, async () => {
+  it('second factor, before and after a wrong code', async () => {
     const second = await deployment.newPage();
     const secondProblems = watchConsole(second);
     await second.goto(authorizeRequest(server, rp, CLIENT_ID, 'openid').url);
