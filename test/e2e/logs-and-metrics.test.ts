@@ -13,7 +13,7 @@ import { postgresAvailable } from '../helpers/services.ts';
 import { outputWhen, type RunningServer } from '../helpers/process.ts';
 import { awayFromStepEnd, describePage, isOtpPage, kindOf, nowSeconds, submit, totp } from './account-support.ts';
 import {
-  ALICE, IDP_SECRET, MIA, SERVICE_SECRET, TOTP_SECRET, WEB_LOGOUT, WEB_REDIRECT, WEB_SECRET, roomInRateWindow, seedOf, serviceClient, sleep, startDeployment,
+  ALICE, IDP_SECRET, MIA, SERVICE_SECRET, TOTP_SECRET, WEB_LOGOUT, WEB_REDIRECT, WEB_SECRET, roomInRateWindow, seedOf, serviceClient, startDeployment,
   webClient,
   type Deployment,
 } from './operations-support.ts';
@@ -271,8 +271,8 @@ describe.runIf(postgresAvailable)('logs and metrics of a full session', () => {
       expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     }
 
-    await sleep(300);
-    rawOutput = server.output();
+    // Log lines are written asynchronously: read them once every request's own line is there.
+    rawOutput = await outputWhen(server, (o) => trace.requests.every((r) => o.includes(`"reqId":"${r.id}"`)));
     lines = rawOutput.split('\n').filter((l) => l.trim() !== '').map((l) => {
       try {
         return JSON.parse(l) as Record<string, unknown>;
