@@ -3,8 +3,12 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // A safety net for a hang, not a measure: every wait of the suite ends on the event it awaits
+    // (a port answering, a line written, a process exiting) and fails at once when that has
+    // failed, so a busy machine makes the run slower, never red. Above test/helpers/waits.ts's
+    // HANG_LIMIT_MS, so that a hung wait reports what it waited for.
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     // e2e suites spawn servers; two cores, so keep file parallelism modest.
     maxWorkers: 2,
     reporters: ['default'],

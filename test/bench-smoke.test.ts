@@ -63,7 +63,7 @@ describe.runIf(postgresAvailable && redisAvailable)('bench harness (npm run benc
     } finally {
       dir.remove();
     }
-  }, 90_000);
+  });
 });
 
 describe('bench command line', () => {

@@ -39,7 +39,7 @@ describe.runIf(postgresAvailable)('account protection', () => {
       IDP_LOGIN_MAX_FAILURES: '3', IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: '8', IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT: '6', IDP_TRUST_PROXY: 'true',
     });
     base = stack.servers[0]?.url ?? '';
-  }, 60_000);
+  });
   afterAll(async () => {
     await stack?.stop();
   });

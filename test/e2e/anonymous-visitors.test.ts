@@ -35,7 +35,7 @@ describe.runIf(postgresAvailable)('anonymous visitors at the authorize endpoint'
     redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
     stack = await startStack([ZOE], { REDIS_URL: redisServer.url, IDP_TRUST_PROXY: 'true', IDP_AUTHORIZE_RATE_LIMIT: String(LIMIT) });
     base = stack.servers[0]?.url ?? '';
-  }, 60_000);
+  });
   afterAll(async () => {
     redis?.disconnect();
     await stack?.stop();
@@ -89,7 +89,7 @@ describe.runIf(postgresAvailable)('anonymous visitors at the authorize endpoint'
           bodies.push(await res.text());
         }
       }
-    }, 60_000);
+    });
 
     it('is served up to IDP_AUTHORIZE_RATE_LIMIT, then refused with 429', () => {
       const statuses = answers.map((a) => a.status);

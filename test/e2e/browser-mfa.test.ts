@@ -53,7 +53,7 @@ describe.runIf(chromiumReady)('a browser enrolling in and using the second facto
     return decodeJwt(res.body.id_token ?? '').payload;
   }
 
-  it('enrols: QR code and secret shown, the code from that secret typed in, back at the callback', { timeout: 60_000 }, async () => {
+  it('enrols: QR code and secret shown, the code from that secret typed in, back at the callback', async () => {
     const page = await newPage();
     const problems = watchConsole(page);
     const request = authorizeRequest(server, rp, CLIENT_ID, 'openid profile');
@@ -92,7 +92,7 @@ describe.runIf(chromiumReady)('a browser enrolling in and using the second facto
     expect(problems).toEqual([]);
   });
 
-  it('asks for a code at the next sign-in, refuses a wrong one with an alert, takes the right one', { timeout: 60_000 }, async () => {
+  it('asks for a code at the next sign-in, refuses a wrong one with an alert, takes the right one', async () => {
     expect(enrolled, 'enrolment ran first').not.toBe('');
     const page = await newPage();
     const problems = watchConsole(page);

@@ -132,7 +132,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     expect(css).toContain('--primary-text: #000000;');
   });
 
-  it('sign-in, then a failed sign-in with both fields pointing at the message', { timeout: 60_000 }, async () => {
+  it('sign-in, then a failed sign-in with both fields pointing at the message', async () => {
     await page.goto(authorizeRequest(server, rp, CLIENT_ID, 'openid profile email').url);
     const signIn = page.getByRole('button', { name: 'Sign in', exact: true });
     await signIn.waitFor();
@@ -159,7 +159,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await expectGoodPage(page, 'failed sign-in');
   });
 
-  it('enrolment: the QR code has a text alternative, the same as a link, the account named, the key whole per group', { timeout: 60_000 }, async () => {
+  it('enrolment: the QR code has a text alternative, the same as a link, the account named, the key whole per group', async () => {
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     const qr = page.getByRole('img', { name: /QR code/ });
@@ -186,7 +186,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await page.getByRole('button', { name: 'Verify', exact: true }).click();
   });
 
-  it('password change: why, and the rules before the first try; then the field in error', { timeout: 60_000 }, async () => {
+  it('password change: why, and the rules before the first try; then the field in error', async () => {
     const newPassword = page.getByLabel('New password', { exact: true });
     await newPassword.waitFor();
     await expect(page.getByRole('alert').count()).resolves.toBe(0);
@@ -211,7 +211,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await page.getByRole('button', { name: 'Change password', exact: true }).click();
   });
 
-  it('consent', { timeout: 60_000 }, async () => {
+  it('consent', async () => {
     const allow = page.getByRole('button', { name: 'Allow', exact: true });
     await allow.waitFor();
     await expectGoodPage(page, 'consent');
@@ -219,7 +219,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await page.waitForURL((url) => url.origin === `http://127.0.0.1:${rp.port}` && url.pathname === '/callback');
   });
 
-  it('sign-out confirmation names the account; Cancel keeps the session and leads back', { timeout: 60_000 }, async () => {
+  it('sign-out confirmation names the account; Cancel keeps the session and leads back', async () => {
     await page.goto(`${server.url}/connect/logout?client_id=${CLIENT_ID}`);
     await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
     expect(await page.locator('body').innerText()).toContain('You are signed in as Pat Example (pat)');
@@ -235,7 +235,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await page.waitForURL((url) => url.origin === `http://127.0.0.1:${rp.port}` && url.pathname === '/callback');
   });
 
-  it('sign-out asked with no application named: Cancel leads back to the one this browser signed in to', { timeout: 60_000 }, async () => {
+  it('sign-out asked with no application named: Cancel leads back to the one this browser signed in to', async () => {
     await page.goto(`${server.url}/connect/logout`);
     await page.getByRole('button', { name: 'Cancel', exact: true }).click();
     await page.getByRole('heading', { name: 'You are still signed in' }).waitFor();
@@ -245,7 +245,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     expect(await back.getAttribute('href')).toBe(`http://127.0.0.1:${rp.port}/`);
   });
 
-  it('signed out, with a link back to the application', { timeout: 60_000 }, async () => {
+  it('signed out, with a link back to the application', async () => {
     await page.goto(`${server.url}/connect/logout?client_id=${CLIENT_ID}`);
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByRole('heading', { name: 'You have signed out' }).waitFor();
@@ -253,7 +253,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await expectGoodPage(page, 'signed out');
   });
 
-  it('error page: plain words, the code and the request id to quote, no link to an unchecked address', { timeout: 60_000 }, async () => {
+  it('error page: plain words, the code and the request id to quote, no link to an unchecked address', async () => {
     const response = await page.goto(`${server.url}/connect/authorize?client_id=nobody&response_type=code&scope=openid&redirect_uri=${encodeURIComponent('https://attacker.example/cb')}`);
     expect(response?.status()).toBe(400);
     const requestId = response?.headers()['x-request-id'] ?? '';
@@ -268,7 +268,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     expect(problems).toEqual([]);
   });
 
-  it('error page of a sign-out request that cannot be checked: the way to sign out here', { timeout: 60_000 }, async () => {
+  it('error page of a sign-out request that cannot be checked: the way to sign out here', async () => {
     const response = await page.goto(`${server.url}/connect/logout?client_id=nobody`);
     expect(response?.status()).toBe(400);
     expect(await page.locator('body').innerText()).toContain('Error code: invalid_request');
@@ -278,16 +278,16 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await expectGoodPage(page, 'sign-out error');
   });
 
-  it('error page of a sign-in that is over: the sign-in step\'s own words lead, the code stays', { timeout: 60_000 }, async () => {
+  it('error page of a sign-in that is over: the sign-in step\'s own words lead, the code stays', async () => {
     const response = await page.goto(`${server.url}/interaction/no-such-sign-in`);
     expect(response?.status()).toBe(400);
-    await page.getByRole('heading', { name: "This sign-in can't continue" }).waitFor({ timeout: 10_000 });
+    await page.getByRole('heading', { name: "This sign-in can't continue" }).waitFor();
     expect(await page.locator('p.lead').innerText()).toMatch(/Start again from the application\.$/);
     expect(await page.locator('body').innerText()).toContain('Error code: invalid_request');
     await expectGoodPage(page, 'sign-in over');
   });
 
-  it('a browser asking for an unknown path gets the error page; a program gets JSON', { timeout: 60_000 }, async () => {
+  it('a browser asking for an unknown path gets the error page; a program gets JSON', async () => {
     const response = await page.goto(`${server.url}/no/such/page`);
     expect(response?.status()).toBe(404);
     expect(response?.headers()['content-type']).toMatch(/^text\/html/);
@@ -299,7 +299,7 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     expect(await program.json()).toEqual({ error: 'not_found', error_description: 'No such endpoint.' });
   });
 
-  it('second factor, before and after a wrong code', { timeout: 60_000 }, async () => {
+  it('second factor, before and after a wrong code', async () => {
     const second = await deployment.newPage();
     const secondProblems = watchConsole(second);
     await second.goto(authorizeRequest(server, rp, CLIENT_ID, 'openid').url);

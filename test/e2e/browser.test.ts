@@ -34,7 +34,7 @@ describe.runIf(chromiumReady)('a browser signing in', () => {
     ({ rp, server } = deployment);
   });
 
-  it('signs in, consents and lands on the callback with a code, the state and the issuer', { timeout: 60_000 }, async () => {
+  it('signs in, consents and lands on the callback with a code, the state and the issuer', async () => {
     const page = await newPage();
     const problems = watchConsole(page);
     const request = authorizeRequest(server, rp, CLIENT_ID, 'openid profile email');
@@ -69,7 +69,7 @@ describe.runIf(chromiumReady)('a browser signing in', () => {
     expect(problems).toEqual([]);
   });
 
-  it('shows the sign-in page full width on a phone', { timeout: 30_000 }, async () => {
+  it('shows the sign-in page full width on a phone', async () => {
     const page = await newPage({ width: 390, height: 844 });
     await page.goto(authorizeRequest(server, rp, CLIENT_ID, 'openid profile email').url);
     await page.getByLabel('Username', { exact: true }).waitFor();
@@ -78,7 +78,7 @@ describe.runIf(chromiumReady)('a browser signing in', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'sign-in-phone.png'), fullPage: true, animations: 'disabled' });
   });
 
-  it('keeps a wrong password on the sign-in page with an alert', { timeout: 30_000 }, async () => {
+  it('keeps a wrong password on the sign-in page with an alert', async () => {
     const page = await newPage();
     await page.goto(authorizeRequest(server, rp, CLIENT_ID, 'openid profile email').url);
     await page.getByLabel('Username', { exact: true }).fill(USERNAME);

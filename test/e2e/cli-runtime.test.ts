@@ -52,14 +52,14 @@ describe('the idp command on an operator\'s shell', () => {
     expect(lines[0]).toMatch(/^idp needs Node\.js 24 or newer \(this is v\d+\.\d+\.\d+\); run it as "npm run idp -- COMMAND" from the project folder/);
   });
 
-  it.runIf(npmFound)('npm run idp -- --help: the usage, no engine warning', { timeout: 60_000 }, async () => {
+  it.runIf(npmFound)('npm run idp -- --help: the usage, no engine warning', async () => {
     const result = await run('npm', ['run', '-s', 'idp', '--', '--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^usage: idp COMMAND/);
     expect(result.stderr).not.toContain('EBADENGINE');
   });
 
-  it.runIf(npmFound)('npx idp --help, the first time (npm installs the project into its cache): no engine warning', { timeout: 120_000 }, async () => {
+  it.runIf(npmFound)('npx idp --help, the first time (npm installs the project into its cache): no engine warning', async () => {
     const result = await run('npx', ['idp', '--help'], { npm_config_cache: cache.path, npm_config_update_notifier: 'false' });
     expect(result.stderr).not.toContain('EBADENGINE');
     expect(result.code).toBe(0);

@@ -14,6 +14,7 @@ import { openDurableStore } from '../../src/store/sql/durable.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { freePort, runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
 import { REDIS_URL, createTestDatabase, postgresAvailable, redisAvailable, type TestDatabase } from '../helpers/services.ts';
+import { waitUntil } from '../helpers/waits.ts';
 
 const IDP_SECRET = 'd'.repeat(64);
 const NAMES = ['discovery', 'issuer', 'jwks', 'https', 'cookies', 'forwarded', 'clock', 'database', 'secret', 'change feed', 'store', 'sign-in source'];
@@ -23,10 +24,7 @@ async function startRedis(): Promise<{ url: string; child: ChildProcess; stop():
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  for (let tries = 0; !(await accepts(port)); tries++) {
-    if (tries > 50) throw new Error(`redis-server did not listen on ${port}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntil(`redis-server listens on ${port}`, () => accepts(port), { processes: [child], intervalMs: 100 });
   return {
     url: `redis://127.0.0.1:${port}`,
     child,

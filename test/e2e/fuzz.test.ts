@@ -184,7 +184,7 @@ describe('fuzzing every endpoint', () => {
       csrf: form.fields.csrf_token ?? '',
       cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
     };
-  }, 120_000);
+  });
   afterAll(async () => {
     await server?.stop();
     await db?.drop();

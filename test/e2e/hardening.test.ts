@@ -149,7 +149,7 @@ describe.runIf(postgresAvailable)('hardening', () => {
       { name: 'stylesheet', method: 'GET', path: '/assets/idp.css', kind: 'asset', params: {}, readsParams: false },
       { name: 'unknown path', method: 'GET', path: '/no/such/endpoint', kind: 'api', params: {}, readsParams: false },
     ];
-  }, 60_000);
+  });
   afterAll(async () => {
     await Promise.all([secure, proxied, direct].map((s) => s?.stop()));
     await deployment?.stop();

@@ -8,6 +8,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic } from '../helpers/oauth.ts';
 import { outputWhen, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
+import { HANG_LIMIT_MS } from '../helpers/waits.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'e'.repeat(64);
@@ -18,8 +19,8 @@ const SEED = {
   clients: [{ client_id: 'backend', client_secret: BASE64_SECRET, grant_types: ['client_credentials'], scopes: ['orders.read'] }],
 };
 
-/** Sends raw bytes and reads the answer until the server closes (or `ms` passes). */
-function rawExchange(port: number, bytes: string, ms = 3000): Promise<string> {
+/** Sends raw bytes and reads the answer until the server closes (or `ms` passes: hanging up on purpose). */
+function rawExchange(port: number, bytes: string, ms = HANG_LIMIT_MS): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
     let answer = '';

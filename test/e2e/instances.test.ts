@@ -85,7 +85,7 @@ describe.runIf(postgresAvailable).each(REDIS_KINDS)('two instances on one databa
       instances: 2,
     });
     [A, B] = deployment.servers as [RunningServer, RunningServer];
-  }, 60_000);
+  });
   afterAll(async () => {
     await deployment?.stop();
     await lb?.close();

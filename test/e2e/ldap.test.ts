@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedWith, startServer, type RunningServer } from '../helpers/process.ts';
+import { outputWhen, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
 import { DIRECTORY_USERS, PEOPLE_DN, READER, slapdAvailable, startSlapd, type Slapd } from '../helpers/slapd.ts';
 import { THROTTLED_TEXT, burst, inBatches, type OpenForm } from './account-support.ts';
@@ -96,7 +96,7 @@ describe.runIf(slapdAvailable && postgresAvailable)('signing in through a direct
     const page = await browser.follow(await browser.get(codeRequest(server.url, CLIENT.clientId, REDIRECT, pkce().challenge)), server.url);
     const wrongPassword = 'not the password of alice 5';
     expectSignInPage(await submitSignIn(browser, page, { username: ' Alice@Example.Test ', password: wrongPassword }));
-    for (let i = 0; i < 20 && signInLines().length < before + 2; i++) await new Promise((r) => setTimeout(r, 50));
+    await outputWhen(server, () => signInLines().length >= before + 2);
     expect(signInLines().slice(before)).toMatchObject([
       { result: 'success', username: 'bob.smith', client_id: CLIENT.clientId },
       { result: 'failure', reason: 'invalid_credentials', username: 'alice', client_id: CLIENT.clientId },

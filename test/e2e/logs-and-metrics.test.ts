@@ -13,7 +13,7 @@ import { postgresAvailable } from '../helpers/services.ts';
 import { outputWhen, type RunningServer } from '../helpers/process.ts';
 import { awayFromStepEnd, describePage, isOtpPage, kindOf, nowSeconds, submit, totp } from './account-support.ts';
 import {
-  ALICE, IDP_SECRET, MIA, SERVICE_SECRET, TOTP_SECRET, WEB_LOGOUT, WEB_REDIRECT, WEB_SECRET, roomInRateWindow, seedOf, serviceClient, sleep, startDeployment,
+  ALICE, IDP_SECRET, MIA, SERVICE_SECRET, TOTP_SECRET, WEB_LOGOUT, WEB_REDIRECT, WEB_SECRET, roomInRateWindow, seedOf, serviceClient, startDeployment,
   webClient,
   type Deployment,
 } from './operations-support.ts';
@@ -181,7 +181,7 @@ describe.runIf(postgresAvailable)('logs and metrics of a full session', () => {
     // The rotation due at start runs beside serving (it first makes a new RSA key, which can
     // take seconds on a loaded machine): the session below begins once the instance reports it.
     const rotated = new RegExp(`"event":"key_rotated","kid":"${promotedKid}"`);
-    await outputWhen(server, (o) => rotated.test(o), 20_000);
+    await outputWhen(server, (o) => rotated.test(o));
     for (const [name, value] of Object.entries({ 'web client secret': WEB_SECRET, 'service client secret': SERVICE_SECRET, 'burst client secret': BURST_SECRET })) remember(name, value);
     remember('IDP_SECRET', IDP_SECRET);
     remember('TOTP secret', TOTP_SECRET);
@@ -271,8 +271,8 @@ describe.runIf(postgresAvailable)('logs and metrics of a full session', () => {
       expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     }
 
-    await sleep(300);
-    rawOutput = server.output();
+    // Log lines are written asynchronously: read them once every request's own line is there.
+    rawOutput = await outputWhen(server, (o) => trace.requests.every((r) => o.includes(`"reqId":"${r.id}"`)));
     lines = rawOutput.split('\n').filter((l) => l.trim() !== '').map((l) => {
       try {
         return JSON.parse(l) as Record<string, unknown>;
@@ -280,7 +280,7 @@ describe.runIf(postgresAvailable)('logs and metrics of a full session', () => {
         return { unparsed: l };
       }
     });
-  }, 60_000);
+  });
   afterAll(async () => {
     await deployment?.stop();
   });

@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import { freePort, outputWhen, runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'f'.repeat(64);
@@ -85,7 +85,7 @@ describe.runIf(postgresAvailable)('the management port and the Host it is named 
 
   it('logs a refusal with the host it named', async () => {
     await get(port, '/metrics', 'rebound.evil.example:80');
-    await expect.poll(() => server.output(), { timeout: 5000 }).toContain('"host":"rebound.evil.example:80"');
+    expect(await outputWhen(server, (output) => output.includes('"host":"rebound.evil.example:80"'))).toContain('"host":"rebound.evil.example:80"');
   });
 
   it('stops the start with one line when IDP_MANAGEMENT_HOSTS holds a port or a scheme', async () => {

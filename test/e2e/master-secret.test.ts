@@ -56,7 +56,7 @@ describe.runIf(postgresAvailable)('a wrong master secret', () => {
   let deployment: Deployment;
   beforeAll(async () => {
     deployment = await startDeployment({ seed: seedOf([serviceClient()], [ALICE]) });
-  }, 60_000);
+  });
   afterAll(async () => {
     await deployment?.stop();
   });
@@ -140,7 +140,7 @@ describe.runIf(postgresAvailable)('changing the master secret across two instanc
     servers.push(...deployment.servers);
     // Tom enrols in the second factor at his next sign-in, while the secret changes.
     expect((await deployment.idp(['users', 'require-mfa', TOM.username])).code).toBe(0);
-  }, 60_000);
+  });
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()));
     await deployment?.db.drop();
@@ -297,5 +297,5 @@ describe.runIf(postgresAvailable)('changing the master secret across two instanc
     // IDP_SECRET_PREVIOUS it is no longer genuine (the README says to keep the old secret for
     // IDP_REFRESH_TOKEN_IDLE_LIFETIME to lose none).
     expect((await refresh(base, WEB, untouched)).status).toBe(400);
-  }, 120_000);
+  });
 });

@@ -50,7 +50,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     }, 2);
     a = stack.servers[0]?.url ?? '';
     b = stack.servers[1]?.url ?? '';
-  }, 60_000);
+  });
   afterAll(async () => {
     await stack?.stop();
   });

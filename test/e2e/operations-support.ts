@@ -12,6 +12,7 @@ import { expect } from 'vitest';
 import { freePort, runIdp, seedWith, startServer, type RunResult, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, runSql, type TestDatabase } from '../helpers/services.ts';
 import { sleep } from '../helpers/relying-party.ts';
+import { HANG_LIMIT_MS, waitUntil } from '../helpers/waits.ts';
 
 export const IDP_SECRET = 'f0'.repeat(32);
 export const WEB_SECRET = 'ops-web-secret-0123456789abcdefghijklmnop';
@@ -74,13 +75,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     const c = child;
     exited = new Promise((resolve) => c.once('exit', () => resolve()));
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      if (c.exitCode !== null) throw new Error(`redis-server exited with ${c.exitCode}`);
-      if (await redisCommand(port, 'PING').catch(() => '') === '+PONG') return;
-      if (Date.now() > deadline) throw new Error('redis-server did not answer PING in 10 s');
-      await sleep(50);
-    }
+    await waitUntil('redis-server answers PING', async () => (await redisCommand(port, 'PING')) === '+PONG', { processes: [c] });
   };
   await start();
   return {
@@ -249,7 +244,7 @@ export interface RawRequest {
   host?: string;
   headers?: Record<string, string | number>;
   body?: string | Buffer;
-  /** Gives up (rejects) after this long; default 10 s. */
+  /** Gives up (rejects) after this long: a test's bound on the product; otherwise only a hang ends the wait. */
   timeoutMs?: number;
 }
 
@@ -277,7 +272,8 @@ export function rawRequest(port: number, options: RawRequest): Promise<RawRespon
       res.on('error', reject);
       res.on('aborted', () => reject(new Error('response aborted')));
     });
-    req.setTimeout(options.timeoutMs ?? 10_000, () => req.destroy(new Error(`no complete response in ${options.timeoutMs ?? 10_000} ms`)));
+    const timeoutMs = options.timeoutMs ?? HANG_LIMIT_MS;
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no complete response in ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(options.body);
   });
@@ -287,7 +283,7 @@ export function rawRequest(port: number, options: RawRequest): Promise<RawRespon
  * Writes `bytes` as they are on a fresh TCP connection and returns everything the server sends
  * until it closes the connection (or `timeoutMs` passes): for requests no HTTP client would send.
  */
-export function rawExchange(port: number, bytes: Buffer | string, timeoutMs = 5000): Promise<string> {
+export function rawExchange(port: number, bytes: Buffer | string, timeoutMs = HANG_LIMIT_MS): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: '127.0.0.1', port });
     const chunks: Buffer[] = [];

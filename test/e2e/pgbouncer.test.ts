@@ -43,7 +43,7 @@ describe.runIf(postgresAvailable && pgbouncerAvailable)('behind PgBouncer in tra
     await seedWith(seedOf([webClient('web'), serviceClient('svc'), serviceClient('svc-sql')], [ALICE]), pooled);
     const env = { ...pooled, IDP_DATABASE_LISTEN_URL: db.url, REDIS_URL: redis.url, IDP_BASE_URL: lb.url, IDP_TRUST_PROXY: 'true', LOG_LEVEL: 'info' };
     instances = await Promise.all([startServer(env), startServer(env)]);
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await Promise.all(instances.map((s) => s.stop()));
@@ -94,7 +94,7 @@ describe.runIf(postgresAvailable && pgbouncerAvailable)('behind PgBouncer in tra
   });
 
   it('without IDP_DATABASE_LISTEN_URL, /readyz and idp doctor say that notifications do not arrive', async () => {
-    const deaf = await startServer({ ...pooled, REDIS_URL: redis.url }, 30_000, { readyPath: '/healthz' });
+    const deaf = await startServer({ ...pooled, REDIS_URL: redis.url }, undefined, { readyPath: '/healthz' });
     try {
       // The probe waits 2 s for its notification.
       await sleep(2500);
@@ -114,7 +114,7 @@ describe.runIf(postgresAvailable && pgbouncerAvailable)('behind PgBouncer in tra
   it('with a listen URL nothing answers at, serves all the same and /readyz says the changes are unavailable', async () => {
     const nowhere = new URL(db.url);
     nowhere.port = String(await freePort());
-    const deaf = await startServer({ ...pooled, IDP_DATABASE_LISTEN_URL: nowhere.href, REDIS_URL: redis.url }, 30_000, { readyPath: '/healthz' });
+    const deaf = await startServer({ ...pooled, IDP_DATABASE_LISTEN_URL: nowhere.href, REDIS_URL: redis.url }, undefined, { readyPath: '/healthz' });
     try {
       const ready = await fetch(`${deaf.url}/readyz`);
       expect(ready.status).toBe(503);

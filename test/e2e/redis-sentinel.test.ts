@@ -37,7 +37,7 @@ describe.runIf(postgresAvailable && redisServersAvailable)('two instances on a R
       instances: 2,
     });
     instances = deployment.servers;
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await deployment?.stop();
@@ -143,5 +143,5 @@ describe.runIf(postgresAvailable && redisServersAvailable)('two instances on a R
     // And a whole sign-in goes through on the new master.
     await refreshChain();
     console.info(`sentinel failover: new master named ${failoverMs} ms after the kill, every instance ready ${readyMs} ms later; ${served} answers, ${unavailable} × 503 during it`);
-  }, 60_000);
+  });
 });

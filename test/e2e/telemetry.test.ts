@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic } from '../helpers/oauth.ts';
 import { ROOT, freePort, runIdp, seedWith, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import { waitUntil } from '../helpers/waits.ts';
 import { REDIS_URL, createTestDatabase, postgresAvailable, redisAvailable, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'd'.repeat(64);
@@ -33,7 +34,7 @@ describe.runIf(postgresAvailable && redisAvailable)('the management port', () =>
     const managementPort = await freePort();
     managementUrl = `http://127.0.0.1:${managementPort}`;
     server = await startServer({ IDP_SECRET, IDP_DATA_DIR: dir.path, DATABASE_URL: db.url, REDIS_URL, IDP_MANAGEMENT_PORT: String(managementPort) });
-  }, 60_000);
+  });
   afterAll(async () => {
     await server?.stop();
     await db?.drop();
@@ -131,7 +132,7 @@ describe.runIf(postgresAvailable && redisAvailable)('OpenTelemetry traces', () =
     const env = { IDP_SECRET, IDP_DATA_DIR: dir.path, DATABASE_URL: db.url, REDIS_URL };
     await seedWith({ api_scopes: ['orders.read'], clients: [{ client_id: 'svc', client_secret: SECRET, grant_types: ['client_credentials'], scopes: ['orders.read'] }] }, env);
     server = await startServer({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100' });
-  }, 60_000);
+  });
   afterAll(async () => {
     await server?.stop();
     await receiver?.close();
@@ -139,7 +140,7 @@ describe.runIf(postgresAvailable && redisAvailable)('OpenTelemetry traces', () =
     dir.remove();
   });
 
-  it('sends a span per request with its route and request id, database and Redis spans beneath, and no secret', { timeout: 30_000 }, async () => {
+  it('sends a span per request with its route and request id, database and Redis spans beneath, and no secret', async () => {
     const token = await fetch(`${server.url}/connect/token`, {
       method: 'POST',
       headers: { authorization: basic('svc', SECRET), 'content-type': 'application/x-www-form-urlencoded', 'x-request-id': 'otel-token-1' },
@@ -151,18 +152,18 @@ describe.runIf(postgresAvailable && redisAvailable)('OpenTelemetry traces', () =
     const authorize = await fetch(`${server.url}/connect/authorize?client_id=svc&response_type=code&state=${state}`, { headers: { 'x-request-id': 'otel-authorize-1' }, redirect: 'manual' });
     await authorize.body?.cancel();
 
-    const deadline = Date.now() + 10_000;
+    // The spans arrive when the exporter sends its batch: wait for them, not for a clock.
     const requestSpan = (id: string) => receiver.spans.find((s) => attribute(s, 'idp.request_id') === id);
-    while ((!requestSpan('otel-token-1') || !requestSpan('otel-authorize-1')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const exporting = { processes: [server.child], detail: () => JSON.stringify(receiver.spans.map((s) => s.name)) };
+    await waitUntil('the spans of both requests', () => requestSpan('otel-token-1') && requestSpan('otel-authorize-1'), exporting);
     const tokenSpan = requestSpan('otel-token-1');
     expect(tokenSpan, JSON.stringify(receiver.spans.map((s) => s.name))).toBeDefined();
     expect(attribute(tokenSpan as OtlpSpan, 'http.route')).toBe('/connect/token');
     expect(attribute(requestSpan('otel-authorize-1') as OtlpSpan, 'http.route')).toBe('/connect/authorize');
 
     // The calls to PostgreSQL (the client, on first use) and Redis (the rate limit) of the token request, in its trace.
-    while (Date.now() < deadline && !['pg', 'ioredis'].every((lib) => receiver.spans.some((s) => s.traceId === tokenSpan?.traceId && s.scope.includes(lib)))) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const inTokenTrace = (lib: string) => receiver.spans.some((s) => s.traceId === tokenSpan?.traceId && s.scope.includes(lib));
+    await waitUntil('the pg and ioredis spans of the token request', () => inTokenTrace('pg') && inTokenTrace('ioredis'), exporting);
     const inTrace = receiver.spans.filter((s) => s.traceId === tokenSpan?.traceId);
     expect(inTrace.some((s) => s.scope.includes('instrumentation-pg') && s.parentSpanId), inTrace.map((s) => `${s.scope} ${s.name}`).join(', ')).toBe(true);
     expect(inTrace.some((s) => s.scope.includes('instrumentation-ioredis') && s.parentSpanId)).toBe(true);
@@ -195,7 +196,7 @@ describe('IDP_MANAGEMENT_PORT', () => {
     } finally {
       dir.remove();
     }
-  }, 60_000);
+  });
 });
 
 const promtool = spawnSync('promtool', ['--version']).status === 0;

@@ -82,7 +82,7 @@ async function deploy(options: { upstreamDown?: boolean; claimsInIdToken?: boole
     server = await startServer({
       ...env, LOG_LEVEL: 'info', IDP_SIGN_IN_SOURCE: 'oidc',
       IDP_UPSTREAM_ISSUER: upstream.issuer, IDP_UPSTREAM_CLIENT_ID: AT_UPSTREAM.clientId, IDP_UPSTREAM_CLIENT_SECRET: AT_UPSTREAM.clientSecret,
-    }, 30_000, { port, ...(options.upstreamDown ? { readyPath: '/healthz' } : {}) });
+    }, undefined, { port, ...(options.upstreamDown ? { readyPath: '/healthz' } : {}) });
     await seedWith(SEED, env);
   } catch (error) {
     await server?.stop();

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { ROOT, seedWith, startServer, tempDir, type RunningServer } from './process.ts';
+import { HANG_LIMIT_MS } from './waits.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 export const SCREENSHOTS = join(ROOT, 'test-artifacts', 'screenshots');
@@ -24,10 +25,14 @@ export function chromiumAvailable(suite: string): boolean {
   return false;
 }
 
-/** Headless, and without the background networking that a closed network refuses. */
+/**
+ * Headless, and without the background networking that a closed network refuses. Playwright
+ * fails at once when Chromium exits; its own 30 s guess would fail a launch that is only slow.
+ */
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
+    timeout: HANG_LIMIT_MS,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
 }
@@ -170,6 +175,8 @@ export function useBrowserDeployment(options: {
     },
     async newPage(viewport = { width: 1280, height: 800 }) {
       const context = await started(browser, 'Chromium').newContext({ viewport, colorScheme: 'light', locale: 'en-US' });
+      // A page waits for what it waits for (an element, a URL), not for Playwright's 30 s guess.
+      context.setDefaultTimeout(HANG_LIMIT_MS);
       contexts.push(context);
       return context.newPage();
     },

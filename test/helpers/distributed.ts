@@ -12,7 +12,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { freePort, tempDir } from './process.ts';
-import { sleep } from './relying-party.ts';
+import { waitUntil } from './waits.ts';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
 const REDIS_CLI = '/usr/bin/redis-cli';
@@ -51,12 +51,9 @@ export function redisCall(port: number, args: string[], timeoutMs = 1000): Promi
   });
 }
 
-async function until(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms`);
-    await sleep(50);
-  }
+/** Waits for `check` however long it takes, unless one of `watched` exits first (waits.ts). */
+async function until(what: string, check: () => Promise<boolean>, watched: Array<Process | undefined> = []): Promise<void> {
+  await waitUntil(what, check, { processes: watched.flatMap((p) => (p ? [p.child] : [])), detail: () => watched.map((p) => p?.output() ?? '').join('\n') });
 }
 
 interface Process {
@@ -115,12 +112,12 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterServer
     dir.remove();
   };
   try {
-    await Promise.all(ports.map((port) => until(`redis ${port} answers PING`, 10_000, () => pong(port))));
+    await Promise.all(ports.map((port) => until(`redis ${port} answers PING`, () => pong(port), servers)));
     const created = launch(REDIS_CLI, ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
     await created.exited;
     if (created.child.exitCode !== 0) throw new Error(`redis-cli --cluster create failed: ${created.output()}`);
-    await until('the cluster state is ok on every node', 15_000, async () =>
-      (await Promise.all(ports.map((p) => redisCall(p, ['CLUSTER', 'INFO'])))).every((info) => info.includes('cluster_state:ok')));
+    await until('the cluster state is ok on every node', async () =>
+      (await Promise.all(ports.map((p) => redisCall(p, ['CLUSTER', 'INFO'])))).every((info) => info.includes('cluster_state:ok')), servers);
   } catch (error) {
     await stop();
     throw error;
@@ -189,14 +186,14 @@ export async function startRedisSentinel(masterName = 'idpmaster'): Promise<Redi
   };
   const replicaInSync = async (port: number) => (await redisCall(port, ['INFO', 'replication'])).includes('master_link_status:up');
   try {
-    await until('master and replica answer PING', 10_000, async () => (await pong(first)) && (await pong(second)));
-    await until('the replica is in sync', 10_000, () => replicaInSync(second));
+    await until('master and replica answer PING', async () => (await pong(first)) && (await pong(second)), [...data.values()]);
+    await until('the replica is in sync', () => replicaInSync(second), [...data.values()]);
     // Started once the replica is in sync, the sentinels see it in their first look at the master.
     launchSentinels();
-    await until('every sentinel knows the replica and the other sentinels', 15_000, async () => {
+    await until('every sentinel knows the replica and the other sentinels', async () => {
       const replies = await Promise.all(sentinelPorts.map((p) => redisCall(p, ['INFO', 'sentinel'])));
       return replies.every((info) => new RegExp(`name=${masterName},status=ok,address=127.0.0.1:${first},slaves=1,sentinels=3`).test(info));
-    });
+    }, [...data.values(), ...sentinels]);
   } catch (error) {
     const log = [...data.values(), ...sentinels].map((p) => p.output()).join('\n');
     await stop();
@@ -209,17 +206,17 @@ export async function startRedisSentinel(masterName = 'idpmaster'): Promise<Redi
     async failover() {
       const old = await currentMaster();
       const replica = old === first ? second : first;
-      await until('the replica is in sync before the kill', 10_000, () => replicaInSync(replica));
+      await until('the replica is in sync before the kill', () => replicaInSync(replica), [data.get(replica)]);
       const started = Date.now();
       await kill(data.get(old));
-      await until('the sentinels name a new master', 20_000, async () => (await currentMaster()) === replica);
+      await until('the sentinels name a new master', async () => (await currentMaster()) === replica, [data.get(replica), ...sentinels]);
       const ms = Date.now() - started;
       startData(old, replica);
-      const rejoined = until('the old master is back as a replica', 15_000, async () => {
+      const rejoined = until('the old master is back as a replica', async () => {
         // Should it not stay up (its port taken by a loopback connection meanwhile, say), it starts again.
         if (!running(data.get(old))) startData(old, replica);
         return replicaInSync(old);
-      }).catch(async (error: unknown) => {
+      }, [data.get(replica)]).catch(async (error: unknown) => {
         const report = async (port: number) => `${port}: ${await redisCall(port, ['INFO', 'replication']).catch(String)}\n${data.get(port)?.output() ?? ''}`;
         throw new Error(`${(error as Error).message}\n${await report(old)}\n${await report(replica)}`, { cause: error });
       });
@@ -277,12 +274,12 @@ export async function startPgBouncer(postgresUrl: string, poolMode: 'transaction
     dir.remove();
   };
   try {
-    await until('pgbouncer listens', 10_000, () => new Promise((resolve) => {
+    await until('pgbouncer listens', () => new Promise((resolve) => {
       if (!running(bouncer)) throw new Error('pgbouncer exited');
       const socket = net.connect({ host: '127.0.0.1', port });
       socket.once('connect', () => (socket.destroy(), resolve(true)));
       socket.once('error', () => resolve(false));
-    }));
+    }), [bouncer]);
   } catch (error) {
     const log = existsSync(join(dir.path, 'pgbouncer.log')) ? readFileSync(join(dir.path, 'pgbouncer.log'), 'utf8') : '';
     await stop();

@@ -8,7 +8,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'vitest';
-import { sleep } from './relying-party.ts';
+import { HANG_LIMIT_MS, waitUntil } from './waits.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const IDP_BIN = join(ROOT, 'bin/idp.js');
@@ -81,12 +81,12 @@ export interface RunningServer {
 }
 
 /**
- * The output once `done` holds for it, or as it is at the deadline. A server writes its log
- * asynchronously, so a line may arrive after the answer it belongs to (or after /readyz).
+ * The output once `done` holds for it, or as it is when the process has exited (or at the limit
+ * for a hang). A server writes its log asynchronously, so a line may arrive after the answer it
+ * belongs to (or after /readyz), and later still on a busy machine.
  */
-export async function outputWhen(source: { output(): string }, done: (output: string) => boolean, timeoutMs = 5000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done(source.output()) && Date.now() < deadline) await sleep(50);
+export async function outputWhen(source: { output(): string; child?: ChildProcess }, done: (output: string) => boolean): Promise<string> {
+  await waitUntil('the awaited output', () => done(source.output()), { processes: source.child ? [source.child] : [] }).catch(() => undefined);
   return source.output();
 }
 
@@ -97,8 +97,12 @@ export interface StartOptions {
   readyPath?: string;
 }
 
-/** Starts `idp serve` on a free loopback port and waits until /readyz (or `readyPath`) answers 200. */
-export async function startServer(env: Record<string, string | undefined>, timeoutMs = 30_000, options: StartOptions = {}): Promise<RunningServer> {
+/**
+ * Starts `idp serve` on a free loopback port and waits until /readyz (or `readyPath`) answers
+ * 200: however long that takes, unless the server exits first (then it fails at once, with its
+ * output). `limitMs` is a safety net for a hang, no guess at how long a start takes.
+ */
+export async function startServer(env: Record<string, string | undefined>, limitMs = HANG_LIMIT_MS, options: StartOptions = {}): Promise<RunningServer> {
   const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [IDP_BIN, 'serve'], {
@@ -109,20 +113,14 @@ export async function startServer(env: Record<string, string | undefined>, timeo
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`);
-    try {
-      const res = await fetch(`${url}${options.readyPath ?? '/readyz'}`);
-      if (res.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server did not become ready in ${timeoutMs} ms: ${output}`);
-    }
-    await sleep(100);
+  const readyPath = options.readyPath ?? '/readyz';
+  try {
+    await waitUntil(`the server answers 200 at ${readyPath}`, async () => (await fetch(`${url}${readyPath}`)).status === 200, {
+      processes: [child], detail: () => output, intervalMs: 100, limitMs,
+    });
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
   }
   return {
     url,
@@ -131,7 +129,8 @@ export async function startServer(env: Record<string, string | undefined>, timeo
     output: () => output,
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      // Only a hang is cut short: a slow shutdown still reports its own exit code.
+      const timer = setTimeout(() => child.kill('SIGKILL'), HANG_LIMIT_MS);
       const code = await exited;
       clearTimeout(timer);
       return code;

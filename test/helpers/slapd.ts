@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, tempDir } from './process.ts';
-import { sleep } from './relying-party.ts';
+import { waitUntil } from './waits.ts';
 
 const SLAPD = '/usr/sbin/slapd';
 export const slapdAvailable = existsSync(SLAPD) && existsSync('/usr/bin/ldapmodify') && existsSync('/usr/bin/openssl');
@@ -129,12 +129,9 @@ export async function startSlapd(): Promise<Slapd> {
     started.stderr.on('data', (d: Buffer) => (output += d.toString()));
     exited = new Promise((resolve) => started.once('exit', () => resolve()));
     child = started;
-    for (const deadline = Date.now() + 15_000; ; ) {
-      if (started.exitCode !== null) throw new Error(`slapd exited with ${started.exitCode}: ${output}`);
-      if ((await run('ldapwhoami', ['-x', '-H', url])).code === 0) return;
-      if (Date.now() > deadline) throw new Error(`slapd did not answer at ${url}: ${output}`);
-      await sleep(100);
-    }
+    await waitUntil(`slapd answers at ${url}`, async () => (await run('ldapwhoami', ['-x', '-H', url])).code === 0, {
+      processes: [started], detail: () => output, intervalMs: 100,
+    });
   }
 
   async function stop(): Promise<void> {
@@ -170,7 +167,7 @@ export async function startSlapd(): Promise<Slapd> {
       const pid = child?.pid;
       child?.kill('SIGSTOP');
       // The signal reaches every thread a moment later: wait until /proc says "T (stopped)".
-      for (let i = 0; pid && i < 100 && !/^\d+ \(.*\) T/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); i++) await sleep(10);
+      if (pid && child) await waitUntil('slapd stopped', () => /^\d+ \(.*\) T/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')), { processes: [child], intervalMs: 10 });
     },
     resume: () => void child?.kill('SIGCONT'),
     async close() {
