@@ -226,7 +226,7 @@ describe('a development start with HOST unset and IDP_TRUST_PROXY=true', () => {
   const outside = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
 
   it('listens on loopback only (it prints a demo user\'s password), and says so in the started line', async () => {
-    server = await startServer({ HOST: undefined, IDP_DATA_DIR: dir.path, LOG_LEVEL: 'info', IDP_TRUST_PROXY: 'true' }, 90_000);
+    server = await startServer({ HOST: undefined, IDP_DATA_DIR: dir.path, LOG_LEVEL: 'info', IDP_TRUST_PROXY: 'true' });
     const output = await outputWhen(server, (o) => o.includes('started: '));
     expect(output).toContain(`listening 127.0.0.1:${server.port} (this machine only; HOST=0.0.0.0 listens on every interface)`);
     if (outside) {

@@ -351,7 +351,7 @@ describe('refresh token grant', () => {
 
   for (const u of userCases) {
     it(`refuses a refresh with invalid_grant once the user is ${u.name}`, async () => {
-      const user = await h.addUser(`user-${u.name.replace(/\W+/g, '-')}`);
+      const user = await h.addUser(`user-${u.name.replace(/\W+/g, '-').toLowerCase()}`);
       const t = await h.signIn({ userId: user.id });
       // Good until the change.
       const second = await h.refresh(t.refresh_token);
