@@ -10,6 +10,9 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     enabled: row.enabled,
     secretHash: row.secret_hash,
     secretExpiresAt: row.secret_expires_at,
+    previousSecret: row.previous_secret_hash !== null && row.previous_secret_expires_at !== null
+      ? { hash: row.previous_secret_hash, expiresAt: row.previous_secret_expires_at }
+      : null,
     grantTypes: row.grant_types as GrantType[],
     scopes: row.scopes,
     redirectUris: row.redirect_uris,
@@ -28,6 +31,10 @@ function toColumns(change: Partial<Omit<ClientRecord, 'clientId'>>): Partial<Cli
   if (change.enabled !== undefined) columns.enabled = change.enabled;
   if (change.secretHash !== undefined) columns.secret_hash = change.secretHash;
   if (change.secretExpiresAt !== undefined) columns.secret_expires_at = change.secretExpiresAt;
+  if (change.previousSecret !== undefined) {
+    columns.previous_secret_hash = change.previousSecret?.hash ?? null;
+    columns.previous_secret_expires_at = change.previousSecret?.expiresAt ?? null;
+  }
   if (change.grantTypes !== undefined) columns.grant_types = change.grantTypes;
   if (change.scopes !== undefined) columns.scopes = change.scopes;
   if (change.redirectUris !== undefined) columns.redirect_uris = change.redirectUris;
