@@ -23,7 +23,7 @@ export interface ClientRecord {
   secretExpiresAt: Date | null;
   /**
    * The secret before the last rotation, still accepted until `expiresAt` so the client can
-   * switch without downtime; null (or absent) when there is none.
+   * switch without downtime; absent (or null, to clear it in an update) when there is none.
    */
   previousSecret?: PreviousClientSecret | null;
   grantTypes: GrantType[];

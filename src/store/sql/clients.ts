@@ -10,9 +10,6 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     enabled: row.enabled,
     secretHash: row.secret_hash,
     secretExpiresAt: row.secret_expires_at,
-    previousSecret: row.previous_secret_hash !== null && row.previous_secret_expires_at !== null
-      ? { hash: row.previous_secret_hash, expiresAt: row.previous_secret_expires_at }
-      : null,
     grantTypes: row.grant_types as GrantType[],
     scopes: row.scopes,
     redirectUris: row.redirect_uris,
@@ -20,6 +17,10 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     corsOrigins: row.cors_origins,
     accessTokenLifetime: row.access_token_lifetime,
     requireConsent: row.require_consent,
+    // Absent unless a rotation kept one (the CHECK sets both columns or neither).
+    ...(row.previous_secret_hash !== null && row.previous_secret_expires_at !== null
+      ? { previousSecret: { hash: row.previous_secret_hash, expiresAt: row.previous_secret_expires_at } }
+      : {}),
   };
 }
 
