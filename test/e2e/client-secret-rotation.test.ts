@@ -2,7 +2,8 @@
  * Rotating a client secret without downtime, as an operator and a client see it on a running
  * server: `idp clients rotate-secret ID --keep-old-for 1d` keeps the old secret working beside
  * the new one, `idp clients show` says until when (never a hash), an SQL edit of the window
- * takes effect, and afterwards the old secret is refused with the audit reason that says why.
+ * takes effect on every instance, and afterwards the old secret is refused with the audit
+ * reason that says why.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashClientSecret } from '../../src/tokens/opaque.ts';
@@ -18,9 +19,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe.runIf(postgresAvailable)('idp clients rotate-secret --keep-old-for', () => {
   let db: TestDatabase;
   let server: RunningServer;
+  /** Another instance on the same database: it learns of every change through the same NOTIFY. */
+  let other: RunningServer;
   const idp = (args: string[]) => runIdp(args, { DATABASE_URL: db.url, IDP_SECRET });
-  const tokenStatus = async (secret: string) => {
-    const answer = await fetch(`${server.url}/connect/token`, {
+  const tokenStatus = async (secret: string, on = server) => {
+    const answer = await fetch(`${on.url}/connect/token`, {
       method: 'POST',
       headers: { authorization: `Basic ${Buffer.from(`svc:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
       body: 'grant_type=client_credentials',
@@ -29,10 +32,10 @@ describe.runIf(postgresAvailable)('idp clients rotate-secret --keep-old-for', ()
     return answer.status;
   };
   /** The status once it is `expected` (a change reaches the server through NOTIFY within a second), or as it is then. */
-  const statusBecomes = async (secret: string, expected: number) => {
+  const statusBecomes = async (secret: string, expected: number, on = server) => {
     const deadline = Date.now() + 5000;
-    while ((await tokenStatus(secret)) !== expected && Date.now() < deadline) await sleep(50);
-    return tokenStatus(secret);
+    while ((await tokenStatus(secret, on)) !== expected && Date.now() < deadline) await sleep(50);
+    return tokenStatus(secret, on);
   };
   const failureReasons = () =>
     server.output().split('\n').filter((l) => l.includes('"client_authentication_failed"')).map((l) => (JSON.parse(l) as { reason: string }).reason);
@@ -42,9 +45,13 @@ describe.runIf(postgresAvailable)('idp clients rotate-secret --keep-old-for', ()
     expect((await idp(['migrate'])).code).toBe(0);
     await runSql(db.url, `INSERT INTO clients (client_id, secret_hash, grant_types) VALUES ('svc', $1, '{client_credentials}')`, [hashClientSecret(FIRST_SECRET)]);
     await runSql(db.url, `INSERT INTO clients (client_id, redirect_uris) VALUES ('spa', '{https://spa.example/cb}')`);
-    server = await startServer({ DATABASE_URL: db.url, IDP_SECRET, LOG_LEVEL: 'info' });
+    [server, other] = await Promise.all([
+      startServer({ DATABASE_URL: db.url, IDP_SECRET, LOG_LEVEL: 'info' }),
+      startServer({ DATABASE_URL: db.url, IDP_SECRET }),
+    ]);
   }, 60_000);
   afterAll(async () => {
+    await other?.stop();
     await server?.stop();
     await db?.drop();
   });
@@ -56,6 +63,8 @@ describe.runIf(postgresAvailable)('idp clients rotate-secret --keep-old-for', ()
     expect(Math.abs(Date.parse(answer.previous_secret_expires_at) - (Date.now() + DAY))).toBeLessThan(60_000);
     expect(await statusBecomes(answer.client_secret, 200)).toBe(200);
     expect(await tokenStatus(FIRST_SECRET)).toBe(200);
+    expect(await statusBecomes(answer.client_secret, 200, other)).toBe(200);
+    expect(await tokenStatus(FIRST_SECRET, other)).toBe(200);
 
     const shown = await idp(['clients', 'show', 'svc', '--json']);
     expect(JSON.parse(shown.stdout)).toMatchObject({ has_secret: true, secret_expires_at: null, previous_secret_expires_at: answer.previous_secret_expires_at });
@@ -65,6 +74,8 @@ describe.runIf(postgresAvailable)('idp clients rotate-secret --keep-old-for', ()
     await runSql(db.url, `UPDATE clients SET previous_secret_expires_at = now() - interval '1 second' WHERE client_id = 'svc'`);
     expect(await statusBecomes(FIRST_SECRET, 401)).toBe(401);
     expect(await tokenStatus(answer.client_secret)).toBe(200);
+    expect(await statusBecomes(FIRST_SECRET, 401, other)).toBe(401);
+    expect(await tokenStatus(answer.client_secret, other)).toBe(200);
     await outputWhen(server, () => failureReasons().includes('expired_secret'));
     const seen = failureReasons().length;
     expect(await tokenStatus('a-wrong-secret-0123456789abcdefghijklmn')).toBe(401);
