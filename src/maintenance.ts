@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import type { DurableStore } from './store/types.ts';
 import type { KeyManager } from './tokens/keys.ts';
 import { auditTo, createLogSink } from './events/record.ts';
+import { maxTokenLifetimeSeconds } from './tokens/key-rotation.ts';
 
 /** How often each instance checks the rotation schedule (acting only when something is due). */
 const MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
@@ -32,8 +33,7 @@ export function startMaintenance(services: MaintenanceServices, config: Pick<Con
     const report = await services.keys.maintain({
       intervalSeconds: config.keyRotationInterval,
       publishAheadSeconds: config.keyPublishAhead,
-      // ID tokens and access tokens live as long as the client's access token lifetime.
-      maxTokenLifetimeSeconds: Math.max(3600, ...clients.map((c) => c.accessTokenLifetime)),
+      maxTokenLifetimeSeconds: maxTokenLifetimeSeconds(clients.map((c) => c.accessTokenLifetime)),
     });
     const audit = auditTo(createLogSink(), { log: logger });
     for (const kid of report.published) audit({ type: 'key_published', kid, actor: 'schedule' });

@@ -1,23 +1,52 @@
 /**
  * Signing keys. Rotation adds a key and makes it the signer at once; the former signer stays
- * published (`previous`) until it is retired, so tokens it signed still verify.
+ * published (`previous`) until it is retired, so tokens it signed still verify. Retiring a key
+ * whose tokens may still be valid is refused unless forced: forcing invalidates them at once.
  */
-import type { SigningKeyRecord } from '../store/types.ts';
-import type { KeyManager } from '../tokens/keys.ts';
+import type { ClientRecord, SigningKeyRecord } from '../store/types.ts';
+import { maxTokenLifetimeSeconds, RETIRE_MARGIN_SECONDS } from '../tokens/key-rotation.ts';
+import { JWKS_MAX_AGE_SECONDS, type KeyManager, type TokensStillValid } from '../tokens/keys.ts';
 import { AdminError } from './errors.ts';
 
 export async function listKeys(keys: KeyManager): Promise<SigningKeyRecord[]> {
   return keys.list();
 }
 
-export async function rotateKey(keys: KeyManager): Promise<{ kind: 'rotated'; key: SigningKeyRecord }> {
-  return { kind: 'rotated', key: await keys.rotate() };
+export interface KeyRotated {
+  kind: 'rotated';
+  key: SigningKeyRecord;
+  /** Relying parties that cached the key set before the rotation may not know the new key for this long. */
+  jwksMaxAgeSeconds: number;
 }
 
-export async function retireKey(keys: KeyManager, kid: string): Promise<{ kind: 'retired'; kid: string }> {
-  const result = await keys.retire(kid);
+export async function rotateKey(keys: KeyManager): Promise<KeyRotated> {
+  return { kind: 'rotated', key: await keys.rotate(), jwksMaxAgeSeconds: JWKS_MAX_AGE_SECONDS };
+}
+
+export interface KeyRetired {
+  kind: 'retired';
+  kid: string;
+  /** Set when `force` retired a key whose tokens were still valid: they stopped verifying at once. */
+  invalidated: TokensStillValid | undefined;
+}
+
+export interface RetireOptions {
+  /** Retire even when tokens the key signed may still be valid. */
+  force: boolean;
+  /** Every client, for the longest token lifetime. */
+  clients: readonly Pick<ClientRecord, 'accessTokenLifetime'>[];
+}
+
+export async function retireKey(keys: KeyManager, kid: string, options: RetireOptions): Promise<KeyRetired> {
+  const maxLifetime = maxTokenLifetimeSeconds(options.clients.map((c) => c.accessTokenLifetime));
+  const result = await keys.retire(kid, { maxTokenLifetimeSeconds: maxLifetime, force: options.force });
   if (result === 'not_found') throw new AdminError('not_found', `no signing key with kid ${kid}`);
   if (result === 'is_current') throw new AdminError('conflict', `signing key ${kid} is the current signer: rotate first (idp keys rotate), then retire it`);
   if (result === 'already_retired') throw new AdminError('conflict', `signing key ${kid} is already retired`);
-  return { kind: 'retired', kid };
+  if (result === 'retired') return { kind: 'retired', kid, invalidated: undefined };
+  if (result.kind === 'forced') return { kind: 'retired', kid, invalidated: result };
+  throw new AdminError('conflict',
+    `signing key ${kid} may still verify tokens until ${result.verifiesUntil.toISOString()} ` +
+    `(it signed until ${result.signedUntil.toISOString()}, tokens live up to ${maxLifetime} s, plus ${RETIRE_MARGIN_SECONDS} s for clock skew): ` +
+    'retire it after that, or use --force, which makes every token it signed invalid at once (relying parties must sign their users in again)');
 }

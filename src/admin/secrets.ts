@@ -5,7 +5,7 @@
  * ephemeral store (sessions, sign-ins in progress) is not touched: it expires by itself.
  */
 import { staleUserSecrets } from '../sessions/mfa.ts';
-import type { DurableStore } from '../store/types.ts';
+import type { DurableStore, PreviousClientSecret } from '../store/types.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { deriveKeyring, type MasterSecrets } from '../tokens/secret-box.ts';
@@ -21,18 +21,43 @@ export function newClientSecret(): { secret: string; hash: string } {
 export interface SecretRotated {
   kind: 'rotated';
   clientId: string;
-  /** Shown once; the previous secret stops working at once. */
+  /** Shown once. */
   secret: string;
+  /** Until when the secret it replaced is still accepted; undefined: it stopped working at once. */
+  previousValidUntil: Date | undefined;
 }
 
-export async function rotateClientSecret(durable: DurableStore, id: string): Promise<SecretRotated> {
+/** The longest a replaced secret may stay valid: a rotation, not a second permanent secret. */
+export const MAX_KEEP_OLD_SECONDS = 30 * 24 * 3600;
+
+export interface RotateOptions {
+  /** Keep accepting the replaced secret this many seconds (0: not at all). */
+  keepOldForSeconds: number;
+  /** Milliseconds since the epoch. */
+  now: number;
+}
+
+/** Without `keep`, the replaced secret stops working at once. */
+export async function rotateClientSecret(durable: DurableStore, id: string, keep?: RotateOptions): Promise<SecretRotated> {
+  const { keepOldForSeconds, now } = keep ?? { keepOldForSeconds: 0, now: 0 };
+  if (!Number.isInteger(keepOldForSeconds) || keepOldForSeconds < 0 || keepOldForSeconds > MAX_KEEP_OLD_SECONDS) {
+    throw new AdminError('invalid', `the old secret can be kept for at most ${MAX_KEEP_OLD_SECONDS / 86400} days (${MAX_KEEP_OLD_SECONDS} s)`);
+  }
   const client = await durable.clients.get(id);
   if (!client) throw new AdminError('not_found', `no client with id ${id}`);
   if (client.secretHash === null) throw new AdminError('conflict', `client ${id} is a public client: it has no secret to rotate`);
   const { secret, hash } = newClientSecret();
+  const previousSecret = keptSecret(client.secretHash, client.secretExpiresAt, keepOldForSeconds, now);
   // The expiry belonged to the old secret; the new one does not expire until an administrator says so.
-  await durable.clients.update(id, { secretHash: hash, secretExpiresAt: null });
-  return { kind: 'rotated', clientId: id, secret };
+  // A secret kept from an earlier rotation is replaced (or dropped): a client holds at most two.
+  await durable.clients.update(id, { secretHash: hash, secretExpiresAt: null, previousSecret });
+  return { kind: 'rotated', clientId: id, secret, previousValidUntil: previousSecret?.expiresAt };
+}
+
+/** The replaced secret, kept for the window but never past its own expiry. */
+function keptSecret(hash: string, expiresAt: Date | null, keepOldForSeconds: number, now: number): PreviousClientSecret | null {
+  const until = Math.min(now + keepOldForSeconds * 1000, expiresAt?.getTime() ?? Infinity);
+  return until > now ? { hash, expiresAt: new Date(until) } : null;
 }
 
 export interface Resealed {

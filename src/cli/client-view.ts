@@ -1,6 +1,7 @@
 /**
  * How a client is shown: wire names for JSON, fields and table rows for text. The secret hash is
- * never shown, only whether a secret is set and when it expires.
+ * never shown, only whether a secret is set and when it expires (and until when the previous
+ * secret of a rotation is still accepted).
  */
 import { clientType } from '../admin/clients.ts';
 import type { ClientRecord } from '../store/types.ts';
@@ -14,6 +15,7 @@ export function clientDocument(client: ClientRecord): Record<string, unknown> {
     client_type: clientType(client),
     has_secret: client.secretHash !== null,
     secret_expires_at: client.secretExpiresAt?.toISOString() ?? null,
+    previous_secret_expires_at: client.previousSecret?.expiresAt.toISOString() ?? null,
     grant_types: client.grantTypes,
     scopes: client.scopes,
     redirect_uris: client.redirectUris,
@@ -32,6 +34,7 @@ export function clientFieldLines(client: ClientRecord): string[] {
     ['enabled', yesNo(client.enabled)],
     ['client_type', clientType(client)],
     ['secret', secret],
+    ...(client.previousSecret ? [['previous_secret', `also accepted until ${client.previousSecret.expiresAt.toISOString()}`] as [string, string]] : []),
     ['grant_types', listText(client.grantTypes)],
     ['scopes', listText(client.scopes)],
     ['redirect_uris', listText(client.redirectUris)],

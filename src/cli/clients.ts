@@ -1,4 +1,4 @@
-/** `idp clients add | list | show ID | disable ID | enable ID | remove ID | rotate-secret ID`. */
+/** `idp clients add | list | show ID | disable ID | enable ID | remove ID | rotate-secret ID [--keep-old-for DURATION]`. */
 import { getClient, listClients, removeClient, setClientEnabled } from '../admin/clients.ts';
 import { rotateClientSecret } from '../admin/secrets.ts';
 import type { DurableStore } from '../store/types.ts';
@@ -6,7 +6,8 @@ import { parseCommand, subcommand } from './args.ts';
 import { auditChange } from './audit.ts';
 import { CLIENT_TABLE_HEADERS, clientDocument, clientFieldLines, clientRow } from './client-view.ts';
 import { addClient } from './clients-add.ts';
-import type { CliContext, ExitCode } from './context.ts';
+import { UsageError, type CliContext, type ExitCode } from './context.ts';
+import { parseDuration } from './duration.ts';
 import { formatTable, report } from './output.ts';
 
 type ClientCommand = (id: string, durable: DurableStore, context: CliContext) => Promise<void>;
@@ -30,21 +31,36 @@ const removeCommand: ClientCommand = async (id, durable, context) => {
   report(context, { client_id: id, removed: true }, () => [`client ${id} removed`]);
 };
 
-const rotateSecret: ClientCommand = async (id, durable, context) => {
-  const { secret } = await rotateClientSecret(durable, id);
-  auditChange(context, { action: 'update', resource: 'client', resource_id: id, fields: ['client_secret', 'secret_expires_at'] });
-  report(context, { client_id: id, client_secret: secret, secret_expires_at: null }, () => [
-    `client ${id} has a new secret (the previous one no longer works; this one does not expire), shown only this once:`,
+const ROTATE_USAGE = 'idp clients rotate-secret ID [--keep-old-for DURATION]';
+
+/** `--keep-old-for 1d`: the old secret keeps working that long, so the client can switch without downtime. */
+async function rotateSecret(args: string[], context: CliContext): Promise<void> {
+  const { positionals, values } = parseCommand({ usage: ROTATE_USAGE, options: { 'keep-old-for': { type: 'string' } }, positionals: ['ID'] }, args);
+  const [id] = positionals as [string];
+  const keepText = values['keep-old-for'];
+  const keepOldForSeconds = keepText === undefined ? undefined : parseDuration(keepText);
+  if (keepOldForSeconds === undefined && keepText !== undefined) {
+    throw new UsageError(`--keep-old-for must be a duration such as 1d, 12h, 30m, 3600s or seconds, not "${keepText}" (usage: ${ROTATE_USAGE})`);
+  }
+  const keep = keepOldForSeconds === undefined ? undefined : { keepOldForSeconds, now: context.clock() };
+  const { secret, previousValidUntil } = await rotateClientSecret(await context.openDurable(), id, keep);
+  auditChange(context, { action: 'update', resource: 'client', resource_id: id, fields: rotatedFields(keep !== undefined) });
+  const until = previousValidUntil?.toISOString() ?? null;
+  report(context, { client_id: id, client_secret: secret, secret_expires_at: null, previous_secret_expires_at: until }, () => [
+    `client ${id} has a new secret (${until ? `the previous one still works until ${until}` : 'the previous one no longer works'}; this one does not expire), shown only this once:`,
     secret,
   ]);
-};
+}
+
+function rotatedFields(kept: boolean): string[] {
+  return kept ? ['client_secret', 'secret_expires_at', 'previous_secret_expires_at'] : ['client_secret', 'secret_expires_at'];
+}
 
 const BY_ID: Record<string, ClientCommand> = {
   show: showClient,
   disable: setEnabled(false),
   enable: setEnabled(true),
   remove: removeCommand,
-  'rotate-secret': rotateSecret,
 };
 
 async function listCommand(args: string[], context: CliContext): Promise<void> {
@@ -56,8 +72,12 @@ async function listCommand(args: string[], context: CliContext): Promise<void> {
 }
 
 export async function runClients(args: string[], context: CliContext): Promise<ExitCode> {
-  const { name, rest } = subcommand('clients', ['add', 'list', ...Object.keys(BY_ID)], args);
+  const { name, rest } = subcommand('clients', ['add', 'list', ...Object.keys(BY_ID), 'rotate-secret'], args);
   if (name === 'add') return addClient(rest, context);
+  if (name === 'rotate-secret') {
+    await rotateSecret(rest, context);
+    return 0;
+  }
   if (name === 'list') {
     await listCommand(rest, context);
     return 0;

@@ -36,16 +36,29 @@ async function listCommand(args: string[], context: CliContext): Promise<void> {
 
 async function rotateCommand(args: string[], context: CliContext): Promise<void> {
   parseCommand({ usage: 'idp keys rotate', options: {}, positionals: [] }, args);
-  const { key } = await rotateKey(await openKeyManager(context));
+  const { key, jwksMaxAgeSeconds } = await rotateKey(await openKeyManager(context));
   context.audit({ type: 'key_rotated', kid: key.kid, actor: 'cli' });
-  report(context, keyDocument(key), () => [`new current signing key: ${key.kid}`]);
+  report(context, { ...keyDocument(key), jwks_max_age: jwksMaxAgeSeconds }, () => [
+    `new current signing key: ${key.kid}`,
+    `it signs from now on, but relying parties may hold the previous key set for up to ${jwksMaxAgeSeconds} s (the JWKS Cache-Control max-age): ` +
+      'those that do not refetch it on an unknown kid reject its tokens until then; the automatic rotation (IDP_KEY_ROTATION_INTERVAL) publishes a key ahead instead',
+  ]);
 }
 
 async function retireCommand(args: string[], context: CliContext): Promise<void> {
-  const { positionals } = parseCommand({ usage: 'idp keys retire KID', options: {}, positionals: ['KID'] }, args);
-  const { kid } = await retireKey(await openKeyManager(context), positionals[0] as string);
+  const { positionals, values } = parseCommand({ usage: 'idp keys retire KID [--force]', options: { force: { type: 'boolean' } }, positionals: ['KID'] }, args);
+  const durable = await context.openDurable();
+  const { kid, invalidated } = await retireKey(await openKeyManager(context), positionals[0] as string, {
+    force: values.force === true,
+    clients: await durable.clients.list(),
+  });
   context.audit({ type: 'key_retired', kid, actor: 'cli' });
-  report(context, { kid, state: 'retired' }, () => [`signing key ${kid} retired: it is no longer published`]);
+  const until = invalidated?.verifiesUntil.toISOString() ?? null;
+  report(context, { kid, state: 'retired', invalidated_tokens_valid_until: until }, () => [
+    invalidated
+      ? `signing key ${kid} retired by force: every token it signed (until ${invalidated.signedUntil.toISOString()}) is invalid now instead of at ${until}; relying parties must sign their users in again`
+      : `signing key ${kid} retired: it is no longer published`,
+  ]);
 }
 
 const KEY_COMMANDS: Record<string, (args: string[], context: CliContext) => Promise<void>> = {

@@ -124,9 +124,25 @@ export async function authenticateClient(input: ClientCredentialsInput, deps: Cl
     return { client, method: 'none' };
   }
   if (presented.secret === undefined) throw refuse('bad_secret', clientId, `confidential client ${clientId} sent no secret`);
-  if (!secretMatches(presented, client.secretHash)) throw refuse('bad_secret', clientId, `wrong secret for ${clientId}`);
+  if (!secretMatches(presented, client.secretHash)) {
+    // Only once the current secret failed: the common case costs nothing more.
+    const previous = previousSecretMatch(presented, client, deps.now);
+    if (previous === 'valid') return { client, method: presented.method };
+    if (previous === 'expired') throw refuse('expired_secret', clientId, `previous secret of ${clientId} expired at ${client.previousSecret?.expiresAt.toISOString()}`);
+    throw refuse('bad_secret', clientId, `wrong secret for ${clientId}`);
+  }
   if (client.secretExpiresAt && client.secretExpiresAt.getTime() <= deps.now) {
     throw refuse('expired_secret', clientId, `secret of ${clientId} expired at ${client.secretExpiresAt.toISOString()}`);
   }
   return { client, method: presented.method };
+}
+
+/**
+ * The secret a rotation kept (`idp clients rotate-secret --keep-old-for`) is accepted until its
+ * expiry; after it, it is told apart from a wrong secret for the audit log only.
+ */
+function previousSecretMatch(presented: { secret?: string; rawSecret?: string }, client: ClientRecord, now: number): 'valid' | 'expired' | 'no' {
+  const previous = client.previousSecret;
+  if (!previous || !secretMatches(presented, previous.hash)) return 'no';
+  return previous.expiresAt.getTime() > now ? 'valid' : 'expired';
 }

@@ -21,6 +21,11 @@ export interface ClientRecord {
   /** Hash as printed by `idp secret-hash`; null for public clients. */
   secretHash: string | null;
   secretExpiresAt: Date | null;
+  /**
+   * The secret before the last rotation, still accepted until `expiresAt` so the client can
+   * switch without downtime; absent (or null, to clear it in an update) when there is none.
+   */
+  previousSecret?: PreviousClientSecret | null;
   grantTypes: GrantType[];
   scopes: string[];
   redirectUris: string[];
@@ -29,6 +34,12 @@ export interface ClientRecord {
   /** Seconds. */
   accessTokenLifetime: number;
   requireConsent: boolean;
+}
+
+/** A client's previous secret: its hash, and when it stops being accepted. */
+export interface PreviousClientSecret {
+  hash: string;
+  expiresAt: Date;
 }
 
 export type SignInSourceKind = 'local' | 'ldap' | 'oidc';

@@ -15,7 +15,38 @@ export interface RotationPolicy {
 }
 
 /** Clock skew allowed to relying parties verifying a token near its expiry. */
-const RETIRE_MARGIN_SECONDS = 300;
+export const RETIRE_MARGIN_SECONDS = 300;
+
+/**
+ * The longest a token a key signed stays valid: ID tokens and access tokens live as long as
+ * their client's access-token lifetime, counted as at least an hour. Refresh tokens are opaque
+ * (a MAC, not a signature of this key), so they do not count.
+ */
+export function maxTokenLifetimeSeconds(accessTokenLifetimes: readonly number[]): number {
+  return Math.max(3600, ...accessTokenLifetimes);
+}
+
+/** How long the tokens a demoted key signed may still verify. */
+export interface TokensStillValid {
+  /** When the key stopped signing: when its successor became the signer. */
+  signedUntil: Date;
+  /** `signedUntil` plus the longest token lifetime and the clock-skew margin. */
+  verifiesUntil: Date;
+}
+
+/**
+ * Until when tokens signed by `key` may verify, or undefined when none can: it never signed,
+ * or it stopped long enough ago. The time it stopped is its successor's activation; a
+ * `previous` key with none recorded counts as having signed until `now`.
+ */
+export function tokensStillValid(key: SigningKeyRecord, keys: readonly SigningKeyRecord[], maxLifetimeSeconds: number, now: number): TokensStillValid | undefined {
+  if (key.state !== 'previous') return undefined;
+  const since = (key.activatedAt ?? key.createdAt).getTime();
+  const successors = keys.map((k) => k.activatedAt?.getTime()).filter((t): t is number => t !== undefined && t > since);
+  const signedUntil = successors.length > 0 ? Math.min(...successors) : now;
+  const verifiesUntil = signedUntil + (maxLifetimeSeconds + RETIRE_MARGIN_SECONDS) * 1000;
+  return verifiesUntil > now ? { signedUntil: new Date(signedUntil), verifiesUntil: new Date(verifiesUntil) } : undefined;
+}
 
 export interface RotationPlan {
   /** Publish a successor (state next). */

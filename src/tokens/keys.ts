@@ -8,11 +8,17 @@ import { createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } fr
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import type { Clock } from '../clock.ts';
 import type { SigningKeyRecord, SigningKeyRepository } from '../store/types.ts';
-import { isEmptyPlan, planRotation, type RotationPolicy } from './key-rotation.ts';
+import { isEmptyPlan, planRotation, tokensStillValid, type RotationPolicy, type TokensStillValid } from './key-rotation.ts';
 import { asKeyring, openWithKeyring, seal, type Keyring } from './secret-box.ts';
 import { signingKeySealingContext } from './sealing-contexts.ts';
 
-export type { RotationPolicy } from './key-rotation.ts';
+export type { RotationPolicy, TokensStillValid } from './key-rotation.ts';
+
+/** Keeps every token a key signed verifiable until it expires: retire such a key only when `force` says so. */
+export interface RetireGuard {
+  maxTokenLifetimeSeconds: number;
+  force: boolean;
+}
 
 /** One key of the published key set (RFC 7517 §4 and RFC 7518 §6.3.1: kid, use, kty, alg, e, n and nothing else: no private member). */
 export interface PublicJwk {
@@ -23,6 +29,13 @@ export interface PublicJwk {
   e: string;
   n: string;
 }
+
+/**
+ * How long relying parties may cache the published key set (its `Cache-Control: max-age`):
+ * a key that signs at once may be unknown to them for that long, unless they refetch the key
+ * set on an unknown kid.
+ */
+export const JWKS_MAX_AGE_SECONDS = 300;
 
 export interface KeySet {
   keys: PublicJwk[];
@@ -41,7 +54,13 @@ export interface KeyManagerDeps {
   clock: Clock;
 }
 
-export type RetireResult = 'retired' | 'not_found' | 'is_current' | 'already_retired';
+/**
+ * `refused`: tokens it signed may still be valid (and no `force`); `forced`: retired although
+ * they were, so they stopped verifying at once.
+ */
+export type RetireResult =
+  | 'retired' | 'not_found' | 'is_current' | 'already_retired'
+  | (TokensStillValid & { kind: 'refused' | 'forced' });
 
 /** What one maintenance pass did: keys published, promoted and retired (by kid). */
 export interface MaintenanceReport {
@@ -56,7 +75,8 @@ export interface KeyManager {
   ensureSigningKey(): Promise<void>;
   /** Adds a key and makes it the signer; the former signer stays published as `previous`. */
   rotate(): Promise<SigningKeyRecord>;
-  retire(kid: string): Promise<RetireResult>;
+  /** Stops publishing a key that no longer signs; with a guard, only once its tokens have expired. */
+  retire(kid: string, guard?: RetireGuard): Promise<RetireResult>;
   list(): Promise<SigningKeyRecord[]>;
   /** The published key set (all but retired keys). */
   jwks(): Promise<KeySet>;
@@ -125,14 +145,18 @@ export function createKeyManager(deps: KeyManagerDeps): KeyManager {
       loaded = undefined;
       return fresh;
     },
-    async retire(kid) {
+    async retire(kid, guard) {
       const result = await deps.keys.withLock(async (tx): Promise<RetireResult> => {
-        const key = (await tx.list()).find((k) => k.kid === kid);
+        const keys = await tx.list();
+        const key = keys.find((k) => k.kid === kid);
         if (!key) return 'not_found';
         if (key.state === 'current') return 'is_current';
         if (key.state === 'retired') return 'already_retired';
+        // Decided under the lock, so a concurrent promotion cannot slip in between.
+        const live = guard && tokensStillValid(key, keys, guard.maxTokenLifetimeSeconds, deps.clock());
+        if (live && !guard.force) return { kind: 'refused', ...live };
         await tx.setState(kid, 'retired', new Date(deps.clock()));
-        return 'retired';
+        return live ? { kind: 'forced', ...live } : 'retired';
       });
       loaded = undefined;
       return result;

@@ -70,13 +70,13 @@ describe.runIf(postgresAvailable)('idp audit lines', () => {
 
   it('logs idp keys rotate and idp keys retire as key_rotated and key_retired by the cli', async () => {
     const first = await idp(['keys', 'rotate']);
-    const firstKid = /^new current signing key: (\S+)$/.exec(first.stdout.trim())?.[1];
+    const firstKid = /^new current signing key: (\S+)$/m.exec(first.stdout)?.[1];
     expect(auditLine(first)).toMatchObject({ event: 'key_rotated', kid: firstKid, actor: 'cli', msg: 'key_rotated' });
     const second = await idp(['keys', 'rotate', '--json']);
     const secondKid = (JSON.parse(second.stdout) as { kid: string }).kid;
     expect(secondKid).not.toBe(firstKid);
     expect(auditLine(second)).toMatchObject({ event: 'key_rotated', kid: secondKid, actor: 'cli' });
-    expect(auditLine(await idp(['keys', 'retire', firstKid ?? '']))).toMatchObject({ event: 'key_retired', kid: firstKid, actor: 'cli' });
+    expect(auditLine(await idp(['keys', 'retire', firstKid ?? '', '--force']))).toMatchObject({ event: 'key_retired', kid: firstKid, actor: 'cli' });
   });
 
   it('logs every other change of clients, users, scopes and sealed values once, with field names only', async () => {

@@ -48,13 +48,13 @@ describe('idp without a database', () => {
       [['serve', '--help'], /^usage: idp serve\n/],
       [['migrate', '--help'], /^usage: idp migrate\n/],
       [['seed', '--help'], /^usage: idp seed FILE.json\n/],
-      [['clients', '--help'], /^usage: idp clients add --id ID[^]*usage: idp clients rotate-secret ID\n/],
+      [['clients', '--help'], /^usage: idp clients add --id ID[^]*usage: idp clients rotate-secret ID \[--keep-old-for DURATION\]\n/],
       [['clients', 'add', '--help'], /^usage: idp clients add --id ID .*\n[^]*--secret-expires-at ISO8601\]\n {2}Registers a client/],
       [['clients', 'show', 'web', '-h'], /^usage: idp clients show ID\n {2}Shows one client/],
       [['users', 'add', '--username', 'alice', '--help'], /^usage: idp users add --username U \(--password P \| --password-stdin\)/],
       [['users', 'require-mfa', '--help'], /^usage: idp users require-mfa U\n/],
       [['scopes', 'remove', '--help'], /^usage: idp scopes remove NAME\n {2}Removes an API scope/],
-      [['keys', 'retire', '--help'], /^usage: idp keys retire KID\n/],
+      [['keys', 'retire', '--help'], /^usage: idp keys retire KID \[--force\]\n/],
       [['secret-hash', '--help'], /^usage: idp secret-hash\n/],
       [['doctor', '--help'], /^usage: idp doctor \[--url URL\]\n/],
       [['help', 'keys', 'rotate'], /^usage: idp keys rotate\n/],
@@ -112,8 +112,8 @@ describe('idp without a database', () => {
       [['scopes', 'add', 'orders read'], /^scope "orders read": must be an RFC 6749 scope token/],
       [['keys', 'retire'], /^missing argument KID /],
       [['keys', 'retire', '-x'], /^unknown option -x /],
-      [['keys', 'retire', '--force'], /^unknown option --force /],
-      [['keys', 'retire', '--force=yes'], /^unknown option --force /],
+      [['keys', 'retire', '--force'], /^missing argument KID /],
+      [['keys', 'retire', '--force=yes'], /^option --force takes no value /],
       [['seed'], /^missing argument FILE.json /],
       [['secret-hash', 'extra'], /^unexpected argument "extra" /],
       [['migrate', '--force'], /^unknown option --force /],
@@ -257,7 +257,7 @@ describe.runIf(postgresAvailable)('idp on PostgreSQL', () => {
     expect(await runSql(db.url, `SELECT name FROM api_scopes`)).toStrictEqual([]);
   });
 
-  it('rotates signing keys, refuses to retire the current one, retires the previous one', async () => {
+  it('rotates signing keys, refuses to retire the current one, and the previous one unless forced', async () => {
     const first = await idp(['keys', 'rotate']);
     const firstKid = /new current signing key: (\S+)/.exec(first.stdout)?.[1];
     expect(first.code).toBe(0);
@@ -269,7 +269,9 @@ describe.runIf(postgresAvailable)('idp on PostgreSQL', () => {
     // A thumbprint starts with a dash one time in 64, with two one time in 4096: a key id, not a flag.
     expectOneLine(await idp(['keys', 'retire', '-Qz4aBc']), 1, /^no signing key with kid -Qz4aBc$/);
     expectOneLine(await idp(['keys', 'retire', '--Nt_ewKH-3-hmXMANO71solbmZ-t8Cm-8hmdSrUv3c']), 1, /^no signing key with kid --Nt_ewKH-3-hmXMANO71solbmZ-t8Cm-8hmdSrUv3c$/);
-    expect((await idp(['keys', 'retire', firstKid ?? ''])).code).toBe(0);
+    // It signed until a moment ago: its tokens may still be valid, so only --force retires it.
+    expectOneLine(await idp(['keys', 'retire', firstKid ?? '']), 1, /^signing key \S+ may still verify tokens until \S+Z \(it signed until /);
+    expect((await idp(['keys', 'retire', firstKid ?? '', '--force'])).code).toBe(0);
     const listed = json<{ keys: { kid: string; state: string }[] }>(await idp(['keys', 'list', '--json']));
     expect(listed.keys.map(({ kid, state }) => ({ kid, state }))).toStrictEqual([
       { kid: firstKid, state: 'retired' },

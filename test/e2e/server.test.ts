@@ -159,7 +159,7 @@ describe.runIf(postgresAvailable)('a server on PostgreSQL', () => {
     const token = (await (await clientCredentials(server, 'orders-service')).json()) as { access_token: string };
     expect(kidOf(token.access_token)).toBe(newKid);
 
-    const retired = await runIdp(['keys', 'retire', oldKid], { DATABASE_URL: db.url, IDP_SECRET: SECRET });
+    const retired = await runIdp(['keys', 'retire', oldKid, '--force'], { DATABASE_URL: db.url, IDP_SECRET: SECRET });
     expect(retired.code).toBe(0);
     const retiredAt = Date.now();
     let final = await jwks(server);

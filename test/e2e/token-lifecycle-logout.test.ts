@@ -301,7 +301,8 @@ describe.runIf(postgresAvailable)('end session (RP-Initiated Logout)', () => {
       expect(page.location).toBe(`${WEB_LOGOUT}?state=k`);
       expect(await signedIn(browser)).toBe(false);
 
-      await idpOk(cluster, ['keys', 'retire', oldKid]);
+      // Its tokens are still within their lifetime: only --force retires it now.
+      await idpOk(cluster, ['keys', 'retire', oldKid, '--force']);
       await propagation();
       expectErrorPage(await new Browser().get(logoutUrl(base, { id_token_hint: another.id_token ?? '', post_logout_redirect_uri: WEB_LOGOUT })), ['invalid_request']);
     });

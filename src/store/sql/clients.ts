@@ -17,6 +17,10 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     corsOrigins: row.cors_origins,
     accessTokenLifetime: row.access_token_lifetime,
     requireConsent: row.require_consent,
+    // Absent unless a rotation kept one (the CHECK sets both columns or neither).
+    ...(row.previous_secret_hash !== null && row.previous_secret_expires_at !== null
+      ? { previousSecret: { hash: row.previous_secret_hash, expiresAt: row.previous_secret_expires_at } }
+      : {}),
   };
 }
 
@@ -28,6 +32,10 @@ function toColumns(change: Partial<Omit<ClientRecord, 'clientId'>>): Partial<Cli
   if (change.enabled !== undefined) columns.enabled = change.enabled;
   if (change.secretHash !== undefined) columns.secret_hash = change.secretHash;
   if (change.secretExpiresAt !== undefined) columns.secret_expires_at = change.secretExpiresAt;
+  if (change.previousSecret !== undefined) {
+    columns.previous_secret_hash = change.previousSecret?.hash ?? null;
+    columns.previous_secret_expires_at = change.previousSecret?.expiresAt ?? null;
+  }
   if (change.grantTypes !== undefined) columns.grant_types = change.grantTypes;
   if (change.scopes !== undefined) columns.scopes = change.scopes;
   if (change.redirectUris !== undefined) columns.redirect_uris = change.redirectUris;

@@ -10,6 +10,8 @@ export interface ClientsTable {
   enabled: boolean;
   secret_hash: string | null;
   secret_expires_at: NullableTimestamp;
+  previous_secret_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  previous_secret_expires_at: NullableTimestamp;
   grant_types: string[];
   scopes: string[];
   redirect_uris: string[];

@@ -86,3 +86,31 @@ describe('authenticateClient', () => {
     expect(await failure(partial)).toBe(code);
   });
 });
+
+describe('authenticateClient with the previous secret of a rotation', () => {
+  const OLD = 'the secret before the rotation-0123456789abcdef';
+  const reasons: string[] = [];
+  const rotating = (expiresAt: number, secretExpiresAt: Date | null = null) =>
+    client({ clientId: 'rot', secretExpiresAt, previousSecret: { hash: hashClientSecret(OLD), expiresAt: new Date(expiresAt) } });
+  const attempt = async (record: ClientRecord, secret: string) => {
+    try {
+      await authenticateClient(input({ authorization: basic('rot', secret) }), { findClient: async () => record, now: NOW, failed: (reason) => void reasons.push(reason) });
+      return 'accepted';
+    } catch (error) {
+      if (error instanceof OAuthError) return `${error.code}/${reasons.at(-1)}`;
+      throw error;
+    }
+  };
+
+  it.each([
+    ['the new secret, while the old one is kept', rotating(NOW + 1000), SECRET, 'accepted'],
+    ['the old secret before its expiry', rotating(NOW + 1000), OLD, 'accepted'],
+    ['the old secret at its expiry', rotating(NOW), OLD, 'invalid_client/expired_secret'],
+    ['the old secret after its expiry', rotating(NOW - 1000), OLD, 'invalid_client/expired_secret'],
+    ['a wrong secret during the window', rotating(NOW + 1000), `${OLD}x`, 'invalid_client/bad_secret'],
+    ['the new secret past its own expiry, even while the old one is kept', rotating(NOW + 1000, new Date(NOW - 1)), SECRET, 'invalid_client/expired_secret'],
+    ['the old secret when none is kept', client({ clientId: 'rot' }), OLD, 'invalid_client/bad_secret'],
+  ])('%s', async (_name, record, secret, expected) => {
+    expect(await attempt(record, secret)).toBe(expected);
+  });
+});
