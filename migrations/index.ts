@@ -10,6 +10,7 @@ import * as apiScopesNotify from './2026-11-24-0007-api-scopes-notify.ts';
 import * as durableRevocations from './2026-11-24-0004-durable-revocations.ts';
 import * as redirectUriSchemes from './2026-11-24-0001-redirect-uri-schemes.ts';
 import * as secretCheck from './2026-11-24-0010-secret-check.ts';
+import * as secondFactors from './2026-11-27-0002-second-factors.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24-0004-durable-revocations': durableRevocations,
   '2026-11-24-0007-api-scopes-notify': apiScopesNotify,
   '2026-11-24-0010-secret-check': secretCheck,
+  '2026-11-27-0002-second-factors': secondFactors,
 };

@@ -20,7 +20,7 @@ async function reseal(args: string[], context: CliContext): Promise<ExitCode> {
   // Everything is opened before anything is written: a value no secret opens stops it all.
   const stale = staleUserSecrets(await durable.users.list(), deriveKeyring(secrets, 'totp-secrets'));
   const signingKeys = await keys.reseal();
-  for (const { userId, totpSecretSealed } of stale) await durable.users.update(userId, { totpSecretSealed });
+  for (const { factorId, secretSealed } of stale) await durable.factors.reseal(factorId, secretSealed);
   const checkValue = await resealSecretCheck(durable, secrets);
   const result = { signing_keys: signingKeys, totp_secrets: stale.length, check_value: checkValue };
   report(context, result, () => [

@@ -4,8 +4,9 @@
  * secret, password or TOTP secret that verifies against what is stored, is left untouched.
  */
 import { readFile } from 'node:fs/promises';
+import { TOTP_FACTOR_NAME } from '../sessions/mfa.ts';
 import { hashPassword, verifyPassword } from '../sources/passwords.ts';
-import type { ClientRecord, DurableStore, UpsertResult, UserInput } from '../store/types.ts';
+import { totpFactor, type ClientRecord, type DurableStore, type UpsertResult, type UserInput } from '../store/types.ts';
 import { hashClientSecret, randomToken, verifyClientSecret } from '../tokens/opaque.ts';
 import { deriveKey, open, seal } from '../tokens/secret-box.ts';
 import { parseCommand } from './args.ts';
@@ -70,10 +71,12 @@ function opensTo(key: Buffer, sealed: string, context: string, expected: string)
   }
 }
 
-/** A user to write, and whether the seed gives an existing user a new password. */
+/** A user to write, whether the seed gives an existing user a new password, and their TOTP secret. */
 interface SeedUserInput {
   user: UserInput;
   passwordChanged: boolean;
+  /** The sealed secret of the user's 'totp' factor; null for none; 'keep' when the stored one is the file's. */
+  totpSecretSealed: string | null | 'keep';
 }
 
 /** Hashes and seals one user's secrets (argon2 runs here, never inside the transaction). */
@@ -83,7 +86,8 @@ async function userInput(user: SeedUser, durable: DurableStore, totpKey: Buffer)
   const keepPassword = existing?.passwordHash != null && (await verifyPassword(existing.passwordHash, user.password));
   const totp = user.totp_secret ?? null;
   const totpContext = `totp:${id}`;
-  const keepTotp = totp !== null && existing?.totpSecretSealed != null && opensTo(totpKey, existing.totpSecretSealed, totpContext, totp);
+  const storedTotp = existing && totpFactor(existing)?.secretSealed;
+  const keepTotp = totp !== null && storedTotp != null && opensTo(totpKey, storedTotp, totpContext, totp);
   const input: UserInput = {
     id,
     source: 'local',
@@ -98,12 +102,21 @@ async function userInput(user: SeedUser, durable: DurableStore, totpKey: Buffer)
     phoneNumber: user.phone_number ?? null,
     phoneNumberVerified: user.phone_number_verified ?? false,
     roles: user.roles ?? [],
-    totpSecretSealed: totp === null ? null : keepTotp ? (existing?.totpSecretSealed ?? null) : seal(totpKey, totp, totpContext),
     locked: user.locked ?? false,
     mustChangePassword: user.must_change_password ?? false,
     mustEnrolMfa: user.must_enrol_mfa ?? false,
   };
-  return { user: input, passwordChanged: existing !== undefined && !keepPassword };
+  const totpSecretSealed = totp === null ? null : keepTotp ? 'keep' : seal(totpKey, totp, totpContext);
+  return { user: input, passwordChanged: existing !== undefined && !keepPassword, totpSecretSealed };
+}
+
+/** Makes the user's 'totp' factor the seed's: true when that changed anything. */
+async function writeTotp(tx: DurableStore, userId: string, sealed: SeedUserInput['totpSecretSealed']): Promise<boolean> {
+  if (sealed === 'keep') return false;
+  const stored = (await tx.factors.listForUser(userId)).filter((factor) => factor.kind === 'totp');
+  for (const factor of stored) await tx.factors.remove(factor.id);
+  if (sealed !== null) await tx.factors.add({ userId, kind: 'totp', name: TOTP_FACTOR_NAME, secretSealed: sealed });
+  return stored.length > 0 || sealed !== null;
 }
 
 async function writeSeed(tx: DurableStore, scopes: string[], clients: ClientRecord[], users: SeedUserInput[], now: Date): Promise<SeedSummary> {
@@ -119,8 +132,10 @@ async function writeSeed(tx: DurableStore, scopes: string[], clients: ClientReco
   for (const client of clients) {
     summary.clients[await refuseConstraintViolations(`client ${client.clientId}`, () => tx.clients.upsert(client))] += 1;
   }
-  for (const { user, passwordChanged } of users) {
-    summary.users[await refuseConstraintViolations(`user ${user.username}`, () => tx.users.upsert(user))] += 1;
+  for (const { user, passwordChanged, totpSecretSealed } of users) {
+    const result = await refuseConstraintViolations(`user ${user.username}`, () => tx.users.upsert(user));
+    const totpChanged = await writeTotp(tx, user.id, totpSecretSealed);
+    summary.users[result === 'unchanged' && totpChanged ? 'updated' : result] += 1;
     // ASVS 3.3.3: a new password ends the tokens the old one let anyone obtain.
     if (passwordChanged) await tx.revocations.revokeUser(user.id, 'password changed', now);
   }

@@ -70,7 +70,6 @@ async function userFromFlags(args: string[], context: CliContext): Promise<{ use
       phoneNumber: values.phone ?? null,
       phoneNumberVerified: values['phone-verified'] ?? false,
       roles: [...new Set(values.role ?? [])],
-      totpSecretSealed: null,
       locked: false,
       mustChangePassword: false,
       mustEnrolMfa: false,

@@ -51,8 +51,8 @@ export interface UserRecord {
   phoneNumber: string | null;
   phoneNumberVerified: boolean;
   roles: string[];
-  /** TOTP secret sealed with the key derived from IDP_SECRET; null when not enrolled. */
-  totpSecretSealed: string | null;
+  /** The user's second factors, read with the user (`FactorRepository` writes them). */
+  factors: FactorRecord[];
   locked: boolean;
   mustChangePassword: boolean;
   mustEnrolMfa: boolean;
@@ -60,8 +60,37 @@ export interface UserRecord {
   updatedAt: Date;
 }
 
-/** A new or replaced user; timestamps are kept by the store. */
-export type UserInput = Omit<UserRecord, 'createdAt' | 'updatedAt'>;
+/** A new or replaced user; timestamps are kept by the store, factors by `FactorRepository`. */
+export type UserInput = Omit<UserRecord, 'createdAt' | 'updatedAt' | 'factors'>;
+
+/** What a second factor is: an authenticator app (TOTP), a recovery code, a passkey. */
+export type FactorKind = 'totp' | 'recovery_code' | 'passkey';
+
+/** One second factor of a user (one row of `user_factors`). */
+export interface FactorRecord {
+  id: string;
+  userId: string;
+  kind: FactorKind;
+  /** What the user or an administrator calls it (1 to 100 characters). */
+  name: string;
+  /** For 'totp': the secret sealed with the key derived from IDP_SECRET for `totp:<user id>`. */
+  secretSealed: string | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}
+
+/** A new factor; the store gives it its id and creation time. */
+export type FactorInput = Pick<FactorRecord, 'userId' | 'kind' | 'name' | 'secretSealed'>;
+
+/** The kinds of second factor a user has: what the sign-in steps decide on. */
+export function factorKinds(user: Pick<UserRecord, 'factors'>): FactorKind[] {
+  return [...new Set(user.factors.map((factor) => factor.kind))];
+}
+
+/** The user's authenticator app, if enrolled (one at most). */
+export function totpFactor(user: Pick<UserRecord, 'factors'>): FactorRecord | undefined {
+  return user.factors.find((factor) => factor.kind === 'totp');
+}
 
 export type UserFlag = 'locked' | 'mustChangePassword' | 'mustEnrolMfa';
 
@@ -119,6 +148,22 @@ export interface UserRepository {
   update(id: string, change: Partial<Omit<UserInput, 'id' | 'source'>>): Promise<boolean>;
   remove(id: string): Promise<boolean>;
   count(): Promise<number>;
+}
+
+/**
+ * Users' second factors. Each change is announced as a change of its user (`onChange`:
+ * `user`), so cached users drop their factors on every instance.
+ */
+export interface FactorRepository {
+  /** A user's factors, oldest first. */
+  listForUser(userId: string): Promise<FactorRecord[]>;
+  /** Adds a factor; undefined when the user already has their one factor of that kind ('totp'). */
+  add(factor: FactorInput): Promise<FactorRecord | undefined>;
+  remove(id: string): Promise<boolean>;
+  /** Records a use at `at` (not announced: nothing a sign-in decides on changes). */
+  touch(id: string, at: Date): Promise<void>;
+  /** Replaces the sealed secret (the same secret, sealed under another master secret). */
+  reseal(id: string, secretSealed: string): Promise<void>;
 }
 
 export interface ApiScopeRepository {
@@ -311,6 +356,7 @@ export interface DurableStore {
   readonly kind: 'postgres' | 'embedded';
   readonly clients: ClientRepository;
   readonly users: UserRepository;
+  readonly factors: FactorRepository;
   readonly apiScopes: ApiScopeRepository;
   readonly consents: ConsentRepository;
   readonly signingKeys: SigningKeyRepository;
