@@ -423,23 +423,21 @@ export interface EphemeralStore {
   readonly kind: 'redis' | 'memory';
   /** Authorization codes on this store. */
   readonly codes: CodeStore;
+  /** TOTP codes accepted already. */
+  readonly usedTotpCodes: UsedTotpCodeStore;
+  /** Round trips to an upstream provider. */
+  readonly roundTrips: RoundTripStore;
   set(ns: Namespace, key: string, value: unknown, ttlSeconds: number): Promise<void>;
   /**
    * Several sets and deletes, in order, in one round trip where the store can (one Redis
    * MULTI; a cluster sends them key by key). Each write is atomic; the batch is not.
    */
   write(writes: readonly EphemeralWrite[]): Promise<void>;
-  /** Sets only when absent; true when this call set it. */
-  setIfAbsent(ns: Namespace, key: string, value: unknown, ttlSeconds: number): Promise<boolean>;
   get<T>(ns: Namespace, key: string): Promise<T | undefined>;
-  /** Several values at once, in the order asked (one MGET on Redis; a cluster asks key by key). */
-  getMany(keys: ReadonlyArray<{ ns: Namespace; key: string }>): Promise<unknown[]>;
-  /** Reads and deletes in one step: exactly one caller gets the value. */
-  take<T>(ns: Namespace, key: string): Promise<T | undefined>;
   /**
    * Deletes a value and, with it, makes the writes of the outcome: `deleted` when the value was
-   * there, `missing` when not; true when this call deleted it. As with `take`, exactly one of
-   * concurrent callers deletes it, and only its `deleted` writes are made. One atomic step (one
+   * there, `missing` when not; true when this call deleted it. Exactly one of concurrent callers
+   * deletes it, and only its `deleted` writes are made. One atomic step (one
    * script) outside a cluster; a cluster deletes, then writes key by key (so there the writes
    * are not in order with other calls of the same tick).
    */
@@ -477,6 +475,25 @@ export interface EphemeralStore {
   /** Redis only, for the metrics: whether the connection is up now (no round trip). */
   connected?(): boolean;
   close(): Promise<void>;
+}
+
+/**
+ * TOTP codes already accepted, per user and time step (RFC 6238 §5.2: a code is accepted once),
+ * across instances.
+ */
+export interface UsedTotpCodeStore {
+  /** Marks the user's code of `timeStep` used for `ttlSeconds`; true for exactly one caller. */
+  claim(userId: string, timeStep: number, ttlSeconds: number): Promise<boolean>;
+}
+
+/** The two round trips to an upstream provider: the sign-in (keyed by its `state`) and the sign-out. */
+export type RoundTripLeg = 'sign-in' | 'sign-out';
+
+/** What a round trip to an upstream provider must find when it comes back; each is finished once. */
+export interface RoundTripStore {
+  start(leg: RoundTripLeg, key: string, trip: unknown, ttlSeconds: number): Promise<void>;
+  /** The trip, to exactly one caller across instances; undefined when unknown, expired or finished. */
+  finish<T>(leg: RoundTripLeg, key: string): Promise<T | undefined>;
 }
 
 export interface ChannelListener {

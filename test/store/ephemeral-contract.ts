@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { CODE_TTL_SECONDS } from '../../src/store/ephemeral/codes.ts';
 import { NAMESPACES, type AttemptRule, type CodeRecord, type EphemeralStore, type IssuedFromCode, type Namespace } from '../../src/store/types.ts';
+import { purposesContract } from './ephemeral-purposes-contract.ts';
 
 /** One key's attempt, through the store's several-key operations. */
 const takeAttempt = (store: EphemeralStore, namespace: Namespace, key: string, rule: AttemptRule) => store.takeAttempts(namespace, [{ key, rule }]);
@@ -141,59 +142,12 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       });
     });
 
-    describe('setIfAbsent', () => {
-      it('sets only the first time, and keeps the first value', async () => {
-        const k = key();
-        expect(await store.setIfAbsent(ns('nx'), k, 'first', 60)).toBe(true);
-        expect(await store.setIfAbsent(ns('nx'), k, 'second', 60)).toBe(false);
-        expect(await store.get(ns('nx'), k)).toBe('first');
-        await store.delete(ns('nx'), k);
-        expect(await store.setIfAbsent(ns('nx'), k, 'third', 60)).toBe(true);
-        expect(await store.get(ns('nx'), k)).toBe('third');
-      });
-
-      it(`lets exactly one of ${CONCURRENCY} concurrent callers set`, async () => {
-        const k = key();
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => store.setIfAbsent(ns('nx'), k, i, 60)));
-        expect(results.filter(Boolean)).toHaveLength(1);
-        expect(await store.get(ns('nx'), k)).toBe(results.indexOf(true));
-      });
-    });
-
-    describe('take', () => {
-      it('returns the value once and deletes it', async () => {
-        const k = key();
-        await store.set(ns('take'), k, { code: 'abc' }, 60);
-        expect(await store.take(ns('take'), k)).toEqual({ code: 'abc' });
-        expect(await store.take(ns('take'), k)).toBeUndefined();
-        expect(await store.get(ns('take'), k)).toBeUndefined();
-        expect(await store.take(ns('take'), key('missing'))).toBeUndefined();
-      });
-
-      it(`gives the value to exactly one of ${CONCURRENCY} concurrent callers`, async () => {
-        const k = key();
-        await store.set(ns('take'), k, { state: 'xyz' }, 60);
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.take(ns('take'), k)));
-        const winners = results.filter((r) => r !== undefined);
-        expect(winners).toEqual([{ state: 'xyz' }]);
-        expect(await store.get(ns('take'), k)).toBeUndefined();
-      });
-
-      it('gives the value to exactly one caller across instances', (ctx) =>
-        withAnotherInstance(ctx, async (other) => {
-          const k = key();
-          await store.set(ns('take'), k, 'shared', 60);
-          const results = await Promise.all(
-            Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 === 0 ? store : other).take(ns('take'), k)),
-          );
-          expect(results.filter((r) => r !== undefined)).toEqual(['shared']);
-        }));
-    });
+    purposesContract(() => store, withAnotherInstance);
 
     describe('deleteAndWrite', () => {
       const set = (k: string, value: unknown) => ({ op: 'set' as const, ns: ns('daw-out'), key: k, value, ttlSeconds: 60 });
       const del = (k: string) => ({ op: 'delete' as const, ns: ns('daw-out'), key: k });
-      const read = (...keys: string[]) => store.getMany(keys.map((k) => ({ ns: ns('daw-out'), key: k })));
+      const read = (...keys: string[]) => Promise.all(keys.map((k) => store.get(ns('daw-out'), k)));
 
       it('deletes the value and makes only the writes of its outcome, in order', async () => {
         const [k, a, b, c, d] = [key(), key('a'), key('b'), key('c'), key('d')];
@@ -359,8 +313,8 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       });
     });
 
-    describe('write and getMany', () => {
-      it('apply sets and deletes in order, and read several values at once in the order asked', async () => {
+    describe('write', () => {
+      it('applies sets and deletes in order', async () => {
         const [a, b, c] = [key('a'), key('b'), key('c')];
         await store.set(ns('batch'), c, 'old', 60);
         await store.write([
@@ -369,9 +323,8 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
           { op: 'delete', ns: ns('batch'), key: c },
           { op: 'set', ns: ns('batch'), key: a, value: { n: 3 }, ttlSeconds: 60 },
         ]);
-        expect(await store.getMany([
-          { ns: ns('batch-other'), key: b }, { ns: ns('batch'), key: a }, { ns: ns('batch'), key: c }, { ns: ns('batch'), key: b },
-        ])).toEqual([[2], { n: 3 }, undefined, undefined]);
+        expect(await Promise.all([store.get(ns('batch-other'), b), store.get(ns('batch'), a), store.get(ns('batch'), c), store.get(ns('batch'), b)]))
+          .toEqual([[2], { n: 3 }, undefined, undefined]);
         await expect(store.write([])).resolves.toBeUndefined();
       });
 
@@ -389,12 +342,13 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
           store.write([{ op: 'set', ns: ns('tick'), key: k, value: 2, ttlSeconds: 60 }, write]),
           store.codes.redeem(code),
           store.codes.redeem(code),
-          store.take(ns('tick'), k),
+          store.get(ns('tick'), k),
+          store.delete(ns('tick'), k),
           store.increment(ns('tick-count'), k, 60),
           store.get(ns('tick'), k),
         ];
         expect(await Promise.all(calls)).toEqual([
-          undefined, undefined, 1, 1, { outcome: 'unknown' }, undefined, { outcome: 'redeemed', record }, { outcome: 'replayed', issued: undefined }, 2, 2, undefined,
+          undefined, undefined, 1, 1, { outcome: 'unknown' }, undefined, { outcome: 'redeemed', record }, { outcome: 'replayed', issued: undefined }, 2, undefined, 2, undefined,
         ]);
       });
     });
@@ -558,8 +512,8 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         const ttl = ns('ttl');
         const [plain, nx, taken, counter, long] = ['plain', 'nx', 'taken', 'counter', 'long'].map((p) => key(p)) as [string, string, string, string, string];
         await store.set(ttl, plain, 'plain', 1);
-        expect(await store.setIfAbsent(ttl, nx, 'nx', 1)).toBe(true);
-        await store.set(ttl, taken, 'taken', 1);
+        expect(await store.usedTotpCodes.claim(nx, 1, 1)).toBe(true);
+        await store.roundTrips.start('sign-in', taken, 'taken', 1);
         expect(await store.increment(ttl, counter, 1)).toBe(1);
         await store.set(ttl, long, 'long', 60);
         const written = key('written');
@@ -589,15 +543,15 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         // Not yet expired; a later increment does not restart the counter's TTL.
         expect(await store.get(ttl, plain)).toBe('plain');
         expect(await store.get(ttl, written)).toBe('written');
-        expect(await store.setIfAbsent(ttl, nx, 'again', 1)).toBe(false);
+        expect(await store.usedTotpCodes.claim(nx, 1, 1)).toBe(false);
         expect(await store.increment(ttl, counter, 1)).toBe(2);
 
         await opened!.advance(550);
         expect(await store.get(ttl, plain)).toBeUndefined();
         expect(await store.get(ttl, written)).toBeUndefined();
-        expect(await store.take(ttl, taken)).toBeUndefined();
-        expect(await store.setIfAbsent(ttl, nx, 'after expiry', 60)).toBe(true);
-        expect(await store.get(ttl, nx)).toBe('after expiry');
+        expect(await store.roundTrips.finish('sign-in', taken)).toBeUndefined();
+        expect(await store.usedTotpCodes.claim(nx, 1, 60), 'after expiry').toBe(true);
+        expect(await store.usedTotpCodes.claim(nx, 1, 60)).toBe(false);
         expect(await store.increment(ttl, counter, 1)).toBe(1);
         expect(await store.get(ttl, long)).toBe('long');
         expect(await takeAttempt(store, ttl, attempts, attemptRule), 'a new window').toBe(true);

@@ -7,6 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { AttemptRule, ChannelListener, CodeRecord, EphemeralStore, EphemeralWrite, IssuedFromCode, Namespace } from '../types.ts';
 import { CODE_TTL_SECONDS, createCodeStore, type CodeSteps } from './codes.ts';
 import { NAMESPACES } from './namespaces.ts';
+import { createRoundTrips, createUsedTotpCodes, type KeySteps } from './purposes.ts';
 
 interface Entry {
   json: string;
@@ -97,31 +98,34 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     },
   };
 
-  return {
-    kind: 'memory',
-    codes: createCodeStore(codeSteps),
+  const keySteps: KeySteps = {
     async set(ns, key, value, ttlSeconds) {
       put(`${ns}:${key}`, value, ttlSeconds);
-    },
-    async write(writes) {
-      applyWrites(writes);
     },
     async setIfAbsent(ns, key, value, ttlSeconds) {
       if (live(`${ns}:${key}`)) return false;
       put(`${ns}:${key}`, value, ttlSeconds);
       return true;
     },
-    async get<T>(ns: Namespace, key: string) {
-      return read<T>(`${ns}:${key}`);
-    },
-    async getMany(keys) {
-      return keys.map(({ ns, key }) => read(`${ns}:${key}`));
-    },
     async take<T>(ns: Namespace, key: string) {
       const entry = live(`${ns}:${key}`);
       if (!entry) return undefined;
       entries.delete(`${ns}:${key}`);
       return JSON.parse(entry.json) as T;
+    },
+  };
+
+  return {
+    kind: 'memory',
+    codes: createCodeStore(codeSteps),
+    usedTotpCodes: createUsedTotpCodes(keySteps),
+    roundTrips: createRoundTrips(keySteps),
+    set: keySteps.set,
+    async write(writes) {
+      applyWrites(writes);
+    },
+    async get<T>(ns: Namespace, key: string) {
+      return read<T>(`${ns}:${key}`);
     },
     async deleteAndWrite(ns, key, { deleted, missing }) {
       const found = live(`${ns}:${key}`) !== undefined;

@@ -7,6 +7,7 @@ import type { ChannelListener, EphemeralStore, EphemeralWrite, Namespace } from 
 import { createCodeStore } from './codes.ts';
 import { redisAttemptSteps } from './redis-attempts.ts';
 import { redisCodeSteps } from './redis-codes.ts';
+import { createRoundTrips, createUsedTotpCodes, type KeySteps } from './purposes.ts';
 import { defineScript } from './redis-scripts.ts';
 import { parseRedisUrl } from './redis-url.ts';
 
@@ -93,28 +94,27 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     if (redis instanceof Cluster || writes.length <= 1) await Promise.all(writes.map(apply));
     else await writes.reduce(queue, inOneWrite().multi()).exec();
   };
-  return {
-    kind: 'redis',
-    codes: createCodeStore(redisCodeSteps(redis, inOneWrite, k)),
+  const keySteps: KeySteps = {
     async set(ns, key, value, ttlSeconds) {
       await apply({ op: 'set', ns, key, value, ttlSeconds });
     },
-    write,
     async setIfAbsent(ns, key, value, ttlSeconds) {
       const ok = await inOneWrite().set(k(ns, key), JSON.stringify(value), 'PX', px(ttlSeconds), 'NX');
       return ok === 'OK';
     },
-    async get<T>(ns: Namespace, key: string) {
-      return parse<T>(await inOneWrite().get(k(ns, key)));
-    },
-    async getMany(keys) {
-      const names = keys.map(({ ns, key }) => k(ns, key));
-      // MGET spans hash slots only outside a cluster.
-      const values = redis instanceof Cluster ? await Promise.all(names.map((name) => redis.get(name))) : await inOneWrite().mget(names);
-      return values.map((value) => parse<unknown>(value ?? null));
-    },
     async take<T>(ns: Namespace, key: string) {
       return parse<T>(await inOneWrite().getdel(k(ns, key)));
+    },
+  };
+  return {
+    kind: 'redis',
+    codes: createCodeStore(redisCodeSteps(redis, inOneWrite, k)),
+    usedTotpCodes: createUsedTotpCodes(keySteps),
+    roundTrips: createRoundTrips(keySteps),
+    set: keySteps.set,
+    write,
+    async get<T>(ns: Namespace, key: string) {
+      return parse<T>(await inOneWrite().get(k(ns, key)));
     },
     async deleteAndWrite(ns, key, { deleted, missing }) {
       if (redis instanceof Cluster) {

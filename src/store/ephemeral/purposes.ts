@@ -1,0 +1,32 @@
+/**
+ * Stores of the ephemeral data that serve one purpose each, on either backend: the TOTP codes
+ * already accepted, and the round trips to an upstream provider. Each backend supplies the
+ * atomic steps (`KeySteps`); the key names are those releases before these stores used, so that
+ * instances of both share them while they roll.
+ */
+import type { Namespace, RoundTripLeg, RoundTripStore, UsedTotpCodeStore } from '../types.ts';
+import { NAMESPACES } from './namespaces.ts';
+
+/** What a backend does in one atomic step each. */
+export interface KeySteps {
+  set(ns: Namespace, key: string, value: unknown, ttlSeconds: number): Promise<void>;
+  /** Sets only when absent; true when this call set it. */
+  setIfAbsent(ns: Namespace, key: string, value: unknown, ttlSeconds: number): Promise<boolean>;
+  /** Reads and deletes: exactly one caller gets the value. */
+  take<T>(ns: Namespace, key: string): Promise<T | undefined>;
+}
+
+export function createUsedTotpCodes(steps: Pick<KeySteps, 'setIfAbsent'>): UsedTotpCodeStore {
+  return {
+    claim: (userId, timeStep, ttlSeconds) => steps.setIfAbsent(NAMESPACES.totpUsed, `${userId}:${timeStep}`, 1, ttlSeconds),
+  };
+}
+
+const LEG_NAMESPACES: Record<RoundTripLeg, Namespace> = { 'sign-in': NAMESPACES.upstreamSignIn, 'sign-out': NAMESPACES.upstreamSignOut };
+
+export function createRoundTrips(steps: Pick<KeySteps, 'set' | 'take'>): RoundTripStore {
+  return {
+    start: (leg, key, trip, ttlSeconds) => steps.set(LEG_NAMESPACES[leg], key, trip, ttlSeconds),
+    finish: (leg, key) => steps.take(LEG_NAMESPACES[leg], key),
+  };
+}
