@@ -427,6 +427,8 @@ export interface EphemeralStore {
   readonly usedTotpCodes: UsedTotpCodeStore;
   /** Round trips to an upstream provider. */
   readonly roundTrips: RoundTripStore;
+  /** Requests counted for the rate limits. */
+  readonly rates: RateCounterStore;
   set(ns: Namespace, key: string, value: unknown, ttlSeconds: number): Promise<void>;
   /**
    * Several sets and deletes, in order, in one round trip where the store can (one Redis
@@ -442,8 +444,6 @@ export interface EphemeralStore {
    * are not in order with other calls of the same tick).
    */
   deleteAndWrite(ns: Namespace, key: string, writes: EphemeralWritesByOutcome): Promise<boolean>;
-  /** Adds `by` (default 1) and returns the new count; the TTL starts with the first increment. */
-  increment(ns: Namespace, key: string, ttlSeconds: number, by?: number): Promise<number>;
   /**
    * Takes one attempt at something limited on each key, before it is judged, in one atomic step
    * across instances: false (and nothing counted on any key) while one of them is locked;
@@ -484,6 +484,15 @@ export interface EphemeralStore {
 export interface UsedTotpCodeStore {
   /** Marks the user's code of `timeStep` used for `ttlSeconds`; true for exactly one caller. */
   claim(userId: string, timeStep: number, ttlSeconds: number): Promise<boolean>;
+}
+
+/** Requests counted per subject and window (the token and authorize rate limits), across instances. */
+export interface RateCounterStore {
+  /**
+   * Adds `by` (default 1) to the subject's count in `window` and returns the new count; the
+   * count lives `ttlSeconds` from its first addition.
+   */
+  add(subject: string, window: number, ttlSeconds: number, by?: number): Promise<number>;
 }
 
 /** The two round trips to an upstream provider: the sign-in (keyed by its `state`) and the sign-out. */

@@ -175,32 +175,6 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       });
     });
 
-    describe('increment', () => {
-      it('counts from one, per key', async () => {
-        const a = key();
-        const b = key();
-        expect(await store.increment(ns('rate'), a, 60)).toBe(1);
-        expect(await store.increment(ns('rate'), a, 60)).toBe(2);
-        expect(await store.increment(ns('rate'), b, 60)).toBe(1);
-        expect(await store.increment(ns('rate'), a, 60)).toBe(3);
-        expect(await store.increment(ns('other-ns'), a, 60)).toBe(1);
-      });
-
-      it(`counts ${CONCURRENCY} concurrent increments exactly`, async () => {
-        const k = key();
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.increment(ns('rate'), k, 60)));
-        expect([...results].sort((x, y) => x - y)).toEqual(Array.from({ length: CONCURRENCY }, (_, i) => i + 1));
-      });
-
-      it('starts again from one once deleted', async () => {
-        const k = key();
-        await store.increment(ns('rate'), k, 60);
-        await store.increment(ns('rate'), k, 60);
-        await store.delete(ns('rate'), k);
-        expect(await store.increment(ns('rate'), k, 60)).toBe(1);
-      });
-    });
-
     describe('takeAttempts and giveBackAttempts on one key', () => {
       // Locks far longer than any test: only the counting is seen here.
       const rule = { limit: 5, windowSeconds: 60, lockSeconds: 60, maxLockSeconds: 600 };
@@ -336,7 +310,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         const calls = [
           store.get(ns('tick'), k),
           store.set(ns('tick'), k, 1, 60),
-          store.increment(ns('tick-count'), k, 60),
+          store.rates.add(k, 1, 60),
           store.get(ns('tick'), k),
           store.codes.redeem(code),
           store.write([{ op: 'set', ns: ns('tick'), key: k, value: 2, ttlSeconds: 60 }, write]),
@@ -344,7 +318,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
           store.codes.redeem(code),
           store.get(ns('tick'), k),
           store.delete(ns('tick'), k),
-          store.increment(ns('tick-count'), k, 60),
+          store.rates.add(k, 1, 60),
           store.get(ns('tick'), k),
         ];
         expect(await Promise.all(calls)).toEqual([
@@ -514,7 +488,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         await store.set(ttl, plain, 'plain', 1);
         expect(await store.usedTotpCodes.claim(nx, 1, 1)).toBe(true);
         await store.roundTrips.start('sign-in', taken, 'taken', 1);
-        expect(await store.increment(ttl, counter, 1)).toBe(1);
+        expect(await store.rates.add(counter, 1, 1)).toBe(1);
         await store.set(ttl, long, 'long', 60);
         const written = key('written');
         await store.deleteAndWrite(ttl, key('absent'), { deleted: [], missing: [{ op: 'set', ns: ttl, key: written, value: 'written', ttlSeconds: 1 }] });
@@ -544,7 +518,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect(await store.get(ttl, plain)).toBe('plain');
         expect(await store.get(ttl, written)).toBe('written');
         expect(await store.usedTotpCodes.claim(nx, 1, 1)).toBe(false);
-        expect(await store.increment(ttl, counter, 1)).toBe(2);
+        expect(await store.rates.add(counter, 1, 1)).toBe(2);
 
         await opened!.advance(550);
         expect(await store.get(ttl, plain)).toBeUndefined();
@@ -552,7 +526,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect(await store.roundTrips.finish('sign-in', taken)).toBeUndefined();
         expect(await store.usedTotpCodes.claim(nx, 1, 60), 'after expiry').toBe(true);
         expect(await store.usedTotpCodes.claim(nx, 1, 60)).toBe(false);
-        expect(await store.increment(ttl, counter, 1)).toBe(1);
+        expect(await store.rates.add(counter, 1, 1)).toBe(1);
         expect(await store.get(ttl, long)).toBe('long');
         expect(await takeAttempt(store, ttl, attempts, attemptRule), 'a new window').toBe(true);
         expect(await takeAttempt(store, ttl, attempts, attemptRule), 'a new window').toBe(true);

@@ -1,11 +1,11 @@
 /**
- * The stores of one purpose each on an ephemeral backend (used TOTP codes, round trips to an
- * upstream provider), part of the ephemeral contract: ephemeral-contract.ts runs them on every
+ * The stores of one purpose each on an ephemeral backend (used TOTP codes, rate counters,
+ * round trips to an upstream provider), part of the ephemeral contract: ephemeral-contract.ts runs them on every
  * backend. Each is atomic across callers and instances.
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it, type TestContext } from 'vitest';
-import type { EphemeralStore } from '../../src/store/types.ts';
+import { NAMESPACES, type EphemeralStore } from '../../src/store/types.ts';
 
 const CONCURRENCY = 20;
 
@@ -38,6 +38,36 @@ export function purposesContract(
         const results = await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 === 0 ? getStore() : other).usedTotpCodes.claim(user, 7, 60)));
         expect(results.filter(Boolean)).toHaveLength(1);
       }));
+  });
+
+  describe('rate counters', () => {
+    it('count from one, per subject and window, by what is added', async () => {
+      const { rates } = getStore();
+      const [a, b] = [key(), key()];
+      expect(await rates.add(a, 1, 60)).toBe(1);
+      expect(await rates.add(a, 1, 60)).toBe(2);
+      expect(await rates.add(b, 1, 60)).toBe(1);
+      expect(await rates.add(a, 1, 60)).toBe(3);
+      expect(await rates.add(a, 2, 60)).toBe(1);
+      expect(await rates.add(b, 1, 60, 5)).toBe(6);
+    });
+
+    it(`count ${CONCURRENCY} concurrent additions exactly`, async () => {
+      const { rates } = getStore();
+      const k = key();
+      const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => rates.add(k, 1, 60)));
+      expect([...results].sort((x, y) => x - y)).toEqual(Array.from({ length: CONCURRENCY }, (_, i) => i + 1));
+    });
+
+    it('start again from one once deleted', async () => {
+      const store = getStore();
+      const k = key();
+      await store.rates.add(k, 1, 60);
+      await store.rates.add(k, 1, 60);
+      // The key the counters keep a subject's window under (purposes.ts).
+      await store.delete(NAMESPACES.rate, `${k}:1`);
+      expect(await store.rates.add(k, 1, 60)).toBe(1);
+    });
   });
 
   describe('round trips', () => {

@@ -7,7 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { AttemptRule, ChannelListener, CodeRecord, EphemeralStore, EphemeralWrite, IssuedFromCode, Namespace } from '../types.ts';
 import { CODE_TTL_SECONDS, createCodeStore, type CodeSteps } from './codes.ts';
 import { NAMESPACES } from './namespaces.ts';
-import { createRoundTrips, createUsedTotpCodes, type KeySteps } from './purposes.ts';
+import { createRateCounters, createRoundTrips, createUsedTotpCodes, type KeySteps } from './purposes.ts';
 
 interface Entry {
   json: string;
@@ -113,6 +113,17 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       entries.delete(`${ns}:${key}`);
       return JSON.parse(entry.json) as T;
     },
+    async increment(ns, key, ttlSeconds, by) {
+      const k = `${ns}:${key}`;
+      const now = clock();
+      const counter = counters.get(k);
+      if (!counter || counter.expiresAt <= now) {
+        counters.set(k, { count: by, expiresAt: now + ttlSeconds * 1000 });
+        return by;
+      }
+      counter.count += by;
+      return counter.count;
+    },
   };
 
   return {
@@ -120,6 +131,7 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     codes: createCodeStore(codeSteps),
     usedTotpCodes: createUsedTotpCodes(keySteps),
     roundTrips: createRoundTrips(keySteps),
+    rates: createRateCounters(keySteps),
     set: keySteps.set,
     async write(writes) {
       applyWrites(writes);
@@ -132,17 +144,6 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       entries.delete(`${ns}:${key}`);
       applyWrites(found ? deleted : missing);
       return found;
-    },
-    async increment(ns, key, ttlSeconds, by = 1) {
-      const k = `${ns}:${key}`;
-      const now = clock();
-      const counter = counters.get(k);
-      if (!counter || counter.expiresAt <= now) {
-        counters.set(k, { count: by, expiresAt: now + ttlSeconds * 1000 });
-        return by;
-      }
-      counter.count += by;
-      return counter.count;
     },
     async takeAttempts(ns, wanted) {
       // Every lock is looked at before anything is counted: all or nothing, as on Redis.

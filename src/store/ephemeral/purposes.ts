@@ -1,10 +1,10 @@
 /**
  * Stores of the ephemeral data that serve one purpose each, on either backend: the TOTP codes
- * already accepted, and the round trips to an upstream provider. Each backend supplies the
+ * already accepted, the round trips to an upstream provider, the rate limits' counts. Each backend supplies the
  * atomic steps (`KeySteps`); the key names are those releases before these stores used, so that
  * instances of both share them while they roll.
  */
-import type { Namespace, RoundTripLeg, RoundTripStore, UsedTotpCodeStore } from '../types.ts';
+import type { Namespace, RateCounterStore, RoundTripLeg, RoundTripStore, UsedTotpCodeStore } from '../types.ts';
 import { NAMESPACES } from './namespaces.ts';
 
 /** What a backend does in one atomic step each. */
@@ -14,6 +14,14 @@ export interface KeySteps {
   setIfAbsent(ns: Namespace, key: string, value: unknown, ttlSeconds: number): Promise<boolean>;
   /** Reads and deletes: exactly one caller gets the value. */
   take<T>(ns: Namespace, key: string): Promise<T | undefined>;
+  /** Adds `by` and returns the new count; the TTL starts with the first increment. */
+  increment(ns: Namespace, key: string, ttlSeconds: number, by: number): Promise<number>;
+}
+
+export function createRateCounters(steps: Pick<KeySteps, 'increment'>): RateCounterStore {
+  return {
+    add: (subject, window, ttlSeconds, by = 1) => steps.increment(NAMESPACES.rate, `${subject}:${window}`, ttlSeconds, by),
+  };
 }
 
 export function createUsedTotpCodes(steps: Pick<KeySteps, 'setIfAbsent'>): UsedTotpCodeStore {

@@ -7,7 +7,7 @@ import type { ChannelListener, EphemeralStore, EphemeralWrite, Namespace } from 
 import { createCodeStore } from './codes.ts';
 import { redisAttemptSteps } from './redis-attempts.ts';
 import { redisCodeSteps } from './redis-codes.ts';
-import { createRoundTrips, createUsedTotpCodes, type KeySteps } from './purposes.ts';
+import { createRateCounters, createRoundTrips, createUsedTotpCodes, type KeySteps } from './purposes.ts';
 import { defineScript } from './redis-scripts.ts';
 import { parseRedisUrl } from './redis-url.ts';
 
@@ -105,12 +105,16 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     async take<T>(ns: Namespace, key: string) {
       return parse<T>(await inOneWrite().getdel(k(ns, key)));
     },
+    async increment(ns, key, ttlSeconds, by) {
+      return Number(await scripts.increment([k(ns, key)], [String(Math.max(1, Math.ceil(ttlSeconds))), String(by)]));
+    },
   };
   return {
     kind: 'redis',
     codes: createCodeStore(redisCodeSteps(redis, inOneWrite, k)),
     usedTotpCodes: createUsedTotpCodes(keySteps),
     roundTrips: createRoundTrips(keySteps),
+    rates: createRateCounters(keySteps),
     set: keySteps.set,
     write,
     async get<T>(ns: Namespace, key: string) {
@@ -127,9 +131,6 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
       const args = all.flatMap((w) => (w.op === 'set' ? [JSON.stringify(w.value), String(px(w.ttlSeconds))] : ['', '']));
       const client = inOneWrite() as unknown as Record<string, (...params: Array<string | number>) => Promise<number>>;
       return (await client.idpDeleteAndWrite!(all.length + 1, k(ns, key), ...all.map((w) => k(w.ns, w.key)), String(deleted.length), ...args)) === 1;
-    },
-    async increment(ns, key, ttlSeconds, by = 1) {
-      return Number(await scripts.increment([k(ns, key)], [String(Math.max(1, Math.ceil(ttlSeconds))), String(by)]));
     },
     takeAttempts: attempts.takeAttempts,
     giveBackAttempts: attempts.giveBackAttempts,
