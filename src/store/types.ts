@@ -429,6 +429,8 @@ export interface EphemeralStore {
   readonly roundTrips: RoundTripStore;
   /** Requests counted for the rate limits. */
   readonly rates: RateCounterStore;
+  /** Messages to every instance. */
+  readonly channels: ChannelStore;
   set(ns: Namespace, key: string, value: unknown, ttlSeconds: number): Promise<void>;
   /**
    * Several sets and deletes, in order, in one round trip where the store can (one Redis
@@ -463,14 +465,6 @@ export interface EphemeralStore {
   delete(ns: Namespace, key: string): Promise<void>;
   /** Every live value of a namespace, by key: a full scan, for rebuilding a local copy. */
   entries<T>(ns: Namespace): Promise<Array<[string, T]>>;
-  /** Sends `message` to every subscriber of `channel`, on every instance (this one included). */
-  publish(channel: string, message: string): Promise<void>;
-  /**
-   * Listens on `channel`: `message` gets what is published while listening; `listening(true)`
-   * when listening starts (again after a reconnect: what was published meanwhile is lost),
-   * `listening(false)` when it stops. Returns a function that stops listening.
-   */
-  subscribe(channel: string, listener: ChannelListener): () => void;
   ping(): Promise<void>;
   /** Redis only, for the metrics: whether the connection is up now (no round trip). */
   connected?(): boolean;
@@ -503,6 +497,18 @@ export interface RoundTripStore {
   start(leg: RoundTripLeg, key: string, trip: unknown, ttlSeconds: number): Promise<void>;
   /** The trip, to exactly one caller across instances; undefined when unknown, expired or finished. */
   finish<T>(leg: RoundTripLeg, key: string): Promise<T | undefined>;
+}
+
+/** Messages published to every instance sharing the store (none is kept for a later listener). */
+export interface ChannelStore {
+  /** Sends `message` to every subscriber of `channel`, on every instance (this one included). */
+  publish(channel: string, message: string): Promise<void>;
+  /**
+   * Listens on `channel`: `message` gets what is published while listening; `listening(true)`
+   * when listening starts (again after a reconnect: what was published meanwhile is lost),
+   * `listening(false)` when it stops. Returns a function that stops listening.
+   */
+  subscribe(channel: string, listener: ChannelListener): () => void;
 }
 
 export interface ChannelListener {

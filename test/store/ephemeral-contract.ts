@@ -350,7 +350,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         const states: boolean[] = [];
         let stop = () => {};
         await new Promise<void>((resolve) => {
-          stop = on.subscribe(channel, {
+          stop = on.channels.subscribe(channel, {
             message: (m) => heard.push(m),
             listening: (l) => {
               states.push(l);
@@ -369,13 +369,13 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         const a = await listen(store, channel);
         const other = await listen(store, `${channel}-other`);
         expect(a.states).toStrictEqual([true]);
-        await store.publish(channel, 'one');
-        await store.publish(channel, 'two');
+        await store.channels.publish(channel, 'one');
+        await store.channels.publish(channel, 'two');
         await until(() => a.heard.length === 2);
         expect(a.heard).toStrictEqual(['one', 'two']);
         a.stop();
-        await store.publish(channel, 'three');
-        await store.publish(`${channel}-other`, 'elsewhere');
+        await store.channels.publish(channel, 'three');
+        await store.channels.publish(`${channel}-other`, 'elsewhere');
         await until(() => other.heard.length === 1);
         expect(a.heard).toStrictEqual(['one', 'two']);
         expect(other.heard).toStrictEqual(['elsewhere']);
@@ -388,7 +388,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         const channel = key('chan');
         const a = await listen(store, channel);
         const sent = Array.from({ length: 20 }, (_, i) => `m${i}`);
-        for (const message of sent) await store.publish(channel, message);
+        for (const message of sent) await store.channels.publish(channel, message);
         await until(() => a.heard.length === sent.length);
         expect(a.heard).toStrictEqual(sent);
         a.stop();
@@ -398,7 +398,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         withAnotherInstance(ctx, async (other) => {
           const channel = key('chan');
           const there = await listen(other, channel);
-          await store.publish(channel, 'across');
+          await store.channels.publish(channel, 'across');
           await until(() => there.heard.length === 1);
           expect(there.heard).toStrictEqual(['across']);
           there.stop();

@@ -132,6 +132,20 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     usedTotpCodes: createUsedTotpCodes(keySteps),
     roundTrips: createRoundTrips(keySteps),
     rates: createRateCounters(keySteps),
+    channels: {
+      async publish(channel, message) {
+        // Delivered after the publisher's own step, as a network round trip would.
+        for (const listener of channels.get(channel) ?? []) queueMicrotask(() => listener.message(message));
+      },
+      subscribe(channel, listener) {
+        const listeners = channels.get(channel) ?? new Set();
+        channels.set(channel, listeners.add(listener));
+        queueMicrotask(() => listeners.has(listener) && listener.listening(true));
+        return () => {
+          listeners.delete(listener);
+        };
+      },
+    },
     set: keySteps.set,
     async write(writes) {
       applyWrites(writes);
@@ -165,18 +179,6 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
         if (entry) found.push([k.slice(prefix.length), JSON.parse(entry.json) as T]);
       }
       return found;
-    },
-    async publish(channel, message) {
-      // Delivered after the publisher's own step, as a network round trip would.
-      for (const listener of channels.get(channel) ?? []) queueMicrotask(() => listener.message(message));
-    },
-    subscribe(channel, listener) {
-      const listeners = channels.get(channel) ?? new Set();
-      channels.set(channel, listeners.add(listener));
-      queueMicrotask(() => listeners.has(listener) && listener.listening(true));
-      return () => {
-        listeners.delete(listener);
-      };
     },
     async ping() {},
     async close() {

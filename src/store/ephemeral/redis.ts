@@ -115,6 +115,14 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     usedTotpCodes: createUsedTotpCodes(keySteps),
     roundTrips: createRoundTrips(keySteps),
     rates: createRateCounters(keySteps),
+    channels: {
+      async publish(channel, message) {
+        await publisher(redis, inOneWrite).publish(`${keyPrefix}${channel}`, message);
+      },
+      subscribe(channel, listener) {
+        return subscribeChannel(redis, `${keyPrefix}${channel}`, listener);
+      },
+    },
     set: keySteps.set,
     write,
     async get<T>(ns: Namespace, key: string) {
@@ -152,12 +160,6 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
         });
       }
       return found;
-    },
-    async publish(channel, message) {
-      await publisher(redis, inOneWrite).publish(`${keyPrefix}${channel}`, message);
-    },
-    subscribe(channel, listener) {
-      return subscribeChannel(redis, `${keyPrefix}${channel}`, listener);
     },
     async ping() {
       await inOneWrite().ping();
