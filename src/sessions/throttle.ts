@@ -6,7 +6,7 @@
  * minutes over any names is locked for 15 minutes. Wrong second-factor and enrolment codes count
  * as failures of the account.
  *
- * A guess takes its attempt before it is judged, atomically (EphemeralStore.takeAttempts): the
+ * A guess takes its attempt before it is judged, atomically (AttemptStore.take): the
  * attempt that reaches the limit locks at once, so a burst of concurrent guesses gets at most
  * the limit judged, however the requests interleave and on however many instances. A guess
  * judged wrong keeps its attempt; one that was right, or judged nothing (a locked account, a
@@ -55,8 +55,8 @@ export function createSignInThrottle(ephemeral: EphemeralStore, limits: Throttle
       const counted = [{ key: accountKey(account), rule: accountRule }, { key: addressKey(address), rule: addressRule }];
       // Both taken at once, or neither (a locked address does not use up the account's attempts,
       // nor the reverse): one round trip, one script outside a cluster.
-      if (!(await ephemeral.takeAttempts(NAMESPACES.signInAttempts, counted))) return undefined;
-      return { giveBack: () => ephemeral.giveBackAttempts(NAMESPACES.signInAttempts, counted.map(({ key }) => key)) };
+      if (!(await ephemeral.attempts.take(counted))) return undefined;
+      return { giveBack: () => ephemeral.attempts.giveBack(counted.map(({ key }) => key)) };
     },
     successWrite: (account) => ({ op: 'delete', ns: NAMESPACES.signInAttempts, key: accountKey(account) }),
   };

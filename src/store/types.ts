@@ -390,7 +390,7 @@ export interface DurableStore {
   close(): Promise<void>;
 }
 
-/** What `EphemeralStore.takeAttempts` allows on a key. */
+/** What `AttemptStore.take` allows on a key. */
 export interface AttemptRule {
   /** Attempts counted before the key locks (the one reaching it locks, judged or not). */
   limit: number;
@@ -431,6 +431,8 @@ export interface EphemeralStore {
   readonly rates: RateCounterStore;
   /** Messages to every instance. */
   readonly channels: ChannelStore;
+  /** Sign-in attempts, counted and locked per account and per address (the throttle). */
+  readonly attempts: AttemptStore;
   set(ns: Namespace, key: string, value: unknown, ttlSeconds: number): Promise<void>;
   /**
    * Several sets and deletes, in order, in one round trip where the store can (one Redis
@@ -446,22 +448,6 @@ export interface EphemeralStore {
    * are not in order with other calls of the same tick).
    */
   deleteAndWrite(ns: Namespace, key: string, writes: EphemeralWritesByOutcome): Promise<boolean>;
-  /**
-   * Takes one attempt at something limited on each key, before it is judged, in one atomic step
-   * across instances: false (and nothing counted on any key) while one of them is locked;
-   * otherwise each attempt is counted, and the one that brings a key's count to its limit or past
-   * it locks that key at once, so that concurrent attempts are refused instead of judged. An
-   * attempt judged a failure is simply kept; one that does not count is given back
-   * (`giveBackAttempts`). One round trip outside a cluster (a script over every key); a cluster
-   * takes key by key and gives back what was taken when one refused.
-   */
-  takeAttempts(ns: Namespace, attempts: ReadonlyArray<{ key: string; rule: AttemptRule }>): Promise<boolean>;
-  /**
-   * Uncounts an attempt taken with `takeAttempts` on each key, and lifts a key's lock when it was
-   * set by a count that included it. Nothing happens to a count that expired meanwhile. One round
-   * trip outside a cluster.
-   */
-  giveBackAttempts(ns: Namespace, keys: readonly string[]): Promise<void>;
   delete(ns: Namespace, key: string): Promise<void>;
   /** Every live value of a namespace, by key: a full scan, for rebuilding a local copy. */
   entries<T>(ns: Namespace): Promise<Array<[string, T]>>;
@@ -497,6 +483,26 @@ export interface RoundTripStore {
   start(leg: RoundTripLeg, key: string, trip: unknown, ttlSeconds: number): Promise<void>;
   /** The trip, to exactly one caller across instances; undefined when unknown, expired or finished. */
   finish<T>(leg: RoundTripLeg, key: string): Promise<T | undefined>;
+}
+
+/** Attempts at something limited, per key, across instances (`NAMESPACES.signInAttempts`). */
+export interface AttemptStore {
+  /**
+   * Takes one attempt at something limited on each key, before it is judged, in one atomic step
+   * across instances: false (and nothing counted on any key) while one of them is locked;
+   * otherwise each attempt is counted, and the one that brings a key's count to its limit or past
+   * it locks that key at once, so that concurrent attempts are refused instead of judged. An
+   * attempt judged a failure is simply kept; one that does not count is given back
+   * (`giveBack`). One round trip outside a cluster (a script over every key); a cluster
+   * takes key by key and gives back what was taken when one refused.
+   */
+  take(attempts: ReadonlyArray<{ key: string; rule: AttemptRule }>): Promise<boolean>;
+  /**
+   * Uncounts an attempt taken with `take` on each key, and lifts a key's lock when it was
+   * set by a count that included it. Nothing happens to a count that expired meanwhile. One round
+   * trip outside a cluster.
+   */
+  giveBack(keys: readonly string[]): Promise<void>;
 }
 
 /** Messages published to every instance sharing the store (none is kept for a later listener). */

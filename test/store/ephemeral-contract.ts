@@ -17,8 +17,8 @@ import { NAMESPACES, type AttemptRule, type CodeRecord, type EphemeralStore, typ
 import { purposesContract } from './ephemeral-purposes-contract.ts';
 
 /** One key's attempt, through the store's several-key operations. */
-const takeAttempt = (store: EphemeralStore, namespace: Namespace, key: string, rule: AttemptRule) => store.takeAttempts(namespace, [{ key, rule }]);
-const giveBackAttempt = (store: EphemeralStore, namespace: Namespace, key: string) => store.giveBackAttempts(namespace, [key]);
+const takeAttempt = (store: EphemeralStore, key: string, rule: AttemptRule) => store.attempts.take([{ key, rule }]);
+const giveBackAttempt = (store: EphemeralStore, key: string) => store.attempts.giveBack([key]);
 
 export interface OpenedEphemeralStore {
   store: EphemeralStore;
@@ -175,36 +175,36 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       });
     });
 
-    describe('takeAttempts and giveBackAttempts on one key', () => {
+    describe('attempts: take and giveBack on one key', () => {
       // Locks far longer than any test: only the counting is seen here.
       const rule = { limit: 5, windowSeconds: 60, lockSeconds: 60, maxLockSeconds: 600 };
-      const takeMany = (s: EphemeralStore, k: string, n: number) => Promise.all(Array.from({ length: n }, () => takeAttempt(s, ns('attempts'), k, rule)));
+      const takeMany = (s: EphemeralStore, k: string, n: number) => Promise.all(Array.from({ length: n }, () => takeAttempt(s, k, rule)));
       const taken = (results: boolean[]) => results.filter(Boolean).length;
 
       it(`let exactly the limit of ${CONCURRENCY} concurrent attempts in; one given back lifts the lock for exactly one more`, async () => {
         const k = key();
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
-        expect(await takeAttempt(store, ns('attempts'), k, rule)).toBe(false);
-        await giveBackAttempt(store, ns('attempts'), k);
+        expect(await takeAttempt(store, k, rule)).toBe(false);
+        await giveBackAttempt(store, k);
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(1);
-        expect(await takeAttempt(store, ns('attempts'), `${k}-other`, rule), 'another key counts on its own').toBe(true);
+        expect(await takeAttempt(store, `${k}-other`, rule), 'another key counts on its own').toBe(true);
       });
 
       it('count attempts under the limit that are given back for nothing', async () => {
         const k = key();
         for (let i = 0; i < 3 * rule.limit; i++) {
-          expect(await takeAttempt(store, ns('attempts'), k, rule)).toBe(true);
-          await giveBackAttempt(store, ns('attempts'), k);
+          expect(await takeAttempt(store, k, rule)).toBe(true);
+          await giveBackAttempt(store, k);
         }
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
       });
 
       it('a give back of a missing key is quiet and leaves nothing behind; delete forgets the count and the lock', async () => {
         const k = key();
-        await giveBackAttempt(store, ns('attempts'), k);
-        await giveBackAttempt(store, ns('attempts'), k);
+        await giveBackAttempt(store, k);
+        await giveBackAttempt(store, k);
         expect(taken(await takeMany(store, k, CONCURRENCY)), 'no credit from giving back what was not taken').toBe(rule.limit);
-        await store.delete(ns('attempts'), k);
+        await store.delete(NAMESPACES.signInAttempts, k);
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
       });
 
@@ -213,15 +213,15 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
           const k = key();
           const [here, there] = await Promise.all([takeMany(store, k, CONCURRENCY), takeMany(other, k, CONCURRENCY)]);
           expect(taken([...here, ...there])).toBe(rule.limit);
-          await giveBackAttempt(other, ns('attempts'), k);
-          expect(await takeAttempt(store, ns('attempts'), k, rule)).toBe(true);
+          await giveBackAttempt(other, k);
+          expect(await takeAttempt(store, k, rule)).toBe(true);
         }));
 
       it('lock for lockSeconds from the limit on, twice as long with each attempt after, at most maxLockSeconds', async () => {
         // About 1.3 s of waiting on Redis; the margins (100 ms and more) are for a busy machine.
         const timed = { limit: 1, windowSeconds: 60, lockSeconds: 0.2, maxLockSeconds: 0.4 };
         const k = key();
-        const attempt = () => takeAttempt(store, ns('attempts'), k, timed);
+        const attempt = () => takeAttempt(store, k, timed);
         expect(await attempt(), 'first').toBe(true); // locked 200 ms
         expect(await attempt(), 'locked').toBe(false);
         await opened!.advance(300);
@@ -235,41 +235,41 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       });
     });
 
-    describe('takeAttempts and giveBackAttempts', () => {
+    describe('attempts: take and giveBack', () => {
       const rule = { limit: 3, windowSeconds: 60, lockSeconds: 60, maxLockSeconds: 600 };
       const both = (a: string, b: string) => [{ key: a, rule }, { key: b, rule }];
-      const takenOf = (s: EphemeralStore, k: string) => Promise.all(Array.from({ length: CONCURRENCY }, () => takeAttempt(s, ns('attempts'), k, rule))).then((r) => r.filter(Boolean).length);
+      const takenOf = (s: EphemeralStore, k: string) => Promise.all(Array.from({ length: CONCURRENCY }, () => takeAttempt(s, k, rule))).then((r) => r.filter(Boolean).length);
 
       it('take one attempt on every key at once, or none when one is locked', async () => {
         const [a, b] = [key('a'), key('b')];
-        for (let i = 0; i < rule.limit; i++) expect(await takeAttempt(store, ns('attempts'), b, rule)).toBe(true);
-        expect(await store.takeAttempts(ns('attempts'), both(a, b)), 'b is locked').toBe(false);
+        for (let i = 0; i < rule.limit; i++) expect(await takeAttempt(store, b, rule)).toBe(true);
+        expect(await store.attempts.take(both(a, b)), 'b is locked').toBe(false);
         expect(await takenOf(store, a), 'nothing was counted on a').toBe(rule.limit);
         const [c, d] = [key('c'), key('d')];
-        expect(await store.takeAttempts(ns('attempts'), both(c, d))).toBe(true);
+        expect(await store.attempts.take(both(c, d))).toBe(true);
         expect(await takenOf(store, c), 'one counted on c').toBe(rule.limit - 1);
         expect(await takenOf(store, d), 'one counted on d').toBe(rule.limit - 1);
       });
 
       it(`let at most the limit of ${CONCURRENCY} concurrent attempts on two keys in; giving both back lifts the locks`, async () => {
         const [a, b] = [key('a'), key('b')];
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.takeAttempts(ns('attempts'), both(a, b))));
+        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.attempts.take(both(a, b))));
         // Exactly the limit where one script takes both; a cluster, key by key, may refuse one
         // more while another's attempt is being given back: never more than the limit.
         const taken = results.filter(Boolean).length;
         expect(taken).toBeGreaterThan(0);
         expect(taken).toBeLessThanOrEqual(rule.limit);
-        for (let i = 0; i < taken; i++) await store.giveBackAttempts(ns('attempts'), [a, b]);
-        expect(await store.takeAttempts(ns('attempts'), both(a, b)), 'the locks went with the attempts that set them').toBe(true);
-        for (let i = 1; i < rule.limit; i++) expect(await store.takeAttempts(ns('attempts'), both(a, b))).toBe(true);
-        expect(await store.takeAttempts(ns('attempts'), both(a, b))).toBe(false);
+        for (let i = 0; i < taken; i++) await store.attempts.giveBack([a, b]);
+        expect(await store.attempts.take(both(a, b)), 'the locks went with the attempts that set them').toBe(true);
+        for (let i = 1; i < rule.limit; i++) expect(await store.attempts.take(both(a, b))).toBe(true);
+        expect(await store.attempts.take(both(a, b))).toBe(false);
       });
 
       it('give back on each key, quietly where nothing was taken, and an empty list does nothing', async () => {
         const [a, b] = [key('a'), key('b')];
-        expect(await store.takeAttempts(ns('attempts'), [{ key: a, rule }])).toBe(true);
-        await store.giveBackAttempts(ns('attempts'), [a, b]);
-        await store.giveBackAttempts(ns('attempts'), []);
+        expect(await store.attempts.take([{ key: a, rule }])).toBe(true);
+        await store.attempts.giveBack([a, b]);
+        await store.attempts.giveBack([]);
         expect(await takenOf(store, a), 'given back').toBe(rule.limit);
         expect(await takenOf(store, b), 'no credit from giving back what was not taken').toBe(rule.limit);
       });
@@ -495,12 +495,12 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         // Attempts count for their window (1 s) from the first: two now, two after it (a third locks).
         const attemptRule = { limit: 3, windowSeconds: 1, lockSeconds: 60, maxLockSeconds: 60 };
         const attempts = key('attempts');
-        expect(await takeAttempt(store, ttl, attempts, attemptRule)).toBe(true);
-        expect(await takeAttempt(store, ttl, attempts, attemptRule)).toBe(true);
+        expect(await takeAttempt(store, attempts, attemptRule)).toBe(true);
+        expect(await takeAttempt(store, attempts, attemptRule)).toBe(true);
         // A lock that outlasts the window (1 s against 0.5 s) keeps the count until it ends.
         const outlasting = { limit: 1, windowSeconds: 0.5, lockSeconds: 1, maxLockSeconds: 1 };
         const locked = key('locked');
-        expect(await takeAttempt(store, ttl, locked, outlasting)).toBe(true);
+        expect(await takeAttempt(store, locked, outlasting)).toBe(true);
         // Codes: their record's write, kept 1 s instead of five minutes; one redeemed before expiry.
         const shortLived = () => {
           const { code, write } = store.codes.create(codeRecord());
@@ -512,7 +512,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect((await store.codes.redeem(usedCode.code)).outcome).toBe('redeemed');
 
         await opened!.advance(600);
-        expect(await takeAttempt(store, ttl, locked, outlasting), 'still locked after its window').toBe(false);
+        expect(await takeAttempt(store, locked, outlasting), 'still locked after its window').toBe(false);
         expect((await store.codes.redeem(usedCode.code)).outcome, 'a replay before expiry').toBe('replayed');
         // Not yet expired; a later increment does not restart the counter's TTL.
         expect(await store.get(ttl, plain)).toBe('plain');
@@ -528,9 +528,9 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect(await store.usedTotpCodes.claim(nx, 1, 60)).toBe(false);
         expect(await store.rates.add(counter, 1, 1)).toBe(1);
         expect(await store.get(ttl, long)).toBe('long');
-        expect(await takeAttempt(store, ttl, attempts, attemptRule), 'a new window').toBe(true);
-        expect(await takeAttempt(store, ttl, attempts, attemptRule), 'a new window').toBe(true);
-        expect(await takeAttempt(store, ttl, locked, outlasting), 'free once the lock ends').toBe(true);
+        expect(await takeAttempt(store, attempts, attemptRule), 'a new window').toBe(true);
+        expect(await takeAttempt(store, attempts, attemptRule), 'a new window').toBe(true);
+        expect(await takeAttempt(store, locked, outlasting), 'free once the lock ends').toBe(true);
         expect(await store.codes.redeem(usedCode.code), 'expired once used').toEqual({ outcome: 'unknown' });
         expect(await store.codes.redeem(unusedCode.code), 'expired unused').toEqual({ outcome: 'unknown' });
         expect((await store.codes.redeem(liveCode.code)).outcome).toBe('redeemed');

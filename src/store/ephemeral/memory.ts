@@ -7,7 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { AttemptRule, ChannelListener, CodeRecord, EphemeralStore, EphemeralWrite, IssuedFromCode, Namespace } from '../types.ts';
 import { CODE_TTL_SECONDS, createCodeStore, type CodeSteps } from './codes.ts';
 import { NAMESPACES } from './namespaces.ts';
-import { createRateCounters, createRoundTrips, createUsedTotpCodes, type KeySteps } from './purposes.ts';
+import { createAttempts, createRateCounters, createRoundTrips, createUsedTotpCodes, type AttemptSteps, type KeySteps } from './purposes.ts';
 
 interface Entry {
   json: string;
@@ -16,7 +16,7 @@ interface Entry {
   used: boolean;
 }
 
-/** The attempts at one thing (`takeAttempts`): as on Redis, the lock set by the count `lockedBy`. */
+/** The attempts at one thing (`AttemptStore.take`): as on Redis, the lock set by the count `lockedBy`. */
 interface Attempts {
   count: number;
   expiresAt: number;
@@ -98,6 +98,18 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     },
   };
 
+  const attemptSteps: AttemptSteps = {
+    async takeAttempts(ns, wanted) {
+      // Every lock is looked at before anything is counted: all or nothing, as on Redis.
+      if (wanted.some(({ key }) => isLocked(`${ns}:${key}`))) return false;
+      for (const { key, rule } of wanted) countAttempt(`${ns}:${key}`, rule);
+      return true;
+    },
+    async giveBackAttempts(ns, keys) {
+      for (const key of keys) giveBack(`${ns}:${key}`);
+    },
+  };
+
   const keySteps: KeySteps = {
     async set(ns, key, value, ttlSeconds) {
       put(`${ns}:${key}`, value, ttlSeconds);
@@ -132,6 +144,7 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     usedTotpCodes: createUsedTotpCodes(keySteps),
     roundTrips: createRoundTrips(keySteps),
     rates: createRateCounters(keySteps),
+    attempts: createAttempts(attemptSteps),
     channels: {
       async publish(channel, message) {
         // Delivered after the publisher's own step, as a network round trip would.
@@ -158,15 +171,6 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       entries.delete(`${ns}:${key}`);
       applyWrites(found ? deleted : missing);
       return found;
-    },
-    async takeAttempts(ns, wanted) {
-      // Every lock is looked at before anything is counted: all or nothing, as on Redis.
-      if (wanted.some(({ key }) => isLocked(`${ns}:${key}`))) return false;
-      for (const { key, rule } of wanted) countAttempt(`${ns}:${key}`, rule);
-      return true;
-    },
-    async giveBackAttempts(ns, keys) {
-      for (const key of keys) giveBack(`${ns}:${key}`);
     },
     async delete(ns, key) {
       remove(`${ns}:${key}`);

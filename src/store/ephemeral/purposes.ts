@@ -1,10 +1,11 @@
 /**
  * Stores of the ephemeral data that serve one purpose each, on either backend: the TOTP codes
- * already accepted, the round trips to an upstream provider, the rate limits' counts. Each backend supplies the
+ * already accepted, the round trips to an upstream provider, the rate limits' counts, the
+ * sign-in attempts. Each backend supplies the
  * atomic steps (`KeySteps`); the key names are those releases before these stores used, so that
  * instances of both share them while they roll.
  */
-import type { Namespace, RateCounterStore, RoundTripLeg, RoundTripStore, UsedTotpCodeStore } from '../types.ts';
+import type { AttemptStore, Namespace, RateCounterStore, RoundTripLeg, RoundTripStore, UsedTotpCodeStore } from '../types.ts';
 import { NAMESPACES } from './namespaces.ts';
 
 /** What a backend does in one atomic step each. */
@@ -16,6 +17,19 @@ export interface KeySteps {
   take<T>(ns: Namespace, key: string): Promise<T | undefined>;
   /** Adds `by` and returns the new count; the TTL starts with the first increment. */
   increment(ns: Namespace, key: string, ttlSeconds: number, by: number): Promise<number>;
+}
+
+/** The attempts' two steps, per namespace (redis-attempts.ts, memory.ts). */
+export interface AttemptSteps {
+  takeAttempts(ns: Namespace, attempts: Parameters<AttemptStore['take']>[0]): Promise<boolean>;
+  giveBackAttempts(ns: Namespace, keys: readonly string[]): Promise<void>;
+}
+
+export function createAttempts(steps: AttemptSteps): AttemptStore {
+  return {
+    take: (attempts) => steps.takeAttempts(NAMESPACES.signInAttempts, attempts),
+    giveBack: (keys) => steps.giveBackAttempts(NAMESPACES.signInAttempts, keys),
+  };
 }
 
 export function createRateCounters(steps: Pick<KeySteps, 'increment'>): RateCounterStore {

@@ -7,7 +7,7 @@ import type { ChannelListener, EphemeralStore, EphemeralWrite, Namespace } from 
 import { createCodeStore } from './codes.ts';
 import { redisAttemptSteps } from './redis-attempts.ts';
 import { redisCodeSteps } from './redis-codes.ts';
-import { createRateCounters, createRoundTrips, createUsedTotpCodes, type KeySteps } from './purposes.ts';
+import { createAttempts, createRateCounters, createRoundTrips, createUsedTotpCodes, type KeySteps } from './purposes.ts';
 import { defineScript } from './redis-scripts.ts';
 import { parseRedisUrl } from './redis-url.ts';
 
@@ -115,6 +115,7 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     usedTotpCodes: createUsedTotpCodes(keySteps),
     roundTrips: createRoundTrips(keySteps),
     rates: createRateCounters(keySteps),
+    attempts: createAttempts(attempts),
     channels: {
       async publish(channel, message) {
         await publisher(redis, inOneWrite).publish(`${keyPrefix}${channel}`, message);
@@ -140,8 +141,6 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
       const client = inOneWrite() as unknown as Record<string, (...params: Array<string | number>) => Promise<number>>;
       return (await client.idpDeleteAndWrite!(all.length + 1, k(ns, key), ...all.map((w) => k(w.ns, w.key)), String(deleted.length), ...args)) === 1;
     },
-    takeAttempts: attempts.takeAttempts,
-    giveBackAttempts: attempts.giveBackAttempts,
     async delete(ns, key) {
       await inOneWrite().del(k(ns, key));
     },
