@@ -11,6 +11,7 @@ import * as durableRevocations from './2026-11-24-0004-durable-revocations.ts';
 import * as redirectUriSchemes from './2026-11-24-0001-redirect-uri-schemes.ts';
 import * as secretCheck from './2026-11-24-0010-secret-check.ts';
 import * as canonicalUsernames from './2026-11-27-0001-canonical-usernames.ts';
+import * as secondFactors from './2026-11-27-0002-second-factors.ts';
 import * as clientPreviousSecret from './2026-11-27-0003-client-previous-secret.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -22,5 +23,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24-0007-api-scopes-notify': apiScopesNotify,
   '2026-11-24-0010-secret-check': secretCheck,
   '2026-11-27-0001-canonical-usernames': canonicalUsernames,
+  '2026-11-27-0002-second-factors': secondFactors,
   '2026-11-27-0003-client-previous-secret': clientPreviousSecret,
 };

@@ -13,7 +13,7 @@ import { createRateLimiter, type RateLimiter } from './sessions/rate-limit.ts';
 import { createSignInThrottle, type SignInThrottle } from './sessions/throttle.ts';
 import { canonicalAccountName } from './sources/account-name.ts';
 import type { SignInSource } from './sources/types.ts';
-import type { EphemeralStore, UserRepository } from './store/types.ts';
+import type { EphemeralStore, FactorRepository, UserRepository } from './store/types.ts';
 import { createRefreshTokenCodec, type RefreshTokenCodec } from './tokens/refresh-tokens.ts';
 import type { RevocationList } from './tokens/revocation.ts';
 import { deriveKeyring, type Keyring, type MasterSecrets } from './tokens/secret-box.ts';
@@ -45,16 +45,17 @@ export interface DerivedFrom {
   clock: Clock;
   ephemeral: EphemeralStore;
   users: UserRepository;
+  factors: FactorRepository;
   revocations: RevocationList;
   source: SignInSource;
 }
 
 export function deriveServices(from: DerivedFrom): DerivedServices {
-  const { config, secrets, clock, ephemeral, users, revocations, source } = from;
+  const { config, secrets, clock, ephemeral, users, factors, revocations, source } = from;
   return {
     refreshTokenCodec: createRefreshTokenCodec(deriveKeyring(secrets, 'refresh-tokens')),
     csrfKey: deriveKeyring(secrets, 'cookies'),
-    mfa: createMfaSecrets({ key: deriveKeyring(secrets, 'totp-secrets'), ephemeral, users, issuerName: new URL(config.baseUrl).host }),
+    mfa: createMfaSecrets({ key: deriveKeyring(secrets, 'totp-secrets'), ephemeral, users, factors, issuerName: new URL(config.baseUrl).host }),
     throttle: createSignInThrottle(ephemeral, {
       maxFailures: config.loginMaxFailures,
       maxFailuresPerAddress: config.loginMaxFailuresPerAddress,

@@ -145,7 +145,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     if (event.kind === 'keys') keys.invalidate();
   });
   const base: ServicesBase = {
-    ...deriveServices({ config, secrets, clock, ephemeral, users, revocations, source }),
+    ...deriveServices({ config, secrets, clock, ephemeral, users, factors: durable.factors, revocations, source }),
     config,
     secret,
     secrets,

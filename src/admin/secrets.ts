@@ -72,7 +72,7 @@ export async function resealSecrets(deps: { durable: DurableStore; keys: KeyMana
   // Everything is opened before anything is written: a value no secret opens stops it all.
   const stale = staleUserSecrets(await durable.users.list(), deriveKeyring(secrets, 'totp-secrets'));
   const signingKeys = await keys.reseal();
-  for (const { userId, totpSecretSealed } of stale) await durable.users.update(userId, { totpSecretSealed });
+  for (const { factorId, secretSealed } of stale) await durable.factors.reseal(factorId, secretSealed);
   const checkValue = await resealSecretCheck(durable, secrets);
   return { kind: 'resealed', signingKeys, totpSecrets: stale.length, checkValue };
 }

@@ -4,7 +4,7 @@
  * seeding twice changes nothing.
  */
 import { hashPassword, verifyPassword } from '../sources/passwords.ts';
-import type { ClientRecord, DurableStore, UserInput } from '../store/types.ts';
+import { totpFactor, type ClientRecord, type DurableStore, type UserInput } from '../store/types.ts';
 import { hashClientSecret, randomToken, verifyClientSecret } from '../tokens/opaque.ts';
 import { totpSealingContext } from '../tokens/sealing-contexts.ts';
 import { open, seal } from '../tokens/secret-box.ts';
@@ -32,16 +32,21 @@ export function seedClientRecord(client: SeedClient, existing: ClientRecord | un
   };
 }
 
+/** What the seed does to a user's authenticator app: keep what is stored, remove it, or store this sealed secret. */
+export type SeedTotp = 'keep' | null | string;
+
 /**
- * The sealed TOTP secret to store for a seeded user: the stored one while it opens to the
- * file's secret, else the file's secret sealed anew. The only place the seed touches TOTP.
+ * The seed's decision on a user's TOTP factor: an omitted `totp_secret` keeps what is stored
+ * (as other omitted fields will), `null` removes it; a secret the stored one opens to is kept,
+ * any other is sealed anew. The only place the seed decides on TOTP.
  */
-function seedTotpSecret(totpKey: Buffer, userId: string, totp: string | null, stored: string | null | undefined): string | null {
+function seedTotpSecret(totpKey: Buffer, userId: string, totp: string | null | undefined, stored: string | null | undefined): SeedTotp {
+  if (totp === undefined) return 'keep';
   if (totp === null) return null;
   const context = totpSealingContext(userId);
   if (stored != null) {
     try {
-      if (open(totpKey, stored, context) === totp) return stored;
+      if (open(totpKey, stored, context) === totp) return 'keep';
     } catch {
       // Sealed under another secret or for another id: seal the file's secret anew.
     }
@@ -49,10 +54,11 @@ function seedTotpSecret(totpKey: Buffer, userId: string, totp: string | null, st
   return seal(totpKey, totp, context);
 }
 
-/** A user to write, and whether the seed gives an existing user a new password. */
+/** A user to write, whether the seed gives an existing user a new password, and their TOTP factor. */
 export interface SeedUserInput {
   user: UserInput;
   passwordChanged: boolean;
+  totp: SeedTotp;
 }
 
 /** Hashes and seals one user's secrets (argon2 runs here, never inside the transaction). */
@@ -76,10 +82,10 @@ export async function seedUserInput(user: SeedUser, durable: DurableStore, totpK
     phoneNumber: user.phone_number ?? null,
     phoneNumberVerified: user.phone_number_verified ?? false,
     roles: user.roles ?? [],
-    totpSecretSealed: seedTotpSecret(totpKey, id, user.totp_secret ?? null, existing?.totpSecretSealed),
     locked: user.locked ?? false,
     mustChangePassword: user.must_change_password ?? false,
     mustEnrolMfa: user.must_enrol_mfa ?? false,
   };
-  return { user: input, passwordChanged: existing !== undefined && !keepPassword };
+  const totp = seedTotpSecret(totpKey, id, user.totp_secret, existing && totpFactor(existing)?.secretSealed);
+  return { user: input, passwordChanged: existing !== undefined && !keepPassword, totp };
 }

@@ -4,12 +4,13 @@
  * does not fit is refused whole, every wrong field named.
  */
 import type { Clock } from '../clock.ts';
+import { TOTP_FACTOR_NAME } from '../sessions/mfa.ts';
 import type { ClientRecord, DurableStore, UpsertResult } from '../store/types.ts';
 import { deriveKey } from '../tokens/secret-box.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
 import { AdminError, type FieldProblem } from './errors.ts';
 import { revokeAfterPasswordChange } from './passwords.ts';
-import { seedClientRecord, seedUserInput, type SeedUserInput } from './seed-records.ts';
+import { seedClientRecord, seedUserInput, type SeedTotp, type SeedUserInput } from './seed-records.ts';
 import { checkSeedFile, type SeedFile } from './seed-schema.ts';
 import { unknownScopeReason, unknownScopes } from './scopes.ts';
 
@@ -45,6 +46,15 @@ async function refuseUnknownScopes(seed: SeedFile, durable: DurableStore): Promi
   if (problems.length > 0) refuseFile(problems);
 }
 
+/** Makes the user's 'totp' factor what the seed decided: true when that changed anything. */
+async function writeTotp(tx: DurableStore, userId: string, totp: SeedTotp): Promise<boolean> {
+  if (totp === 'keep') return false;
+  const stored = (await tx.factors.listForUser(userId)).filter((factor) => factor.kind === 'totp');
+  for (const factor of stored) await tx.factors.remove(factor.id);
+  if (totp !== null) await tx.factors.add({ userId, kind: 'totp', name: TOTP_FACTOR_NAME, secretSealed: totp });
+  return stored.length > 0 || totp !== null;
+}
+
 async function writeSeed(tx: DurableStore, scopes: string[], clients: ClientRecord[], users: SeedUserInput[], now: Date): Promise<SeedSummary> {
   const summary: SeedSummary = {
     kind: 'seeded',
@@ -59,8 +69,10 @@ async function writeSeed(tx: DurableStore, scopes: string[], clients: ClientReco
   for (const client of clients) {
     summary.clients[await refuseConstraintViolations(`client ${client.clientId}`, () => tx.clients.upsert(client))] += 1;
   }
-  for (const { user, passwordChanged } of users) {
-    summary.users[await refuseConstraintViolations(`user ${user.username}`, () => tx.users.upsert(user))] += 1;
+  for (const { user, passwordChanged, totp } of users) {
+    const result = await refuseConstraintViolations(`user ${user.username}`, () => tx.users.upsert(user));
+    const totpChanged = await writeTotp(tx, user.id, totp);
+    summary.users[result === 'unchanged' && totpChanged ? 'updated' : result] += 1;
     if (passwordChanged) await revokeAfterPasswordChange((id, reason) => tx.revocations.revokeUser(id, reason, now), user.id);
   }
   return summary;

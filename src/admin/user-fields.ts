@@ -12,7 +12,6 @@ import { RULE_MESSAGES, isEmail, isPlainText } from './rules.ts';
 /** A new account is enabled, has no roles and no second factor, and is asked for nothing. */
 export const NEW_USER_DEFAULTS = {
   roles: [] as string[],
-  totpSecretSealed: null,
   locked: false,
   mustChangePassword: false,
   mustEnrolMfa: false,

@@ -60,7 +60,6 @@ export async function ensureDemoData(durable: DurableStore): Promise<DemoCredent
       phoneNumber: null,
       phoneNumberVerified: false,
       roles: ['user'],
-      totpSecretSealed: null,
       locked: false,
       mustChangePassword: false,
       mustEnrolMfa: false,

@@ -2,7 +2,7 @@
  * How a user is shown: wire names (as OpenID Connect claims spell them) for JSON, fields and
  * table rows for text. Password hashes and TOTP secrets are never shown, only whether MFA is set up.
  */
-import type { UserRecord } from '../store/types.ts';
+import { totpFactor, type UserRecord } from '../store/types.ts';
 import { formatFields, listText, yesNo } from './output.ts';
 
 export function userDocument(user: UserRecord): Record<string, unknown> {
@@ -22,7 +22,7 @@ export function userDocument(user: UserRecord): Record<string, unknown> {
     locked: user.locked,
     must_change_password: user.mustChangePassword,
     must_enrol_mfa: user.mustEnrolMfa,
-    mfa_enrolled: user.totpSecretSealed !== null,
+    mfa_enrolled: totpFactor(user) !== undefined,
     created_at: user.createdAt.toISOString(),
     updated_at: user.updatedAt.toISOString(),
   };
@@ -47,7 +47,7 @@ export function userFieldLines(user: UserRecord): string[] {
     ['locked', yesNo(user.locked)],
     ['must_change_password', yesNo(user.mustChangePassword)],
     ['must_enrol_mfa', yesNo(user.mustEnrolMfa)],
-    ['mfa_enrolled', yesNo(user.totpSecretSealed !== null)],
+    ['mfa_enrolled', yesNo(totpFactor(user) !== undefined)],
   ]);
 }
 
@@ -61,6 +61,6 @@ export function userRow(user: UserRecord): string[] {
     user.email ?? '-',
     listText(user.roles),
     yesNo(user.locked),
-    yesNo(user.totpSecretSealed !== null),
+    yesNo(totpFactor(user) !== undefined),
   ];
 }

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
-import type { ClientRecord, UserRecord } from '../store/types.ts';
+import { factorKinds, type ClientRecord, type UserRecord } from '../store/types.ts';
 import { acrFor, permittedClaims, userClaims, type ClaimsRequest } from '../tokens/claims.ts';
 import { signJwt } from '../tokens/jwt.ts';
 import type { SigningDeps, TokenResponse } from './common.ts';
@@ -51,7 +51,7 @@ export function assertUserMayReceiveTokens(user: UserRecord | undefined): assert
   if (user.locked) throw new OAuthError('invalid_grant', 'The user is locked.');
   if (user.mustChangePassword) throw new OAuthError('invalid_grant', 'The user must change their password.');
   // The flag asks for a second factor: a user who has one already satisfies it.
-  if (user.mustEnrolMfa && !user.totpSecretSealed) throw new OAuthError('invalid_grant', 'The user must enrol a second factor.');
+  if (user.mustEnrolMfa && !factorKinds(user).includes('totp')) throw new OAuthError('invalid_grant', 'The user must enrol a second factor.');
 }
 
 /**

@@ -3,6 +3,7 @@
  * (enrol). A code is judged behind the throttle, as passwords are (throttle.ts).
  */
 import { epochSeconds } from '../clock.ts';
+import { totpFactor } from '../store/types.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, SignInOutcome, StepFeedback } from './flow-result.ts';
 import type { PendingSignIn } from './interaction.ts';
 import { judgeAttempt, refusalMessage } from './password-form.ts';
@@ -42,10 +43,12 @@ export function createCodeForms(deps: CodeFormsDeps) {
   async function otp(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
     const current = await flow.stateOf(await open(browser, id, form.csrf_token));
     const { pending } = current.interaction;
-    if (current.step !== 'otp' || !pending || !current.pendingUser?.totpSecretSealed) return flow.advance(browser, current);
-    const secret = mfa.openUserSecret(current.pendingUser.id, current.pendingUser.totpSecretSealed);
+    const factor = current.pendingUser && totpFactor(current.pendingUser);
+    if (current.step !== 'otp' || !pending || !current.pendingUser || !factor?.secretSealed) return flow.advance(browser, current);
+    const secret = mfa.openUserSecret(current.pendingUser.id, factor.secretSealed);
     const problem = await codeProblem(browser, current, pending, secret, form.otp ?? '', 'That code is not right, or was used already. Enter the current code from your app.');
     if (problem) return show(current, problem);
+    await mfa.used(factor.id, new Date(flow.clock()));
     const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'] } };
     return flow.saveAndAdvance(browser, flow.decided({ ...current, interaction }));
   }
@@ -58,7 +61,7 @@ export function createCodeForms(deps: CodeFormsDeps) {
     const problem = await codeProblem(browser, current, pending, secret, form.otp ?? '', 'That code is not right. Enter the code your app shows now.');
     if (problem) return show(current, problem);
     await mfa.enrol(current.pendingUser.id, secret);
-    // The user record now holds the secret; with `mfa` in amr no second factor is owed either way.
+    // The user now has the factor; with `mfa` in amr no second factor is owed either way.
     const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } };
     return flow.saveAndAdvance(browser, flow.decided({ ...current, interaction }));
   }

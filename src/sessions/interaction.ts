@@ -61,8 +61,8 @@ export interface InteractionStore {
   load(id: string): Promise<Interaction | undefined>;
   saveWrite(interaction: Interaction): EphemeralWrite;
   save(interaction: Interaction): Promise<void>;
-  /** Ends an interaction; only one caller gets it, so a code is issued once per interaction. */
-  finish(id: string): Promise<Interaction | undefined>;
+  /** Ends an interaction without a code (a refusal): nothing can be issued from it any more. */
+  finish(id: string): Promise<void>;
   /**
    * Ends an interaction with the writes of the outcome in the same step: `deleted` for the one
    * caller that ended it (true), `missing` otherwise.
@@ -93,7 +93,7 @@ export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock):
     load: (id) => (id.length > 100 ? Promise.resolve(undefined) : ephemeral.get<Interaction>(NAMESPACES.interaction, hashToken(id))),
     saveWrite,
     save: (interaction) => ephemeral.write([saveWrite(interaction)]),
-    finish: (id) => ephemeral.take<Interaction>(NAMESPACES.interaction, hashToken(id)),
+    finish: (id) => ephemeral.delete(NAMESPACES.interaction, hashToken(id)),
     finishWith: (id, writes) => ephemeral.deleteAndWrite(NAMESPACES.interaction, hashToken(id), writes),
   };
 }

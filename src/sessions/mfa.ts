@@ -4,7 +4,7 @@
  * code is rendered here, on the server, as SVG: no external service ever sees a secret.
  */
 import QRCode from 'qrcode';
-import type { EphemeralStore, UserRecord, UserRepository } from '../store/types.ts';
+import { totpFactor, type EphemeralStore, type FactorRepository, type UserRecord, type UserRepository } from '../store/types.ts';
 import { asKeyring, openWithKeyring, seal, type Keyring } from '../tokens/secret-box.ts';
 import { totpSealingContext } from '../tokens/sealing-contexts.ts';
 import { newTotpSecret, totpUri } from './totp.ts';
@@ -17,8 +17,10 @@ export interface MfaSecrets {
   /** A new secret for an enrolment, sealed to the interaction. */
   startEnrolment(interactionId: string): { secret: string; sealed: string };
   openEnrolSecret(interactionId: string, sealed: string): string;
-  /** Stores the confirmed secret for the user and clears the enrolment flag. */
+  /** Stores the confirmed secret as the user's authenticator app and clears the enrolment flag. */
   enrol(userId: string, secret: string): Promise<void>;
+  /** Records that a factor was just used to sign in. */
+  used(factorId: string, at: Date): Promise<void>;
   /** The QR code of the otpauth:// URI, as SVG markup made here (safe to embed). */
   qrSvg(account: string, secret: string): Promise<string>;
 }
@@ -26,7 +28,18 @@ export interface MfaSecrets {
 const userContext = totpSealingContext;
 
 /** Sealing uses the current key; opening any key of the ring (IDP_SECRET_PREVIOUS too). */
-export function createMfaSecrets(deps: { key: Buffer | Keyring; ephemeral: EphemeralStore; users: Pick<UserRepository, 'update'>; issuerName: string }): MfaSecrets {
+export interface MfaDeps {
+  key: Buffer | Keyring;
+  ephemeral: EphemeralStore;
+  users: Pick<UserRepository, 'update'>;
+  factors: Pick<FactorRepository, 'add' | 'touch'>;
+  issuerName: string;
+}
+
+/** The name an enrolled authenticator app gets. */
+export const TOTP_FACTOR_NAME = 'Authenticator app';
+
+export function createMfaSecrets(deps: MfaDeps): MfaSecrets {
   const ring = asKeyring(deps.key);
   return {
     ephemeral: deps.ephemeral,
@@ -38,8 +51,12 @@ export function createMfaSecrets(deps: { key: Buffer | Keyring; ephemeral: Ephem
     },
     openEnrolSecret: (interactionId, sealed) => openWithKeyring(ring, sealed, `enrol:${interactionId}`).text,
     async enrol(userId, secret) {
-      await deps.users.update(userId, { totpSecretSealed: seal(ring.current, secret, userContext(userId)), mustEnrolMfa: false });
+      // Of two enrolments at once (two tabs), the first stored is the one kept (one app per user).
+      await deps.factors.add({ userId, kind: 'totp', name: TOTP_FACTOR_NAME, secretSealed: seal(ring.current, secret, userContext(userId)) });
+      // After the factor: this write also drops this instance's cached copy of the user.
+      await deps.users.update(userId, { mustEnrolMfa: false });
     },
+    used: (factorId, at) => deps.factors.touch(factorId, at),
     qrSvg: (account, secret) => QRCode.toString(totpUri(deps.issuerName, account, secret), { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }),
   };
 }
@@ -49,17 +66,18 @@ export function createMfaSecrets(deps: { key: Buffer | Keyring; ephemeral: Ephem
  * under the current one (`idp secrets reseal` writes them). Throws, naming the user, when a
  * secret opens under none of the keys.
  */
-export function staleUserSecrets(users: readonly UserRecord[], ring: Keyring): Array<{ userId: string; totpSecretSealed: string }> {
-  const stale: Array<{ userId: string; totpSecretSealed: string }> = [];
+export function staleUserSecrets(users: readonly UserRecord[], ring: Keyring): Array<{ factorId: string; secretSealed: string }> {
+  const stale: Array<{ factorId: string; secretSealed: string }> = [];
   for (const user of users) {
-    if (!user.totpSecretSealed) continue;
+    const factor = totpFactor(user);
+    if (!factor?.secretSealed) continue;
     let opened: { text: string; current: boolean };
     try {
-      opened = openWithKeyring(ring, user.totpSecretSealed, userContext(user.id));
+      opened = openWithKeyring(ring, factor.secretSealed, userContext(user.id));
     } catch (error) {
       throw new Error(`the TOTP secret of user ${user.username} opens under none of the secrets`, { cause: error });
     }
-    if (!opened.current) stale.push({ userId: user.id, totpSecretSealed: seal(ring.current, opened.text, userContext(user.id)) });
+    if (!opened.current) stale.push({ factorId: factor.id, secretSealed: seal(ring.current, opened.text, userContext(user.id)) });
   }
   return stale;
 }

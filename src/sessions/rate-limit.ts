@@ -9,7 +9,7 @@
  */
 import type { Clock } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
-import { NAMESPACES, type EphemeralStore } from '../store/types.ts';
+import type { EphemeralStore } from '../store/types.ts';
 
 const WINDOW_SECONDS = 60;
 /** A slice is this fraction of the budget: one store round trip per slice instead of per request. */
@@ -41,7 +41,7 @@ export function createRateLimiter(ephemeral: EphemeralStore, clock: Clock, perMi
   });
 
   async function reserve(subject: string, current: number): Promise<void> {
-    const total = await ephemeral.increment(NAMESPACES.rate, `${subject}:${current}`, WINDOW_SECONDS, slice);
+    const total = await ephemeral.rates.add(subject, current, WINDOW_SECONDS, slice);
     if (current !== window) return;
     // Of the slice just reserved, only what lies within the budget may be spent.
     const granted = Math.min(slice, perMinute - (total - slice));

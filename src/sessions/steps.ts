@@ -5,7 +5,7 @@
  * one place.
  */
 import { OAuthError } from '../errors.ts';
-import type { ClientRecord, UserRecord } from '../store/types.ts';
+import { factorKinds, type ClientRecord, type UserRecord } from '../store/types.ts';
 import type { BrowserSession } from './browser-session.ts';
 import type { Interaction } from './interaction.ts';
 
@@ -29,7 +29,7 @@ export interface StepInput {
 /** What a user still owes after the password, given the methods used so far. */
 export function owedStep(user: UserRecord, amr: readonly string[]): 'otp' | 'enrol' | 'password' | undefined {
   if (!amr.includes('mfa') && !amr.includes('external')) {
-    if (user.totpSecretSealed) return 'otp';
+    if (factorKinds(user).includes('totp')) return 'otp';
     if (user.mustEnrolMfa) return 'enrol';
   }
   if (user.mustChangePassword && user.source === 'local') return 'password';

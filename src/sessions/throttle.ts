@@ -14,7 +14,7 @@
  * enrolment codes count as failures too.
  *
  * A guess takes its attempt before it is judged, atomically and on every count at once
- * (EphemeralStore.takeAttemptsOrLocked, one round trip): the attempt that reaches a limit locks
+ * (AttemptStore.take, one round trip): the attempt that reaches a limit locks
  * at once, so a burst of concurrent guesses gets at most the limit judged, however the requests
  * interleave and on however many instances. A guess judged wrong keeps its attempt; one that
  * was right, or judged nothing (a locked account, a directory that did not answer), gives it back.
@@ -99,9 +99,9 @@ export function createSignInThrottle(ephemeral: EphemeralStore, limits: Throttle
       const counted = countsOf(account, address, context);
       // All taken at once, or none (a locked address does not use up the account's attempts,
       // nor the reverse): one round trip, one script outside a cluster.
-      const locked = await ephemeral.takeAttemptsOrLocked(NAMESPACES.signInAttempts, counted);
+      const locked = await ephemeral.attempts.take(counted);
       if (locked !== undefined) return { refused: refusalOf(locked) };
-      return { giveBack: () => ephemeral.giveBackAttempts(NAMESPACES.signInAttempts, counted.map(({ key }) => key)) };
+      return { giveBack: () => ephemeral.attempts.giveBack(counted.map(({ key }) => key)) };
     },
     // Only the pair: the count over every address is what bounds guessing, and a sign-in must
     // not hand a guesser a fresh allowance.

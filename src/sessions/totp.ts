@@ -5,7 +5,6 @@
  */
 import { createGuardrails, generateSecret, generateURI, verify } from 'otplib';
 import type { EphemeralStore } from '../store/types.ts';
-import { NAMESPACES } from '../store/types.ts';
 
 const PERIOD_SECONDS = 30;
 /** One period either way: a phone a little fast or slow, or a code typed as it turned over. */
@@ -27,7 +26,7 @@ export function totpUri(issuer: string, account: string, secret: string): string
 }
 
 /** Whether `code` is valid now for `secret` and was not used before (then it is used up). */
-export async function acceptTotp(ephemeral: EphemeralStore, userId: string, secret: string, code: string, nowSeconds: number): Promise<boolean> {
+export async function acceptTotp(ephemeral: Pick<EphemeralStore, 'usedTotpCodes'>, userId: string, secret: string, code: string, nowSeconds: number): Promise<boolean> {
   const token = code.replace(/\s+/g, '');
   if (!/^\d{6}$/.test(token)) return false;
   let result: Awaited<ReturnType<typeof verify>>;
@@ -38,5 +37,5 @@ export async function acceptTotp(ephemeral: EphemeralStore, userId: string, secr
   }
   if (!result.valid || !('timeStep' in result)) return false;
   // Kept past the drift window, so the same step can never be claimed twice.
-  return ephemeral.setIfAbsent(NAMESPACES.totpUsed, `${userId}:${result.timeStep}`, 1, 4 * PERIOD_SECONDS);
+  return ephemeral.usedTotpCodes.claim(userId, result.timeStep, 4 * PERIOD_SECONDS);
 }

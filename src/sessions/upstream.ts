@@ -6,7 +6,7 @@
  */
 import { OAuthError } from '../errors.ts';
 import type { UpstreamChecks, UpstreamSource } from '../sources/oidc.ts';
-import { NAMESPACES, type EphemeralStore } from '../store/types.ts';
+import type { EphemeralStore } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { withQuery } from './authorization-response.ts';
 import type { SessionStore } from './browser-session.ts';
@@ -47,7 +47,7 @@ export async function startUpstreamSignIn(deps: Pick<UpstreamDeps, 'upstream' | 
   const { url, checks } = await deps.upstream.start().catch((error: unknown) => {
     throw failure('temporarily_unavailable', 'The sign-in provider is unavailable. Try again in a moment.', String(error));
   });
-  await deps.ephemeral.set(NAMESPACES.upstreamSignIn, checks.state, { interactionId: interaction.id, checks } satisfies SignInTrip, ROUND_TRIP_TTL_SECONDS);
+  await deps.ephemeral.roundTrips.start('sign-in', checks.state, { interactionId: interaction.id, checks } satisfies SignInTrip, ROUND_TRIP_TTL_SECONDS);
   return url;
 }
 
@@ -56,7 +56,7 @@ export async function startUpstreamSignIn(deps: Pick<UpstreamDeps, 'upstream' | 
  * browser; the upstream's answer makes its user the pending one, and the flow goes on.
  */
 export async function finishUpstreamSignIn(deps: UpstreamCallbackDeps, browser: BrowserRequest, state: string | undefined, callbackUrl: string): Promise<FlowResult> {
-  const trip = state ? await deps.ephemeral.take<SignInTrip>(NAMESPACES.upstreamSignIn, state) : undefined;
+  const trip = state ? await deps.ephemeral.roundTrips.finish<SignInTrip>('sign-in', state) : undefined;
   if (!trip) throw failure('invalid_request', 'This sign-in cannot be completed: its state is unknown or was used. Start again from the application.', 'unknown upstream state');
   const interaction = await deps.interactions.load(trip.interactionId);
   const loaded = await deps.sessions.loadBrowser(browser.sessionId);
@@ -79,13 +79,13 @@ export async function finishUpstreamSignIn(deps: UpstreamCallbackDeps, browser: 
 export async function upstreamSignOutUrl(deps: UpstreamDeps, idToken: string | undefined, trip: SignOutTrip): Promise<string | undefined> {
   const key = randomToken();
   const url = await deps.upstream.endSessionUrl(idToken, `${deps.baseUrl}/signin/oidc/signed-out`, key);
-  if (url) await deps.ephemeral.set(NAMESPACES.upstreamSignOut, key, trip, ROUND_TRIP_TTL_SECONDS);
+  if (url) await deps.ephemeral.roundTrips.start('sign-out', key, trip, ROUND_TRIP_TTL_SECONDS);
   return url;
 }
 
 /** Back from the upstream's sign-out (the key used once): the client's URI to go to, or undefined for our page. */
 export async function afterUpstreamSignOut(deps: Pick<UpstreamDeps, 'ephemeral'>, key: string | undefined): Promise<string | undefined> {
-  const trip = key ? await deps.ephemeral.take<SignOutTrip>(NAMESPACES.upstreamSignOut, key) : undefined;
+  const trip = key ? await deps.ephemeral.roundTrips.finish<SignOutTrip>('sign-out', key) : undefined;
   if (!trip?.redirectUri) return undefined;
   return withQuery(trip.redirectUri, trip.state !== undefined ? { state: trip.state } : {});
 }

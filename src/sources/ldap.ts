@@ -88,7 +88,7 @@ export function createLdapSource(config: LdapConfig, users: DirectoryUsers, opti
       const user: UserInput = {
         id: randomBytes(16).toString('base64url'), source: 'ldap', subject: account.subject, username: account.subject,
         passwordHash: null, ...profile, emailVerified: false, phoneNumberVerified: false,
-        totpSecretSealed: null, locked: false, mustChangePassword: false, mustEnrolMfa: false,
+        locked: false, mustChangePassword: false, mustEnrolMfa: false,
       };
       await users.upsert(user);
     } else {

@@ -156,7 +156,6 @@ async function keepLocalRecord(users: UserRepository, claims: Record<string, unk
       passwordHash: null,
       ...profile,
       roles: [],
-      totpSecretSealed: null,
       locked: false,
       mustChangePassword: false,
       mustEnrolMfa: false,

@@ -62,8 +62,8 @@ export interface UserRecord {
   phoneNumber: string | null;
   phoneNumberVerified: boolean;
   roles: string[];
-  /** TOTP secret sealed with the key derived from IDP_SECRET; null when not enrolled. */
-  totpSecretSealed: string | null;
+  /** The user's second factors, read with the user (`FactorRepository` writes them). */
+  factors: FactorRecord[];
   locked: boolean;
   mustChangePassword: boolean;
   mustEnrolMfa: boolean;
@@ -71,8 +71,37 @@ export interface UserRecord {
   updatedAt: Date;
 }
 
-/** A new or replaced user; timestamps are kept by the store. */
-export type UserInput = Omit<UserRecord, 'createdAt' | 'updatedAt'>;
+/** A new or replaced user; timestamps are kept by the store, factors by `FactorRepository`. */
+export type UserInput = Omit<UserRecord, 'createdAt' | 'updatedAt' | 'factors'>;
+
+/** What a second factor is: an authenticator app (TOTP), a recovery code, a passkey. */
+export type FactorKind = 'totp' | 'recovery_code' | 'passkey';
+
+/** One second factor of a user (one row of `user_factors`). */
+export interface FactorRecord {
+  id: string;
+  userId: string;
+  kind: FactorKind;
+  /** What the user or an administrator calls it (1 to 100 characters). */
+  name: string;
+  /** For 'totp': the secret sealed with the key derived from IDP_SECRET for `totp:<user id>`. */
+  secretSealed: string | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}
+
+/** A new factor; the store gives it its id and creation time. */
+export type FactorInput = Pick<FactorRecord, 'userId' | 'kind' | 'name' | 'secretSealed'>;
+
+/** The kinds of second factor a user has: what the sign-in steps decide on. */
+export function factorKinds(user: Pick<UserRecord, 'factors'>): FactorKind[] {
+  return [...new Set(user.factors.map((factor) => factor.kind))];
+}
+
+/** The user's authenticator app, if enrolled (one at most). */
+export function totpFactor(user: Pick<UserRecord, 'factors'>): FactorRecord | undefined {
+  return user.factors.find((factor) => factor.kind === 'totp');
+}
 
 export type UserFlag = 'locked' | 'mustChangePassword' | 'mustEnrolMfa';
 
@@ -130,6 +159,22 @@ export interface UserRepository {
   update(id: string, change: Partial<Omit<UserInput, 'id' | 'source'>>): Promise<boolean>;
   remove(id: string): Promise<boolean>;
   count(): Promise<number>;
+}
+
+/**
+ * Users' second factors. Each change is announced as a change of its user (`onChange`:
+ * `user`), so cached users drop their factors on every instance.
+ */
+export interface FactorRepository {
+  /** A user's factors, oldest first. */
+  listForUser(userId: string): Promise<FactorRecord[]>;
+  /** Adds a factor; undefined when the user already has their one factor of that kind ('totp'). */
+  add(factor: FactorInput): Promise<FactorRecord | undefined>;
+  remove(id: string): Promise<boolean>;
+  /** Records a use at `at` (not announced: nothing a sign-in decides on changes). */
+  touch(id: string, at: Date): Promise<void>;
+  /** Replaces the sealed secret (the same secret, sealed under another master secret). */
+  reseal(id: string, secretSealed: string): Promise<void>;
 }
 
 export interface ApiScopeRepository {
@@ -322,6 +367,7 @@ export interface DurableStore {
   readonly kind: 'postgres' | 'embedded';
   readonly clients: ClientRepository;
   readonly users: UserRepository;
+  readonly factors: FactorRepository;
   readonly apiScopes: ApiScopeRepository;
   readonly consents: ConsentRepository;
   readonly signingKeys: SigningKeyRepository;
@@ -355,7 +401,7 @@ export interface DurableStore {
   close(): Promise<void>;
 }
 
-/** What `EphemeralStore.takeAttempts` allows on a key. */
+/** What `AttemptStore.take` allows on a key. */
 export interface AttemptRule {
   /** Attempts counted before the key locks (the one reaching it locks, judged or not). */
   limit: number;
@@ -388,53 +434,91 @@ export interface EphemeralStore {
   readonly kind: 'redis' | 'memory';
   /** Authorization codes on this store. */
   readonly codes: CodeStore;
+  /** TOTP codes accepted already. */
+  readonly usedTotpCodes: UsedTotpCodeStore;
+  /** Round trips to an upstream provider. */
+  readonly roundTrips: RoundTripStore;
+  /** Requests counted for the rate limits. */
+  readonly rates: RateCounterStore;
+  /** Messages to every instance. */
+  readonly channels: ChannelStore;
+  /** Sign-in attempts, counted and locked per account and per address (the throttle). */
+  readonly attempts: AttemptStore;
   set(ns: Namespace, key: string, value: unknown, ttlSeconds: number): Promise<void>;
   /**
    * Several sets and deletes, in order, in one round trip where the store can (one Redis
    * MULTI; a cluster sends them key by key). Each write is atomic; the batch is not.
    */
   write(writes: readonly EphemeralWrite[]): Promise<void>;
-  /** Sets only when absent; true when this call set it. */
-  setIfAbsent(ns: Namespace, key: string, value: unknown, ttlSeconds: number): Promise<boolean>;
   get<T>(ns: Namespace, key: string): Promise<T | undefined>;
-  /** Several values at once, in the order asked (one MGET on Redis; a cluster asks key by key). */
-  getMany(keys: ReadonlyArray<{ ns: Namespace; key: string }>): Promise<unknown[]>;
-  /** Reads and deletes in one step: exactly one caller gets the value. */
-  take<T>(ns: Namespace, key: string): Promise<T | undefined>;
   /**
    * Deletes a value and, with it, makes the writes of the outcome: `deleted` when the value was
-   * there, `missing` when not; true when this call deleted it. As with `take`, exactly one of
-   * concurrent callers deletes it, and only its `deleted` writes are made. One atomic step (one
+   * there, `missing` when not; true when this call deleted it. Exactly one of concurrent callers
+   * deletes it, and only its `deleted` writes are made. One atomic step (one
    * script) outside a cluster; a cluster deletes, then writes key by key (so there the writes
    * are not in order with other calls of the same tick).
    */
   deleteAndWrite(ns: Namespace, key: string, writes: EphemeralWritesByOutcome): Promise<boolean>;
-  /** Adds `by` (default 1) and returns the new count; the TTL starts with the first increment. */
-  increment(ns: Namespace, key: string, ttlSeconds: number, by?: number): Promise<number>;
-  /**
-   * Takes one attempt at something limited on each key, before it is judged, in one atomic step
-   * across instances: false (and nothing counted on any key) while one of them is locked;
-   * otherwise each attempt is counted, and the one that brings a key's count to its limit or past
-   * it locks that key at once, so that concurrent attempts are refused instead of judged. An
-   * attempt judged a failure is simply kept; one that does not count is given back
-   * (`giveBackAttempts`). One round trip outside a cluster (a script over every key); a cluster
-   * takes key by key and gives back what was taken when one refused.
-   */
-  takeAttempts(ns: Namespace, attempts: ReadonlyArray<{ key: string; rule: AttemptRule }>): Promise<boolean>;
-  /**
-   * `takeAttempts` that says which key refused: undefined when every key took its attempt, else
-   * the first locked key in the order given (nothing counted on any). The same one round trip.
-   */
-  takeAttemptsOrLocked(ns: Namespace, attempts: ReadonlyArray<{ key: string; rule: AttemptRule }>): Promise<string | undefined>;
-  /**
-   * Uncounts an attempt taken with `takeAttempts` on each key, and lifts a key's lock when it was
-   * set by a count that included it. Nothing happens to a count that expired meanwhile. One round
-   * trip outside a cluster.
-   */
-  giveBackAttempts(ns: Namespace, keys: readonly string[]): Promise<void>;
   delete(ns: Namespace, key: string): Promise<void>;
   /** Every live value of a namespace, by key: a full scan, for rebuilding a local copy. */
   entries<T>(ns: Namespace): Promise<Array<[string, T]>>;
+  ping(): Promise<void>;
+  /** Redis only, for the metrics: whether the connection is up now (no round trip). */
+  connected?(): boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * TOTP codes already accepted, per user and time step (RFC 6238 §5.2: a code is accepted once),
+ * across instances.
+ */
+export interface UsedTotpCodeStore {
+  /** Marks the user's code of `timeStep` used for `ttlSeconds`; true for exactly one caller. */
+  claim(userId: string, timeStep: number, ttlSeconds: number): Promise<boolean>;
+}
+
+/** Requests counted per subject and window (the token and authorize rate limits), across instances. */
+export interface RateCounterStore {
+  /**
+   * Adds `by` (default 1) to the subject's count in `window` and returns the new count; the
+   * count lives `ttlSeconds` from its first addition.
+   */
+  add(subject: string, window: number, ttlSeconds: number, by?: number): Promise<number>;
+}
+
+/** The two round trips to an upstream provider: the sign-in (keyed by its `state`) and the sign-out. */
+export type RoundTripLeg = 'sign-in' | 'sign-out';
+
+/** What a round trip to an upstream provider must find when it comes back; each is finished once. */
+export interface RoundTripStore {
+  start(leg: RoundTripLeg, key: string, trip: unknown, ttlSeconds: number): Promise<void>;
+  /** The trip, to exactly one caller across instances; undefined when unknown, expired or finished. */
+  finish<T>(leg: RoundTripLeg, key: string): Promise<T | undefined>;
+}
+
+/** Attempts at something limited, per key, across instances (`NAMESPACES.signInAttempts`). */
+export interface AttemptStore {
+  /**
+   * Takes one attempt at something limited on each key, before it is judged, in one atomic step
+   * across instances, and says which key refused: the first locked key in the order given (and
+   * nothing counted on any key) while one of them is locked; undefined when each attempt was
+   * counted. The attempt that brings a key's count to its limit or past it locks that key at
+   * once, so that concurrent attempts are refused instead of judged. An attempt judged a failure
+   * is simply kept; one that does not count is given back (`giveBack`). One round trip outside a
+   * cluster (a script over every key); a cluster takes key by key and gives back what was taken
+   * when one refused.
+   */
+  take(attempts: ReadonlyArray<{ key: string; rule: AttemptRule }>): Promise<string | undefined>;
+  /**
+   * Uncounts an attempt taken with `take` on each key, and lifts a key's lock when it was
+   * set by a count that included it. Nothing happens to a count that expired meanwhile. One round
+   * trip outside a cluster.
+   */
+  giveBack(keys: readonly string[]): Promise<void>;
+}
+
+/** Messages published to every instance sharing the store (none is kept for a later listener). */
+export interface ChannelStore {
   /** Sends `message` to every subscriber of `channel`, on every instance (this one included). */
   publish(channel: string, message: string): Promise<void>;
   /**
@@ -443,10 +527,6 @@ export interface EphemeralStore {
    * `listening(false)` when it stops. Returns a function that stops listening.
    */
   subscribe(channel: string, listener: ChannelListener): () => void;
-  ping(): Promise<void>;
-  /** Redis only, for the metrics: whether the connection is up now (no round trip). */
-  connected?(): boolean;
-  close(): Promise<void>;
 }
 
 export interface ChannelListener {

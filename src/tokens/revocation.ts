@@ -106,7 +106,7 @@ export function createRevocationList(stores: RevocationStores, clock: Clock, max
     if (event.kind === 'revoked') remember(fromRecord(event));
     else if (event.kind === 'revocations') resync();
   });
-  const stopEphemeral = ephemeral.subscribe(CHANNEL, {
+  const stopEphemeral = ephemeral.channels.subscribe(CHANNEL, {
     message(message) {
       const token = parseRevoked(message);
       if (token) remember(token);
@@ -126,7 +126,7 @@ export function createRevocationList(stores: RevocationStores, clock: Clock, max
 
   /** Tells the other instances over Redis; the database has told them already unless its feed is reconnecting. */
   const publish = async (tokens: readonly RevokedToken[]) => {
-    await Promise.all(tokens.map((t) => ephemeral.publish(CHANNEL, JSON.stringify({ jti: t.jti, exp: t.exp })))).catch(() => {});
+    await Promise.all(tokens.map((t) => ephemeral.channels.publish(CHANNEL, JSON.stringify({ jti: t.jti, exp: t.exp })))).catch(() => {});
   };
 
   return {

@@ -367,13 +367,34 @@ describe.runIf(postgresAvailable)('idp seed on PostgreSQL', () => {
   it('stores what the file says: defaults, a public client, a sealed TOTP secret', async () => {
     const [spa] = await runSql(db.url, `SELECT * FROM clients WHERE client_id = 'spa'`);
     expect(spa).toMatchObject({ secret_hash: null, enabled: true, grant_types: ['authorization_code'], scopes: [], access_token_lifetime: 3600, require_consent: false });
-    const [carol] = await runSql<{ id: string; subject: string; totp_secret_sealed: string }>(db.url, `SELECT * FROM users WHERE username = 'carol'`);
+    const [carol] = await runSql<{ id: string; subject: string }>(db.url, `SELECT * FROM users WHERE username = 'carol'`);
     expect(carol?.subject).toBe(carol?.id);
-    expect(carol?.totp_secret_sealed).toMatch(/^v1\./);
-    expect(carol?.totp_secret_sealed).not.toContain('JBSWY3DPEHPK3PXP');
+    const factors = await runSql<{ kind: string; secret_sealed: string }>(db.url, 'SELECT kind, secret_sealed FROM user_factors WHERE user_id = $1', [carol?.id]);
+    expect(factors).toEqual([{ kind: 'totp', secret_sealed: expect.stringMatching(/^v1\./) }]);
+    expect(factors[0]?.secret_sealed).not.toContain('JBSWY3DPEHPK3PXP');
     const shown = await idp(['users', 'show', 'carol', '--json']);
     expect(json(shown)).toMatchObject({ mfa_enrolled: true, locked: false });
     expect(shown.stdout).not.toContain('JBSWY3DPEHPK3PXP');
+  });
+
+  it("replaces the user's authenticator app when totp_secret changes, keeps it when the file omits it, removes it on null", async () => {
+    const totpOf = async () => runSql<{ secret_sealed: string }>(db.url,
+      "SELECT f.secret_sealed FROM user_factors f JOIN users u ON u.id = f.user_id WHERE u.username = 'carol' AND f.kind = 'totp'");
+    const [before] = await totpOf();
+    const carol = SEED.users[0] as (typeof SEED.users)[number];
+    const changed = { ...SEED, users: [{ ...carol, totp_secret: 'KRSXG5CTMVRXEZLUKN2XAZLSKNSWG4TF' }] };
+    expect(json(await idp(['seed', seedFile('new-totp.json', changed), '--json']))).toMatchObject({ users: { updated: 1, unchanged: 0 } });
+    const after = await totpOf();
+    expect(after).toHaveLength(1);
+    expect(after[0]?.secret_sealed).not.toBe(before?.secret_sealed);
+    const { totp_secret: _omitted, ...withoutTotp } = carol;
+    expect(json(await idp(['seed', seedFile('no-totp.json', { ...SEED, users: [withoutTotp] }), '--json']))).toMatchObject({ users: { unchanged: 1 } });
+    expect(await totpOf(), 'an omitted totp_secret keeps the stored one').toEqual(after);
+    expect(json(await idp(['seed', seedFile('null-totp.json', { ...SEED, users: [{ ...carol, totp_secret: null }] }), '--json']))).toMatchObject({ users: { updated: 1 } });
+    expect(await totpOf()).toEqual([]);
+    expect(json(await idp(['users', 'show', 'carol', '--json']))).toMatchObject({ mfa_enrolled: false });
+    expect(json(await idp(['seed', seedFile('again.json', SEED), '--json']))).toMatchObject({ users: { updated: 1 } });
+    expect(await totpOf()).toHaveLength(1);
   });
 
   it('updates what changed, and writes nothing when one row is refused by the database', async () => {

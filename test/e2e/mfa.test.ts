@@ -123,7 +123,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
 
   it('stores a seeded secret sealed ("v1." ...), never the base32 secret, in any column', async () => {
     const rows = await stack.sql<{ sealed: string | null; row: string }>(
-      'SELECT totp_secret_sealed AS sealed, row_to_json(u)::text AS row FROM users u WHERE username = $1', [ANN.username]);
+      `SELECT f.secret_sealed AS sealed, row_to_json(u)::text || row_to_json(f)::text AS row FROM users u LEFT JOIN user_factors f ON f.user_id = u.id AND f.kind = 'totp' WHERE username = $1`, [ANN.username]);
     expect(rows).toHaveLength(1);
     expect(rows[0]?.sealed).toMatch(/^v1\./);
     expect(rows[0]?.row).not.toContain(SECRET);
@@ -341,7 +341,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     expect(decodeJwt(answer.body.id_token).payload.acr).toBe('urn:svc:ac:mfa');
 
     const rows = await stack.sql<{ sealed: string | null; flag: boolean; row: string }>(
-      'SELECT totp_secret_sealed AS sealed, must_enrol_mfa AS flag, row_to_json(u)::text AS row FROM users u WHERE username = $1', [IVY.username]);
+      `SELECT f.secret_sealed AS sealed, must_enrol_mfa AS flag, row_to_json(u)::text || row_to_json(f)::text AS row FROM users u LEFT JOIN user_factors f ON f.user_id = u.id AND f.kind = 'totp' WHERE username = $1`, [IVY.username]);
     expect(rows[0]?.sealed).toMatch(/^v1\./);
     expect(rows[0]?.flag).toBe(false);
     expect(rows[0]?.row).not.toContain(secret);
@@ -392,7 +392,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     expect(alertText(wrong)).not.toBe('');
     expect(enrolSecret(wrong).secret, 'the same secret until it is confirmed').toBe(secret);
     expectInvalidGrant(await refresh(a, current));
-    expect((await stack.sql<{ sealed: string | null }>('SELECT totp_secret_sealed AS sealed FROM users WHERE username = $1', [GUS.username]))[0]?.sealed)
+    expect((await stack.sql<{ sealed: string | null }>(`SELECT f.secret_sealed AS sealed FROM users u LEFT JOIN user_factors f ON f.user_id = u.id AND f.kind = 'totp' WHERE username = $1`, [GUS.username]))[0]?.sealed)
       .toBeNull();
 
     await awayFromStepEnd();
@@ -400,7 +400,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     const answer = await redeem(a, codeOf(enrolled, second.state), second.verifier);
     expect(decodeJwt(answer.body.id_token).payload.amr).toEqual(['pwd', 'mfa']);
     const rows = await stack.sql<{ sealed: string | null; flag: boolean }>(
-      'SELECT totp_secret_sealed AS sealed, must_enrol_mfa AS flag FROM users WHERE username = $1', [GUS.username]);
+      `SELECT f.secret_sealed AS sealed, must_enrol_mfa AS flag FROM users u LEFT JOIN user_factors f ON f.user_id = u.id AND f.kind = 'totp' WHERE username = $1`, [GUS.username]);
     expect(rows[0]?.sealed).toMatch(/^v1\./);
     expect(rows[0]?.sealed).not.toContain(secret);
     expect(rows[0]?.flag).toBe(false);

@@ -193,6 +193,16 @@ describe.runIf(postgresAvailable)('PostgreSQL', () => {
       expect(await pollUser(user.id, (u) => u === undefined)).toBeLessThan(1000);
     });
 
+    it('sees a second factor added, then removed, with SQL within a second', async () => {
+      const user = sampleUser();
+      await store.users.upsert(user);
+      expect((await users.getById(user.id))?.factors).toEqual([]);
+      await runSql(database.url, "INSERT INTO user_factors (user_id, kind, name, secret_sealed) VALUES ($1, 'totp', 'App', 'v1.x')", [user.id]);
+      expect(await pollUser(user.id, (u) => u?.factors.length === 1)).toBeLessThan(1000);
+      await runSql(database.url, 'DELETE FROM user_factors WHERE user_id = $1', [user.id]);
+      expect(await pollUser(user.id, (u) => u?.factors.length === 0)).toBeLessThan(1000);
+    });
+
     it("sees its own writes at once, without waiting for the notification", async () => {
       const user = sampleUser();
       await users.upsert(user);

@@ -15,10 +15,13 @@ import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vit
 import { CODE_TTL_SECONDS } from '../../src/store/ephemeral/codes.ts';
 import { waitUntil } from '../helpers/waits.ts';
 import { NAMESPACES, type AttemptRule, type CodeRecord, type EphemeralStore, type IssuedFromCode, type Namespace } from '../../src/store/types.ts';
+import { purposesContract } from './ephemeral-purposes-contract.ts';
 
-/** One key's attempt, through the store's several-key operations. */
-const takeAttempt = (store: EphemeralStore, namespace: Namespace, key: string, rule: AttemptRule) => store.takeAttempts(namespace, [{ key, rule }]);
-const giveBackAttempt = (store: EphemeralStore, namespace: Namespace, key: string) => store.giveBackAttempts(namespace, [key]);
+/** Whether every key took its attempt (`take` names the key that refused, if any). */
+const tookAll = async (taking: Promise<string | undefined>) => (await taking) === undefined;
+/** One key's attempt, through the store's several-key operations: true when it was taken. */
+const takeAttempt = (store: EphemeralStore, key: string, rule: AttemptRule) => tookAll(store.attempts.take([{ key, rule }]));
+const giveBackAttempt = (store: EphemeralStore, key: string) => store.attempts.giveBack([key]);
 
 export interface OpenedEphemeralStore {
   store: EphemeralStore;
@@ -142,59 +145,12 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       });
     });
 
-    describe('setIfAbsent', () => {
-      it('sets only the first time, and keeps the first value', async () => {
-        const k = key();
-        expect(await store.setIfAbsent(ns('nx'), k, 'first', 60)).toBe(true);
-        expect(await store.setIfAbsent(ns('nx'), k, 'second', 60)).toBe(false);
-        expect(await store.get(ns('nx'), k)).toBe('first');
-        await store.delete(ns('nx'), k);
-        expect(await store.setIfAbsent(ns('nx'), k, 'third', 60)).toBe(true);
-        expect(await store.get(ns('nx'), k)).toBe('third');
-      });
-
-      it(`lets exactly one of ${CONCURRENCY} concurrent callers set`, async () => {
-        const k = key();
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => store.setIfAbsent(ns('nx'), k, i, 60)));
-        expect(results.filter(Boolean)).toHaveLength(1);
-        expect(await store.get(ns('nx'), k)).toBe(results.indexOf(true));
-      });
-    });
-
-    describe('take', () => {
-      it('returns the value once and deletes it', async () => {
-        const k = key();
-        await store.set(ns('take'), k, { code: 'abc' }, 60);
-        expect(await store.take(ns('take'), k)).toEqual({ code: 'abc' });
-        expect(await store.take(ns('take'), k)).toBeUndefined();
-        expect(await store.get(ns('take'), k)).toBeUndefined();
-        expect(await store.take(ns('take'), key('missing'))).toBeUndefined();
-      });
-
-      it(`gives the value to exactly one of ${CONCURRENCY} concurrent callers`, async () => {
-        const k = key();
-        await store.set(ns('take'), k, { state: 'xyz' }, 60);
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.take(ns('take'), k)));
-        const winners = results.filter((r) => r !== undefined);
-        expect(winners).toEqual([{ state: 'xyz' }]);
-        expect(await store.get(ns('take'), k)).toBeUndefined();
-      });
-
-      it('gives the value to exactly one caller across instances', (ctx) =>
-        withAnotherInstance(ctx, async (other) => {
-          const k = key();
-          await store.set(ns('take'), k, 'shared', 60);
-          const results = await Promise.all(
-            Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 === 0 ? store : other).take(ns('take'), k)),
-          );
-          expect(results.filter((r) => r !== undefined)).toEqual(['shared']);
-        }));
-    });
+    purposesContract(() => store, withAnotherInstance);
 
     describe('deleteAndWrite', () => {
       const set = (k: string, value: unknown) => ({ op: 'set' as const, ns: ns('daw-out'), key: k, value, ttlSeconds: 60 });
       const del = (k: string) => ({ op: 'delete' as const, ns: ns('daw-out'), key: k });
-      const read = (...keys: string[]) => store.getMany(keys.map((k) => ({ ns: ns('daw-out'), key: k })));
+      const read = (...keys: string[]) => Promise.all(keys.map((k) => store.get(ns('daw-out'), k)));
 
       it('deletes the value and makes only the writes of its outcome, in order', async () => {
         const [k, a, b, c, d] = [key(), key('a'), key('b'), key('c'), key('d')];
@@ -222,62 +178,36 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       });
     });
 
-    describe('increment', () => {
-      it('counts from one, per key', async () => {
-        const a = key();
-        const b = key();
-        expect(await store.increment(ns('rate'), a, 60)).toBe(1);
-        expect(await store.increment(ns('rate'), a, 60)).toBe(2);
-        expect(await store.increment(ns('rate'), b, 60)).toBe(1);
-        expect(await store.increment(ns('rate'), a, 60)).toBe(3);
-        expect(await store.increment(ns('other-ns'), a, 60)).toBe(1);
-      });
-
-      it(`counts ${CONCURRENCY} concurrent increments exactly`, async () => {
-        const k = key();
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.increment(ns('rate'), k, 60)));
-        expect([...results].sort((x, y) => x - y)).toEqual(Array.from({ length: CONCURRENCY }, (_, i) => i + 1));
-      });
-
-      it('starts again from one once deleted', async () => {
-        const k = key();
-        await store.increment(ns('rate'), k, 60);
-        await store.increment(ns('rate'), k, 60);
-        await store.delete(ns('rate'), k);
-        expect(await store.increment(ns('rate'), k, 60)).toBe(1);
-      });
-    });
-
-    describe('takeAttempts and giveBackAttempts on one key', () => {
+    describe('attempts: take and giveBack on one key', () => {
       // Locks far longer than any test: only the counting is seen here.
       const rule = { limit: 5, windowSeconds: 60, lockSeconds: 60, maxLockSeconds: 600 };
-      const takeMany = (s: EphemeralStore, k: string, n: number) => Promise.all(Array.from({ length: n }, () => takeAttempt(s, ns('attempts'), k, rule)));
+      const takeMany = (s: EphemeralStore, k: string, n: number) => Promise.all(Array.from({ length: n }, () => takeAttempt(s, k, rule)));
       const taken = (results: boolean[]) => results.filter(Boolean).length;
 
       it(`let exactly the limit of ${CONCURRENCY} concurrent attempts in; one given back lifts the lock for exactly one more`, async () => {
         const k = key();
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
-        expect(await takeAttempt(store, ns('attempts'), k, rule)).toBe(false);
-        await giveBackAttempt(store, ns('attempts'), k);
+        expect(await takeAttempt(store, k, rule)).toBe(false);
+        await giveBackAttempt(store, k);
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(1);
-        expect(await takeAttempt(store, ns('attempts'), `${k}-other`, rule), 'another key counts on its own').toBe(true);
+        expect(await takeAttempt(store, `${k}-other`, rule), 'another key counts on its own').toBe(true);
       });
 
       it('count attempts under the limit that are given back for nothing', async () => {
         const k = key();
         for (let i = 0; i < 3 * rule.limit; i++) {
-          expect(await takeAttempt(store, ns('attempts'), k, rule)).toBe(true);
-          await giveBackAttempt(store, ns('attempts'), k);
+          expect(await takeAttempt(store, k, rule)).toBe(true);
+          await giveBackAttempt(store, k);
         }
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
       });
 
       it('a give back of a missing key is quiet and leaves nothing behind; delete forgets the count and the lock', async () => {
         const k = key();
-        await giveBackAttempt(store, ns('attempts'), k);
-        await giveBackAttempt(store, ns('attempts'), k);
+        await giveBackAttempt(store, k);
+        await giveBackAttempt(store, k);
         expect(taken(await takeMany(store, k, CONCURRENCY)), 'no credit from giving back what was not taken').toBe(rule.limit);
-        await store.delete(ns('attempts'), k);
+        await store.delete(NAMESPACES.signInAttempts, k);
         expect(taken(await takeMany(store, k, CONCURRENCY))).toBe(rule.limit);
       });
 
@@ -286,15 +216,15 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
           const k = key();
           const [here, there] = await Promise.all([takeMany(store, k, CONCURRENCY), takeMany(other, k, CONCURRENCY)]);
           expect(taken([...here, ...there])).toBe(rule.limit);
-          await giveBackAttempt(other, ns('attempts'), k);
-          expect(await takeAttempt(store, ns('attempts'), k, rule)).toBe(true);
+          await giveBackAttempt(other, k);
+          expect(await takeAttempt(store, k, rule)).toBe(true);
         }));
 
       it('lock for lockSeconds from the limit on, twice as long with each attempt after, at most maxLockSeconds', async () => {
         // About 1.3 s of waiting on Redis; the margins (100 ms and more) are for a busy machine.
         const timed = { limit: 1, windowSeconds: 60, lockSeconds: 0.2, maxLockSeconds: 0.4 };
         const k = key();
-        const attempt = () => takeAttempt(store, ns('attempts'), k, timed);
+        const attempt = () => takeAttempt(store, k, timed);
         expect(await attempt(), 'first').toBe(true); // locked 200 ms
         expect(await attempt(), 'locked').toBe(false);
         await opened!.advance(300);
@@ -308,53 +238,53 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       });
     });
 
-    describe('takeAttempts and giveBackAttempts', () => {
+    describe('attempts: take and giveBack', () => {
       const rule = { limit: 3, windowSeconds: 60, lockSeconds: 60, maxLockSeconds: 600 };
       const both = (a: string, b: string) => [{ key: a, rule }, { key: b, rule }];
-      const takenOf = (s: EphemeralStore, k: string) => Promise.all(Array.from({ length: CONCURRENCY }, () => takeAttempt(s, ns('attempts'), k, rule))).then((r) => r.filter(Boolean).length);
+      const takenOf = (s: EphemeralStore, k: string) => Promise.all(Array.from({ length: CONCURRENCY }, () => takeAttempt(s, k, rule))).then((r) => r.filter(Boolean).length);
 
       it('take one attempt on every key at once, or none when one is locked', async () => {
         const [a, b] = [key('a'), key('b')];
-        for (let i = 0; i < rule.limit; i++) expect(await takeAttempt(store, ns('attempts'), b, rule)).toBe(true);
-        expect(await store.takeAttempts(ns('attempts'), both(a, b)), 'b is locked').toBe(false);
+        for (let i = 0; i < rule.limit; i++) expect(await takeAttempt(store, b, rule)).toBe(true);
+        expect(await store.attempts.take(both(a, b)), 'b is locked').toBe(b);
         expect(await takenOf(store, a), 'nothing was counted on a').toBe(rule.limit);
         const [c, d] = [key('c'), key('d')];
-        expect(await store.takeAttempts(ns('attempts'), both(c, d))).toBe(true);
+        expect(await store.attempts.take(both(c, d))).toBeUndefined();
         expect(await takenOf(store, c), 'one counted on c').toBe(rule.limit - 1);
         expect(await takenOf(store, d), 'one counted on d').toBe(rule.limit - 1);
       });
 
       it(`let at most the limit of ${CONCURRENCY} concurrent attempts on two keys in; giving both back lifts the locks`, async () => {
         const [a, b] = [key('a'), key('b')];
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => store.takeAttempts(ns('attempts'), both(a, b))));
+        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => tookAll(store.attempts.take(both(a, b)))));
         // Exactly the limit where one script takes both; a cluster, key by key, may refuse one
         // more while another's attempt is being given back: never more than the limit.
         const taken = results.filter(Boolean).length;
         expect(taken).toBeGreaterThan(0);
         expect(taken).toBeLessThanOrEqual(rule.limit);
-        for (let i = 0; i < taken; i++) await store.giveBackAttempts(ns('attempts'), [a, b]);
-        expect(await store.takeAttempts(ns('attempts'), both(a, b)), 'the locks went with the attempts that set them').toBe(true);
-        for (let i = 1; i < rule.limit; i++) expect(await store.takeAttempts(ns('attempts'), both(a, b))).toBe(true);
-        expect(await store.takeAttempts(ns('attempts'), both(a, b))).toBe(false);
+        for (let i = 0; i < taken; i++) await store.attempts.giveBack([a, b]);
+        expect(await store.attempts.take(both(a, b)), 'the locks went with the attempts that set them').toBeUndefined();
+        for (let i = 1; i < rule.limit; i++) expect(await store.attempts.take(both(a, b))).toBeUndefined();
+        expect(await store.attempts.take(both(a, b))).toBe(a);
       });
 
       it('give back on each key, quietly where nothing was taken, and an empty list does nothing', async () => {
         const [a, b] = [key('a'), key('b')];
-        expect(await store.takeAttempts(ns('attempts'), [{ key: a, rule }])).toBe(true);
-        await store.giveBackAttempts(ns('attempts'), [a, b]);
-        await store.giveBackAttempts(ns('attempts'), []);
+        expect(await store.attempts.take([{ key: a, rule }])).toBeUndefined();
+        await store.attempts.giveBack([a, b]);
+        await store.attempts.giveBack([]);
         expect(await takenOf(store, a), 'given back').toBe(rule.limit);
         expect(await takenOf(store, b), 'no credit from giving back what was not taken').toBe(rule.limit);
       });
 
-      it('takeAttemptsOrLocked names the first locked key in the order given, counting nothing; undefined when all were taken', async () => {
+      it('take names the first locked key in the order given, counting nothing; undefined when all were taken', async () => {
         const [a, b, c] = [key('a'), key('b'), key('c')];
         const three = [{ key: a, rule }, { key: b, rule }, { key: c, rule }];
-        expect(await store.takeAttemptsOrLocked(ns('attempts'), three)).toBeUndefined();
-        for (let i = 1; i < rule.limit; i++) expect(await takeAttempt(store, ns('attempts'), c, rule)).toBe(true);
-        expect(await store.takeAttemptsOrLocked(ns('attempts'), three)).toBe(c);
-        for (let i = 1; i < rule.limit; i++) expect(await takeAttempt(store, ns('attempts'), b, rule)).toBe(true);
-        expect(await store.takeAttemptsOrLocked(ns('attempts'), three), 'b comes before c').toBe(b);
+        expect(await store.attempts.take(three)).toBeUndefined();
+        for (let i = 1; i < rule.limit; i++) expect(await takeAttempt(store, c, rule)).toBe(true);
+        expect(await store.attempts.take(three)).toBe(c);
+        for (let i = 1; i < rule.limit; i++) expect(await takeAttempt(store, b, rule)).toBe(true);
+        expect(await store.attempts.take(three), 'b comes before c').toBe(b);
         expect(await takenOf(store, a), 'one counted on a, by the first call only').toBe(rule.limit - 1);
       });
     });
@@ -371,8 +301,8 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
       });
     });
 
-    describe('write and getMany', () => {
-      it('apply sets and deletes in order, and read several values at once in the order asked', async () => {
+    describe('write', () => {
+      it('applies sets and deletes in order', async () => {
         const [a, b, c] = [key('a'), key('b'), key('c')];
         await store.set(ns('batch'), c, 'old', 60);
         await store.write([
@@ -381,9 +311,8 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
           { op: 'delete', ns: ns('batch'), key: c },
           { op: 'set', ns: ns('batch'), key: a, value: { n: 3 }, ttlSeconds: 60 },
         ]);
-        expect(await store.getMany([
-          { ns: ns('batch-other'), key: b }, { ns: ns('batch'), key: a }, { ns: ns('batch'), key: c }, { ns: ns('batch'), key: b },
-        ])).toEqual([[2], { n: 3 }, undefined, undefined]);
+        expect(await Promise.all([store.get(ns('batch-other'), b), store.get(ns('batch'), a), store.get(ns('batch'), c), store.get(ns('batch'), b)]))
+          .toEqual([[2], { n: 3 }, undefined, undefined]);
         await expect(store.write([])).resolves.toBeUndefined();
       });
 
@@ -395,18 +324,19 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         const calls = [
           store.get(ns('tick'), k),
           store.set(ns('tick'), k, 1, 60),
-          store.increment(ns('tick-count'), k, 60),
+          store.rates.add(k, 1, 60),
           store.get(ns('tick'), k),
           store.codes.redeem(code),
           store.write([{ op: 'set', ns: ns('tick'), key: k, value: 2, ttlSeconds: 60 }, write]),
           store.codes.redeem(code),
           store.codes.redeem(code),
-          store.take(ns('tick'), k),
-          store.increment(ns('tick-count'), k, 60),
+          store.get(ns('tick'), k),
+          store.delete(ns('tick'), k),
+          store.rates.add(k, 1, 60),
           store.get(ns('tick'), k),
         ];
         expect(await Promise.all(calls)).toEqual([
-          undefined, undefined, 1, 1, { outcome: 'unknown' }, undefined, { outcome: 'redeemed', record }, { outcome: 'replayed', issued: undefined }, 2, 2, undefined,
+          undefined, undefined, 1, 1, { outcome: 'unknown' }, undefined, { outcome: 'redeemed', record }, { outcome: 'replayed', issued: undefined }, 2, undefined, 2, undefined,
         ]);
       });
     });
@@ -434,7 +364,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         const states: boolean[] = [];
         let stop = () => {};
         await new Promise<void>((resolve) => {
-          stop = on.subscribe(channel, {
+          stop = on.channels.subscribe(channel, {
             message: (m) => heard.push(m),
             listening: (l) => {
               states.push(l);
@@ -452,13 +382,13 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         const a = await listen(store, channel);
         const other = await listen(store, `${channel}-other`);
         expect(a.states).toStrictEqual([true]);
-        await store.publish(channel, 'one');
-        await store.publish(channel, 'two');
+        await store.channels.publish(channel, 'one');
+        await store.channels.publish(channel, 'two');
         await until(() => a.heard.length === 2);
         expect(a.heard).toStrictEqual(['one', 'two']);
         a.stop();
-        await store.publish(channel, 'three');
-        await store.publish(`${channel}-other`, 'elsewhere');
+        await store.channels.publish(channel, 'three');
+        await store.channels.publish(`${channel}-other`, 'elsewhere');
         await until(() => other.heard.length === 1);
         expect(a.heard).toStrictEqual(['one', 'two']);
         expect(other.heard).toStrictEqual(['elsewhere']);
@@ -471,7 +401,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         const channel = key('chan');
         const a = await listen(store, channel);
         const sent = Array.from({ length: 20 }, (_, i) => `m${i}`);
-        for (const message of sent) await store.publish(channel, message);
+        for (const message of sent) await store.channels.publish(channel, message);
         await until(() => a.heard.length === sent.length);
         expect(a.heard).toStrictEqual(sent);
         a.stop();
@@ -481,7 +411,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         withAnotherInstance(ctx, async (other) => {
           const channel = key('chan');
           const there = await listen(other, channel);
-          await store.publish(channel, 'across');
+          await store.channels.publish(channel, 'across');
           await until(() => there.heard.length === 1);
           expect(there.heard).toStrictEqual(['across']);
           there.stop();
@@ -569,21 +499,21 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         const ttl = ns('ttl');
         const [plain, nx, taken, counter, long] = ['plain', 'nx', 'taken', 'counter', 'long'].map((p) => key(p)) as [string, string, string, string, string];
         await store.set(ttl, plain, 'plain', 1);
-        expect(await store.setIfAbsent(ttl, nx, 'nx', 1)).toBe(true);
-        await store.set(ttl, taken, 'taken', 1);
-        expect(await store.increment(ttl, counter, 1)).toBe(1);
+        expect(await store.usedTotpCodes.claim(nx, 1, 1)).toBe(true);
+        await store.roundTrips.start('sign-in', taken, 'taken', 1);
+        expect(await store.rates.add(counter, 1, 1)).toBe(1);
         await store.set(ttl, long, 'long', 60);
         const written = key('written');
         await store.deleteAndWrite(ttl, key('absent'), { deleted: [], missing: [{ op: 'set', ns: ttl, key: written, value: 'written', ttlSeconds: 1 }] });
         // Attempts count for their window (1 s) from the first: two now, two after it (a third locks).
         const attemptRule = { limit: 3, windowSeconds: 1, lockSeconds: 60, maxLockSeconds: 60 };
         const attempts = key('attempts');
-        expect(await takeAttempt(store, ttl, attempts, attemptRule)).toBe(true);
-        expect(await takeAttempt(store, ttl, attempts, attemptRule)).toBe(true);
+        expect(await takeAttempt(store, attempts, attemptRule)).toBe(true);
+        expect(await takeAttempt(store, attempts, attemptRule)).toBe(true);
         // A lock that outlasts the window (1 s against 0.5 s) keeps the count until it ends.
         const outlasting = { limit: 1, windowSeconds: 0.5, lockSeconds: 1, maxLockSeconds: 1 };
         const locked = key('locked');
-        expect(await takeAttempt(store, ttl, locked, outlasting)).toBe(true);
+        expect(await takeAttempt(store, locked, outlasting)).toBe(true);
         // Codes: their record's write, kept 1 s instead of five minutes; one redeemed before expiry.
         const shortLived = () => {
           const { code, write } = store.codes.create(codeRecord());
@@ -595,25 +525,25 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
         expect((await store.codes.redeem(usedCode.code)).outcome).toBe('redeemed');
 
         await opened!.advance(600);
-        expect(await takeAttempt(store, ttl, locked, outlasting), 'still locked after its window').toBe(false);
+        expect(await takeAttempt(store, locked, outlasting), 'still locked after its window').toBe(false);
         expect((await store.codes.redeem(usedCode.code)).outcome, 'a replay before expiry').toBe('replayed');
         // Not yet expired; a later increment does not restart the counter's TTL.
         expect(await store.get(ttl, plain)).toBe('plain');
         expect(await store.get(ttl, written)).toBe('written');
-        expect(await store.setIfAbsent(ttl, nx, 'again', 1)).toBe(false);
-        expect(await store.increment(ttl, counter, 1)).toBe(2);
+        expect(await store.usedTotpCodes.claim(nx, 1, 1)).toBe(false);
+        expect(await store.rates.add(counter, 1, 1)).toBe(2);
 
         await opened!.advance(550);
         expect(await store.get(ttl, plain)).toBeUndefined();
         expect(await store.get(ttl, written)).toBeUndefined();
-        expect(await store.take(ttl, taken)).toBeUndefined();
-        expect(await store.setIfAbsent(ttl, nx, 'after expiry', 60)).toBe(true);
-        expect(await store.get(ttl, nx)).toBe('after expiry');
-        expect(await store.increment(ttl, counter, 1)).toBe(1);
+        expect(await store.roundTrips.finish('sign-in', taken)).toBeUndefined();
+        expect(await store.usedTotpCodes.claim(nx, 1, 60), 'after expiry').toBe(true);
+        expect(await store.usedTotpCodes.claim(nx, 1, 60)).toBe(false);
+        expect(await store.rates.add(counter, 1, 1)).toBe(1);
         expect(await store.get(ttl, long)).toBe('long');
-        expect(await takeAttempt(store, ttl, attempts, attemptRule), 'a new window').toBe(true);
-        expect(await takeAttempt(store, ttl, attempts, attemptRule), 'a new window').toBe(true);
-        expect(await takeAttempt(store, ttl, locked, outlasting), 'free once the lock ends').toBe(true);
+        expect(await takeAttempt(store, attempts, attemptRule), 'a new window').toBe(true);
+        expect(await takeAttempt(store, attempts, attemptRule), 'a new window').toBe(true);
+        expect(await takeAttempt(store, locked, outlasting), 'free once the lock ends').toBe(true);
         expect(await store.codes.redeem(usedCode.code), 'expired once used').toEqual({ outcome: 'unknown' });
         expect(await store.codes.redeem(unusedCode.code), 'expired unused').toEqual({ outcome: 'unknown' });
         expect((await store.codes.redeem(liveCode.code)).outcome).toBe('redeemed');

@@ -68,7 +68,7 @@ describe.runIf(redisAvailable)('Redis', () => {
     const record: CodeRecord = { clientId: 'c', redirectUri: 'https://rp.example/cb', codeChallenge: 'x', userId: 'u', scopes: [], authTime: 0, amr: [], allowedScopes: [] };
     try {
       await store.set(ns('ns'), 'k', 'v', 60);
-      await store.increment(ns('ns'), 'n', 60);
+      await store.rates.add('n', 1, 60);
       const { code, write } = store.codes.create(record);
       await store.write([write]);
       await store.codes.redeem(code);

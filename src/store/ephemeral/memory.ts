@@ -7,6 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { AttemptRule, ChannelListener, CodeRecord, EphemeralStore, EphemeralWrite, IssuedFromCode, Namespace } from '../types.ts';
 import { CODE_TTL_SECONDS, createCodeStore, type CodeSteps } from './codes.ts';
 import { NAMESPACES } from './namespaces.ts';
+import { createAttempts, createRateCounters, createRoundTrips, createUsedTotpCodes, type AttemptSteps, type KeySteps } from './purposes.ts';
 
 interface Entry {
   json: string;
@@ -15,7 +16,7 @@ interface Entry {
   used: boolean;
 }
 
-/** The attempts at one thing (`takeAttempts`): as on Redis, the lock set by the count `lockedBy`. */
+/** The attempts at one thing (`AttemptStore.take`): as on Redis, the lock set by the count `lockedBy`. */
 interface Attempts {
   count: number;
   expiresAt: number;
@@ -68,13 +69,6 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     }
     attempts.set(k, current);
   };
-  // Every lock is looked at before anything is counted: all or nothing, as on Redis.
-  const takeOrLocked = (ns: Namespace, wanted: ReadonlyArray<{ key: string; rule: AttemptRule }>): string | undefined => {
-    const locked = wanted.find(({ key }) => isLocked(`${ns}:${key}`));
-    if (locked) return locked.key;
-    for (const { key, rule } of wanted) countAttempt(`${ns}:${key}`, rule);
-    return undefined;
-  };
   const giveBack = (k: string): void => {
     const found = liveAttempts(k);
     if (!found) return;
@@ -104,25 +98,27 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     },
   };
 
-  return {
-    kind: 'memory',
-    codes: createCodeStore(codeSteps),
+  const attemptSteps: AttemptSteps = {
+    async takeAttemptsOrLocked(ns, wanted) {
+      // Every lock is looked at before anything is counted: all or nothing, as on Redis.
+      const locked = wanted.find(({ key }) => isLocked(`${ns}:${key}`));
+      if (locked) return locked.key;
+      for (const { key, rule } of wanted) countAttempt(`${ns}:${key}`, rule);
+      return undefined;
+    },
+    async giveBackAttempts(ns, keys) {
+      for (const key of keys) giveBack(`${ns}:${key}`);
+    },
+  };
+
+  const keySteps: KeySteps = {
     async set(ns, key, value, ttlSeconds) {
       put(`${ns}:${key}`, value, ttlSeconds);
-    },
-    async write(writes) {
-      applyWrites(writes);
     },
     async setIfAbsent(ns, key, value, ttlSeconds) {
       if (live(`${ns}:${key}`)) return false;
       put(`${ns}:${key}`, value, ttlSeconds);
       return true;
-    },
-    async get<T>(ns: Namespace, key: string) {
-      return read<T>(`${ns}:${key}`);
-    },
-    async getMany(keys) {
-      return keys.map(({ ns, key }) => read(`${ns}:${key}`));
     },
     async take<T>(ns: Namespace, key: string) {
       const entry = live(`${ns}:${key}`);
@@ -130,13 +126,7 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       entries.delete(`${ns}:${key}`);
       return JSON.parse(entry.json) as T;
     },
-    async deleteAndWrite(ns, key, { deleted, missing }) {
-      const found = live(`${ns}:${key}`) !== undefined;
-      entries.delete(`${ns}:${key}`);
-      applyWrites(found ? deleted : missing);
-      return found;
-    },
-    async increment(ns, key, ttlSeconds, by = 1) {
+    async increment(ns, key, ttlSeconds, by) {
       const k = `${ns}:${key}`;
       const now = clock();
       const counter = counters.get(k);
@@ -147,10 +137,41 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       counter.count += by;
       return counter.count;
     },
-    takeAttempts: async (ns, wanted) => takeOrLocked(ns, wanted) === undefined,
-    takeAttemptsOrLocked: async (ns, wanted) => takeOrLocked(ns, wanted),
-    async giveBackAttempts(ns, keys) {
-      for (const key of keys) giveBack(`${ns}:${key}`);
+  };
+
+  return {
+    kind: 'memory',
+    codes: createCodeStore(codeSteps),
+    usedTotpCodes: createUsedTotpCodes(keySteps),
+    roundTrips: createRoundTrips(keySteps),
+    rates: createRateCounters(keySteps),
+    attempts: createAttempts(attemptSteps),
+    channels: {
+      async publish(channel, message) {
+        // Delivered after the publisher's own step, as a network round trip would.
+        for (const listener of channels.get(channel) ?? []) queueMicrotask(() => listener.message(message));
+      },
+      subscribe(channel, listener) {
+        const listeners = channels.get(channel) ?? new Set();
+        channels.set(channel, listeners.add(listener));
+        queueMicrotask(() => listeners.has(listener) && listener.listening(true));
+        return () => {
+          listeners.delete(listener);
+        };
+      },
+    },
+    set: keySteps.set,
+    async write(writes) {
+      applyWrites(writes);
+    },
+    async get<T>(ns: Namespace, key: string) {
+      return read<T>(`${ns}:${key}`);
+    },
+    async deleteAndWrite(ns, key, { deleted, missing }) {
+      const found = live(`${ns}:${key}`) !== undefined;
+      entries.delete(`${ns}:${key}`);
+      applyWrites(found ? deleted : missing);
+      return found;
     },
     async delete(ns, key) {
       remove(`${ns}:${key}`);
@@ -163,18 +184,6 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
         if (entry) found.push([k.slice(prefix.length), JSON.parse(entry.json) as T]);
       }
       return found;
-    },
-    async publish(channel, message) {
-      // Delivered after the publisher's own step, as a network round trip would.
-      for (const listener of channels.get(channel) ?? []) queueMicrotask(() => listener.message(message));
-    },
-    subscribe(channel, listener) {
-      const listeners = channels.get(channel) ?? new Set();
-      channels.set(channel, listeners.add(listener));
-      queueMicrotask(() => listeners.has(listener) && listener.listening(true));
-      return () => {
-        listeners.delete(listener);
-      };
     },
     async ping() {},
     async close() {

@@ -1,5 +1,5 @@
 /**
- * Attempts at something limited (EphemeralStore.takeAttempts) on Redis: one script over every
+ * Attempts at something limited (AttemptStore.take) on Redis: one script over every
  * key asked about, so that the sign-in throttle's account and address are taken, or given back,
  * in one round trip and atomically. On Redis Cluster the keys of one call lie in different hash
  * slots, which a script may not touch together: there each key goes on its own, and what was

@@ -7,6 +7,7 @@ import type { ChannelListener, EphemeralStore, EphemeralWrite, Namespace } from 
 import { createCodeStore } from './codes.ts';
 import { redisAttemptSteps } from './redis-attempts.ts';
 import { redisCodeSteps } from './redis-codes.ts';
+import { createAttempts, createRateCounters, createRoundTrips, createUsedTotpCodes, type KeySteps } from './purposes.ts';
 import { defineScript } from './redis-scripts.ts';
 import { parseRedisUrl } from './redis-url.ts';
 
@@ -93,28 +94,40 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     if (redis instanceof Cluster || writes.length <= 1) await Promise.all(writes.map(apply));
     else await writes.reduce(queue, inOneWrite().multi()).exec();
   };
-  return {
-    kind: 'redis',
-    codes: createCodeStore(redisCodeSteps(redis, inOneWrite, k)),
+  const keySteps: KeySteps = {
     async set(ns, key, value, ttlSeconds) {
       await apply({ op: 'set', ns, key, value, ttlSeconds });
     },
-    write,
     async setIfAbsent(ns, key, value, ttlSeconds) {
       const ok = await inOneWrite().set(k(ns, key), JSON.stringify(value), 'PX', px(ttlSeconds), 'NX');
       return ok === 'OK';
     },
-    async get<T>(ns: Namespace, key: string) {
-      return parse<T>(await inOneWrite().get(k(ns, key)));
-    },
-    async getMany(keys) {
-      const names = keys.map(({ ns, key }) => k(ns, key));
-      // MGET spans hash slots only outside a cluster.
-      const values = redis instanceof Cluster ? await Promise.all(names.map((name) => redis.get(name))) : await inOneWrite().mget(names);
-      return values.map((value) => parse<unknown>(value ?? null));
-    },
     async take<T>(ns: Namespace, key: string) {
       return parse<T>(await inOneWrite().getdel(k(ns, key)));
+    },
+    async increment(ns, key, ttlSeconds, by) {
+      return Number(await scripts.increment([k(ns, key)], [String(Math.max(1, Math.ceil(ttlSeconds))), String(by)]));
+    },
+  };
+  return {
+    kind: 'redis',
+    codes: createCodeStore(redisCodeSteps(redis, inOneWrite, k)),
+    usedTotpCodes: createUsedTotpCodes(keySteps),
+    roundTrips: createRoundTrips(keySteps),
+    rates: createRateCounters(keySteps),
+    attempts: createAttempts(attempts),
+    channels: {
+      async publish(channel, message) {
+        await publisher(redis, inOneWrite).publish(`${keyPrefix}${channel}`, message);
+      },
+      subscribe(channel, listener) {
+        return subscribeChannel(redis, `${keyPrefix}${channel}`, listener);
+      },
+    },
+    set: keySteps.set,
+    write,
+    async get<T>(ns: Namespace, key: string) {
+      return parse<T>(await inOneWrite().get(k(ns, key)));
     },
     async deleteAndWrite(ns, key, { deleted, missing }) {
       if (redis instanceof Cluster) {
@@ -128,12 +141,6 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
       const client = inOneWrite() as unknown as Record<string, (...params: Array<string | number>) => Promise<number>>;
       return (await client.idpDeleteAndWrite!(all.length + 1, k(ns, key), ...all.map((w) => k(w.ns, w.key)), String(deleted.length), ...args)) === 1;
     },
-    async increment(ns, key, ttlSeconds, by = 1) {
-      return Number(await scripts.increment([k(ns, key)], [String(Math.max(1, Math.ceil(ttlSeconds))), String(by)]));
-    },
-    takeAttempts: async (ns, wanted) => (await attempts.takeAttemptsOrLocked(ns, wanted)) === undefined,
-    takeAttemptsOrLocked: attempts.takeAttemptsOrLocked,
-    giveBackAttempts: attempts.giveBackAttempts,
     async delete(ns, key) {
       await inOneWrite().del(k(ns, key));
     },
@@ -152,12 +159,6 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
         });
       }
       return found;
-    },
-    async publish(channel, message) {
-      await publisher(redis, inOneWrite).publish(`${keyPrefix}${channel}`, message);
-    },
-    subscribe(channel, listener) {
-      return subscribeChannel(redis, `${keyPrefix}${channel}`, listener);
     },
     async ping() {
       await inOneWrite().ping();

@@ -14,6 +14,7 @@ import { sqlRevocations } from './revocations.ts';
 import { sqlApiScopes, sqlConsents } from './scopes-consents.ts';
 import { sqlSecretCheck } from './secret-check.ts';
 import { sqlSigningKeys } from './signing-keys.ts';
+import { sqlFactors } from './factors.ts';
 import { sqlUsers } from './users.ts';
 
 export interface DurableStoreOptions {
@@ -102,6 +103,7 @@ function repositories(kind: DurableStore['kind'], db: Db): Omit<DurableStore, 'm
     kind,
     clients: sqlClients(db),
     users: sqlUsers(db),
+    factors: sqlFactors(db),
     apiScopes: sqlApiScopes(db),
     consents: sqlConsents(db),
     signingKeys: sqlSigningKeys(db),

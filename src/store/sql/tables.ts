@@ -35,12 +35,22 @@ export interface UsersTable {
   phone_number: string | null;
   phone_number_verified: boolean;
   roles: string[];
-  totp_secret_sealed: string | null;
   locked: boolean;
   must_change_password: boolean;
   must_enrol_mfa: boolean;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+}
+
+/** Second factors (migration 2026-11-27-0002). */
+export interface UserFactorsTable {
+  id: Generated<string>;
+  user_id: string;
+  kind: string;
+  name: string;
+  secret_sealed: string | null;
+  created_at: Generated<Date>;
+  last_used_at: NullableTimestamp;
 }
 
 export interface ApiScopesTable {
@@ -122,6 +132,7 @@ export interface SecretCheckTable {
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
+  user_factors: UserFactorsTable;
   api_scopes: ApiScopesTable;
   consents: ConsentsTable;
   signing_keys: SigningKeysTable;

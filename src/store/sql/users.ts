@@ -1,9 +1,12 @@
 /** The `users` table <-> UserRecord. */
 import { sql, type Selectable } from 'kysely';
 import type { SignInSourceKind, UpsertResult, UserInput, UserRecord, UserRepository } from '../types.ts';
+import { factorsOfUser, toFactorRecord } from './factors.ts';
 import type { Db, UsersTable } from './tables.ts';
 
-function toRecord(row: Selectable<UsersTable>): UserRecord {
+type UserRow = Selectable<UsersTable> & { factors: Parameters<typeof toFactorRecord>[0][] };
+
+function toRecord(row: UserRow): UserRecord {
   return {
     id: row.id,
     source: row.source as SignInSourceKind,
@@ -18,7 +21,7 @@ function toRecord(row: Selectable<UsersTable>): UserRecord {
     phoneNumber: row.phone_number,
     phoneNumberVerified: row.phone_number_verified,
     roles: row.roles,
-    totpSecretSealed: row.totp_secret_sealed,
+    factors: row.factors.map(toFactorRecord),
     locked: row.locked,
     mustChangePassword: row.must_change_password,
     mustEnrolMfa: row.must_enrol_mfa,
@@ -34,7 +37,7 @@ function toColumns(change: Partial<Omit<UserInput, 'id' | 'source'>>): Partial<U
     subject: 'subject', username: 'username', passwordHash: 'password_hash', givenName: 'given_name',
     familyName: 'family_name', name: 'name', email: 'email', emailVerified: 'email_verified',
     phoneNumber: 'phone_number', phoneNumberVerified: 'phone_number_verified', roles: 'roles',
-    totpSecretSealed: 'totp_secret_sealed', locked: 'locked', mustChangePassword: 'must_change_password',
+    locked: 'locked', mustChangePassword: 'must_change_password',
     mustEnrolMfa: 'must_enrol_mfa',
   };
   const columns: Record<string, unknown> = {};
@@ -48,19 +51,20 @@ function toColumns(change: Partial<Omit<UserInput, 'id' | 'source'>>): Partial<U
 /** Every column by name (not `*`): the lookups are then prepared statements (see postgres.ts). */
 const ALL_COLUMNS = [
   'id', 'source', 'subject', 'username', 'password_hash', 'given_name', 'family_name', 'name', 'email',
-  'email_verified', 'phone_number', 'phone_number_verified', 'roles', 'totp_secret_sealed', 'locked',
+  'email_verified', 'phone_number', 'phone_number_verified', 'roles', 'locked',
   'must_change_password', 'must_enrol_mfa', 'created_at', 'updated_at',
 ] as const satisfies ReadonlyArray<keyof UsersTable>;
 
 export function sqlUsers(db: Db): UserRepository {
+  const selectUsers = () => db.selectFrom('users').select(ALL_COLUMNS).select(factorsOfUser);
   const byUsername = (source: SignInSourceKind, username: string) =>
-    db.selectFrom('users').select(ALL_COLUMNS)
+    selectUsers()
       .where('source', '=', source)
       .where(sql<string>`lower(username)`, '=', username.toLowerCase());
 
   return {
     async getById(id) {
-      const row = await db.selectFrom('users').select(ALL_COLUMNS).where('id', '=', id).executeTakeFirst();
+      const row = await selectUsers().where('id', '=', id).executeTakeFirst();
       return row ? toRecord(row) : undefined;
     },
     async getByUsername(source, username) {
@@ -68,11 +72,11 @@ export function sqlUsers(db: Db): UserRepository {
       return row ? toRecord(row) : undefined;
     },
     async getBySubject(source, subject) {
-      const row = await db.selectFrom('users').select(ALL_COLUMNS).where('source', '=', source).where('subject', '=', subject).executeTakeFirst();
+      const row = await selectUsers().where('source', '=', source).where('subject', '=', subject).executeTakeFirst();
       return row ? toRecord(row) : undefined;
     },
     async list() {
-      const rows = await db.selectFrom('users').select(ALL_COLUMNS).orderBy('source').orderBy('username').execute();
+      const rows = await selectUsers().orderBy('source').orderBy('username').execute();
       return rows.map(toRecord);
     },
     async upsert(user): Promise<UpsertResult> {

@@ -121,7 +121,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     await durable.users.upsert({
       id, source: 'local', subject: id, username, passwordHash: null,
       givenName: given, familyName: 'Liddell', name: `${given} Liddell`, email: `${username}@example.com`, emailVerified: true,
-      phoneNumber: null, phoneNumberVerified: false, roles: [], totpSecretSealed: null,
+      phoneNumber: null, phoneNumberVerified: false, roles: [],
       locked: false, mustChangePassword: false, mustEnrolMfa: false,
     });
     const created = await durable.users.getById(id);

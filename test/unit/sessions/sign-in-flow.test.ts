@@ -20,7 +20,7 @@ import type { ClientRecord, UserRecord } from '../../../src/store/types.ts';
 
 const alice: UserRecord = {
   id: 'u-alice', source: 'local', subject: 'u-alice', username: 'alice', passwordHash: null, givenName: null, familyName: null,
-  name: 'Alice', email: null, emailVerified: false, phoneNumber: null, phoneNumberVerified: false, roles: [], totpSecretSealed: null,
+  name: 'Alice', email: null, emailVerified: false, phoneNumber: null, phoneNumberVerified: false, roles: [], factors: [],
   locked: false, mustChangePassword: false, mustEnrolMfa: false, createdAt: new Date(0), updatedAt: new Date(0),
 };
 

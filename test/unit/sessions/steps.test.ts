@@ -11,15 +11,18 @@ import type { AuthorizationRequest } from '../../../src/sessions/authorization-r
 import type { BrowserSession } from '../../../src/sessions/browser-session.ts';
 import type { Interaction, PendingSignIn } from '../../../src/sessions/interaction.ts';
 import { nextStep, type Step, type StepInput } from '../../../src/sessions/steps.ts';
-import type { ClientRecord, UserRecord } from '../../../src/store/types.ts';
+import type { ClientRecord, FactorRecord, UserRecord } from '../../../src/store/types.ts';
 
 const NOW = 1_800_000_000;
 const AUTH_TIME = NOW - 100;
 
+/** An enrolled authenticator app. */
+const TOTP: FactorRecord = { id: 'f-1', userId: 'u-alice', kind: 'totp', name: 'Authenticator app', secretSealed: 'sealed', createdAt: new Date(0), lastUsedAt: null };
+
 function user(overrides: Partial<UserRecord> = {}): UserRecord {
   return {
     id: 'u-alice', source: 'local', subject: 'sub-alice', username: 'alice', passwordHash: null, givenName: null, familyName: null,
-    name: null, email: null, emailVerified: false, phoneNumber: null, phoneNumberVerified: false, roles: [], totpSecretSealed: null,
+    name: null, email: null, emailVerified: false, phoneNumber: null, phoneNumberVerified: false, roles: [], factors: [],
     locked: false, mustChangePassword: false, mustEnrolMfa: false, createdAt: new Date(0), updatedAt: new Date(0), ...overrides,
   };
 }
@@ -85,10 +88,10 @@ const rows: Array<[string, Given, Step | string]> = [
   ['the session user no longer exists', { user: undefined }, 'sign-in'],
   ['the session user is locked', { user: user({ locked: true }) }, 'sign-in'],
   ['a session without auth_time', { session: { ...session, authTime: null } }, 'sign-in'],
-  ['the session user now owes a code (TOTP, amr pwd)', { user: user({ totpSecretSealed: 'sealed' }) }, 'sign-in'],
+  ['the session user now owes a code (TOTP, amr pwd)', { user: user({ factors: [TOTP] }) }, 'sign-in'],
   ['the session user owes enrolment', { user: user({ mustEnrolMfa: true }) }, 'sign-in'],
-  ['the session user with TOTP signed in with mfa', { user: user({ totpSecretSealed: 'sealed' }), session: { ...session, amr: ['pwd', 'mfa'] } }, 'done'],
-  ['the session user with TOTP came from an upstream (external)', { user: user({ totpSecretSealed: 'sealed' }), session: { ...session, amr: ['external'] } }, 'done'],
+  ['the session user with TOTP signed in with mfa', { user: user({ factors: [TOTP] }), session: { ...session, amr: ['pwd', 'mfa'] } }, 'done'],
+  ['the session user with TOTP came from an upstream (external)', { user: user({ factors: [TOTP] }), session: { ...session, amr: ['external'] } }, 'done'],
   ['the session user must change a local password', { user: user({ mustChangePassword: true }) }, 'sign-in'],
   ['a directory user flagged for a password change owes nothing here', { user: user({ mustChangePassword: true, source: 'ldap' }) }, 'done'],
   // prompt, max_age, id_token_hint.
@@ -111,22 +114,22 @@ const rows: Array<[string, Given, Step | string]> = [
   // prompt=none: a page would be needed, so an error for the client instead.
   ['prompt=none without a session', { request: { prompt: ['none'] }, session: undefined, user: undefined }, 'error:login_required'],
   ['prompt=none with max_age exceeded', { request: { prompt: ['none'], maxAge: 10 } }, 'error:login_required'],
-  ['prompt=none while the session user owes a step', { request: { prompt: ['none'] }, user: user({ totpSecretSealed: 'sealed' }) }, 'error:interaction_required'],
+  ['prompt=none while the session user owes a step', { request: { prompt: ['none'] }, user: user({ factors: [TOTP] }) }, 'error:interaction_required'],
   ['prompt=none when consent is needed', { request: { prompt: ['none'] }, client: { requireConsent: true } }, 'error:consent_required'],
   ['prompt=none with nothing to ask', { request: { prompt: ['none'] } }, 'done'],
   // A pending sign-in (the password was right) decides first.
   ['pending, its user gone', { interaction: { pending: pending() }, pendingUser: undefined }, 'sign-in'],
   ['pending, its user locked since', { interaction: { pending: pending() }, pendingUser: bob({ locked: true }) }, 'sign-in'],
-  ['pending, the user has TOTP', { interaction: { pending: pending() }, pendingUser: bob({ totpSecretSealed: 'sealed' }) }, 'otp'],
-  ['pending, the user has TOTP and is flagged to enrol', { interaction: { pending: pending() }, pendingUser: bob({ totpSecretSealed: 'sealed', mustEnrolMfa: true }) }, 'otp'],
+  ['pending, the user has TOTP', { interaction: { pending: pending() }, pendingUser: bob({ factors: [TOTP] }) }, 'otp'],
+  ['pending, the user has TOTP and is flagged to enrol', { interaction: { pending: pending() }, pendingUser: bob({ factors: [TOTP], mustEnrolMfa: true }) }, 'otp'],
   ['pending, the user must enrol', { interaction: { pending: pending() }, pendingUser: bob({ mustEnrolMfa: true }) }, 'enrol'],
-  ['pending, code given, a password change owed', { interaction: { pending: pending(['pwd', 'mfa']) }, pendingUser: bob({ totpSecretSealed: 'sealed', mustChangePassword: true }) }, 'password'],
+  ['pending, code given, a password change owed', { interaction: { pending: pending(['pwd', 'mfa']) }, pendingUser: bob({ factors: [TOTP], mustChangePassword: true }) }, 'password'],
   ['pending, must enrol and change the password', { interaction: { pending: pending() }, pendingUser: bob({ mustEnrolMfa: true, mustChangePassword: true }) }, 'enrol'],
   ['pending, a local password change owed', { interaction: { pending: pending() }, pendingUser: bob({ mustChangePassword: true }) }, 'password'],
   ['pending, a directory user flagged for a password change', { interaction: { pending: pending() }, pendingUser: bob({ mustChangePassword: true, source: 'ldap' }) }, 'finish-sign-in'],
-  ['pending, every step passed', { interaction: { pending: pending(['pwd', 'mfa']) }, pendingUser: bob({ totpSecretSealed: 'sealed' }) }, 'finish-sign-in'],
+  ['pending, every step passed', { interaction: { pending: pending(['pwd', 'mfa']) }, pendingUser: bob({ factors: [TOTP] }) }, 'finish-sign-in'],
   ['pending, nothing owed', { interaction: { pending: pending() }, pendingUser: bob() }, 'finish-sign-in'],
-  ['pending from an upstream (external) with TOTP', { interaction: { pending: pending(['external']) }, pendingUser: bob({ totpSecretSealed: 'sealed' }) }, 'finish-sign-in'],
+  ['pending from an upstream (external) with TOTP', { interaction: { pending: pending(['external']) }, pendingUser: bob({ factors: [TOTP] }) }, 'finish-sign-in'],
   ['pending wins over prompt=none and a missing session', { request: { prompt: ['none'] }, session: undefined, user: undefined, interaction: { pending: pending() }, pendingUser: bob() }, 'finish-sign-in'],
 ];
 

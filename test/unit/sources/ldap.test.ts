@@ -58,7 +58,7 @@ describe.runIf(slapdAvailable)('LDAP sign-in source against slapd', () => {
   it('maps the directory attributes to claims and group CNs to roles', async () => {
     expect(await signedIn(source.signIn('alice', U.alice.password))).toMatchObject({
       subject: 'alice', givenName: 'Alice', familyName: 'Liddell', name: 'Alice Liddell', email: 'alice@example.test',
-      emailVerified: false, phoneNumber: '+1 555 0100', roles: ['Admins', 'Staff'], locked: false, totpSecretSealed: null,
+      emailVerified: false, phoneNumber: '+1 555 0100', roles: ['Admins', 'Staff'], locked: false, factors: [],
     });
     // Active Directory style: sAMAccountName, and a group whose CN holds an escaped comma.
     expect(await signedIn(source.signIn('CORP\\CWhite', U.carol.password))).toMatchObject({ subject: 'cwhite', name: 'Carol White', roles: ['Sales, EMEA'] });
@@ -86,14 +86,15 @@ describe.runIf(slapdAvailable)('LDAP sign-in source against slapd', () => {
   it('keeps the local record in step with the directory, and keeps its flags and MFA enrolment', async () => {
     const first = await signedIn(source.signIn('alice', U.alice.password));
     expect((await signedIn(source.signIn('alice', U.alice.password))).updatedAt).toStrictEqual(first.updatedAt);
-    await durable.users.update(first.id, { totpSecretSealed: 'sealed-totp', mustEnrolMfa: true, emailVerified: true });
+    await durable.users.update(first.id, { mustEnrolMfa: true, emailVerified: true });
+    const totp = await durable.factors.add({ userId: first.id, kind: 'totp', name: 'Authenticator app', secretSealed: 'sealed-totp' });
     await slapd.modify(`dn: ${U.alice.dn}\nchangetype: modify\nreplace: mail\nmail: alice@new.example.test\n\n`
       + `dn: cn=Sales\\, EMEA,ou=groups,dc=example,dc=test\nchangetype: modify\nadd: member\nmember: ${U.alice.dn}\n\n`
       + `dn: cn=Admins,ou=groups,dc=example,dc=test\nchangetype: modify\nreplace: member\nmember: ${U.bob.dn}\n`);
     const refreshed = await source.currentUser(first);
     expect(refreshed).toMatchObject({
       id: first.id, email: 'alice@new.example.test', emailVerified: false, roles: ['Sales, EMEA', 'Staff'],
-      totpSecretSealed: 'sealed-totp', mustEnrolMfa: true, locked: false,
+      factors: [totp], mustEnrolMfa: true, locked: false,
     });
     expect(await durable.users.getById(first.id)).toStrictEqual(refreshed);
   });

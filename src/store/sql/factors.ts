@@ -1,0 +1,63 @@
+/** The `user_factors` table <-> FactorRecord, and the factors read with a user. */
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import type { FactorKind, FactorRecord, FactorRepository } from '../types.ts';
+import type { Database, Db, UserFactorsTable } from './tables.ts';
+
+const FACTOR_COLUMNS = ['id', 'user_id', 'kind', 'name', 'secret_sealed', 'created_at', 'last_used_at'] as const satisfies ReadonlyArray<keyof UserFactorsTable>;
+/** The same, qualified: `users` has an `id` and a `name` too. */
+const QUALIFIED = FACTOR_COLUMNS.map((column) => `user_factors.${column}` as const);
+
+/** A row, from the table or from JSON (where timestamps are strings). */
+type FactorRow = Omit<Selectable<UserFactorsTable>, 'created_at' | 'last_used_at'> & { created_at: Date | string; last_used_at: Date | string | null };
+
+export function toFactorRecord(row: FactorRow): FactorRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    kind: row.kind as FactorKind,
+    name: row.name,
+    secretSealed: row.secret_sealed,
+    createdAt: new Date(row.created_at),
+    lastUsedAt: row.last_used_at === null ? null : new Date(row.last_used_at),
+  };
+}
+
+/**
+ * The user's factors as one JSON column of the user's own query: the sign-in learns which
+ * factors a user has without another round trip.
+ */
+export function factorsOfUser(eb: ExpressionBuilder<Database, 'users'>) {
+  return jsonArrayFrom(
+    eb.selectFrom('user_factors').select(QUALIFIED).whereRef('user_factors.user_id', '=', 'users.id')
+      .orderBy('user_factors.created_at').orderBy('user_factors.id'),
+  ).as('factors');
+}
+
+export function sqlFactors(db: Db): FactorRepository {
+  return {
+    async listForUser(userId) {
+      const rows = await db.selectFrom('user_factors').select(FACTOR_COLUMNS).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+      return rows.map(toFactorRecord);
+    },
+    async add(factor) {
+      // The one-per-user kinds (user_factors_one_totp) refuse a second row: no error, no row.
+      const row = await db.insertInto('user_factors')
+        .values({ user_id: factor.userId, kind: factor.kind, name: factor.name, secret_sealed: factor.secretSealed })
+        .onConflict((oc) => oc.column('user_id').where(sql<boolean>`kind = 'totp'`).doNothing())
+        .returning(FACTOR_COLUMNS)
+        .executeTakeFirst();
+      return row && toFactorRecord(row);
+    },
+    async remove(id) {
+      const result = await db.deleteFrom('user_factors').where('id', '=', id).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+    async touch(id, at) {
+      await db.updateTable('user_factors').set({ last_used_at: at }).where('id', '=', id).execute();
+    },
+    async reseal(id, secretSealed) {
+      await db.updateTable('user_factors').set({ secret_sealed: secretSealed }).where('id', '=', id).execute();
+    },
+  };
+}
