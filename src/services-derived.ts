@@ -36,7 +36,7 @@ export interface DerivedServices {
   /** A local account's new password; undefined when it was taken, else what is wrong with it. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
   /** The name the sign-in source knows a typed username by (what the throttle counts and the audit names). */
-  accountName(typed: string): string;
+  canonicalAccountName(typed: string): string;
 }
 
 export interface DerivedFrom {
@@ -66,6 +66,6 @@ export function deriveServices(from: DerivedFrom): DerivedServices {
     tokenRateLimiter: createRateLimiter(ephemeral, clock, config.tokenRateLimit),
     changePassword: (userId, newPassword, confirm) =>
       changePassword({ users, revokeUser: (id, reason) => revocations.revokeUser(id, reason) }, userId, newPassword, confirm),
-    accountName: (typed) => canonicalAccountName(source, typed),
+    canonicalAccountName: (typed) => canonicalAccountName(source, typed),
   };
 }

@@ -31,10 +31,10 @@ export function basePathOf(baseUrl: string): string {
 }
 
 export function createProtocolServices(services: ServicesBase): ProtocolServices {
-  const { config, clock, keys, ephemeral, durable, users, clients, interactions, sessions, throttle, accountName, source } = services;
+  const { config, clock, keys, ephemeral, durable, users, clients, interactions, sessions, throttle, canonicalAccountName, source } = services;
   const upstream = source.kind === 'oidc' ? { upstream: source, ephemeral, baseUrl: config.baseUrl } : undefined;
   const signInFlow = createSignInFlow({
-    issuer: config.issuer, basePath: basePathOf(config.baseUrl), clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, accountName,
+    issuer: config.issuer, basePath: basePathOf(config.baseUrl), clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, canonicalAccountName,
     deviceCookies: services.deviceCookies,
   });
   const stepForms = createStepForms({
@@ -47,7 +47,7 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     deviceCookies: services.deviceCookies,
     mfa: services.mfa,
     changePassword: services.changePassword,
-    accountName,
+    canonicalAccountName,
     ...(upstream ? { startUpstream: (interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
   });
   const grantsDeps: GrantsDeps & IntrospectionDeps & RevocationDeps = {

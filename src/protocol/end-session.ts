@@ -61,7 +61,7 @@ const CSRF_PURPOSE = 'logout';
 const CONFIRMED_FIELDS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state'];
 
 /** How the confirmation names the signed-in account: the name people know, and the username. */
-function accountName(user: UserRecord): string {
+function accountLabel(user: UserRecord): string {
   return user.name && user.name !== user.username ? `${user.name} (${user.username})` : user.username;
 }
 
@@ -107,7 +107,7 @@ export async function endSession(request: EndSessionRequest, deps: EndSessionDep
   if (signedIn && loaded && !confirmed && hint?.sub !== signedIn.subject) {
     return {
       kind: 'confirm',
-      accountName: accountName(signedIn),
+      accountName: accountLabel(signedIn),
       csrfToken: sessionCsrfToken(deps.csrfKey, loaded.key, CSRF_PURPOSE),
       fields: CONFIRMED_FIELDS.flatMap((name) => (params[name] !== undefined ? [{ name, value: params[name] }] : [])),
       client,

@@ -9,7 +9,7 @@ import { judgeAttempt, refusalMessage } from './password-form.ts';
 import type { Form, StepFormsDeps } from './step-forms.ts';
 import { acceptTotp } from './totp.ts';
 
-interface CodeFormsDeps extends Pick<StepFormsDeps, 'flow' | 'mfa' | 'throttle' | 'accountName' | 'deviceCookies'> {
+interface CodeFormsDeps extends Pick<StepFormsDeps, 'flow' | 'mfa' | 'throttle' | 'canonicalAccountName' | 'deviceCookies'> {
   open(browser: BrowserRequest, id: string, csrfToken: string | undefined): Promise<BoundInteraction>;
   show(current: FlowState, feedback: StepFeedback, step?: ShownStep): Promise<FlowResult>;
 }
@@ -25,7 +25,7 @@ export function createCodeForms(deps: CodeFormsDeps) {
     const attempt = await throttle.attempt(pending.username, browser.address, { device });
     // Audit lines are about signing in: an enrolment is not one yet.
     const audit = (fields: SignInOutcome) => current.step === 'otp'
-      && browser.audit({ type: 'sign_in', ...fields, user_id: userId, username: deps.accountName(pending.username) });
+      && browser.audit({ type: 'sign_in', ...fields, user_id: userId, username: deps.canonicalAccountName(pending.username) });
     if ('refused' in attempt) {
       audit({ result: 'throttled', step: 'otp' });
       return { error: refusalMessage(attempt.refused === 'unrecognised-device' ? 'unrecognised-device' : 'throttled') };

@@ -37,7 +37,7 @@ export async function judgeAttempt<T>(attempt: SignInAttempt, judge: () => Promi
   }
 }
 
-interface PasswordFormDeps extends Pick<StepFormsDeps, 'interactions' | 'source' | 'throttle' | 'accountName' | 'deviceCookies'> {
+interface PasswordFormDeps extends Pick<StepFormsDeps, 'interactions' | 'source' | 'throttle' | 'canonicalAccountName' | 'deviceCookies'> {
   flow: SignInFlow;
   open(browser: BrowserRequest, id: string, csrfToken: string | undefined): Promise<BoundInteraction>;
   show(current: FlowState, feedback: StepFeedback, step: ShownStep): Promise<FlowResult>;
@@ -58,9 +58,9 @@ export function createPasswordForm(deps: PasswordFormDeps) {
     const bound = { ...opened, interaction: withFullLifetime(opened.interaction) };
     const keep = () => (bound.interaction === opened.interaction ? undefined : deps.interactions.save(bound.interaction));
     /** A sign-in audit event, naming the account typed (never the password). */
-    const audit = (fields: SignInOutcome) => browser.audit({ type: 'sign_in', ...fields, username: deps.accountName(username) });
+    const audit = (fields: SignInOutcome) => browser.audit({ type: 'sign_in', ...fields, username: deps.canonicalAccountName(username) });
     // Counted against the account, not the spelling: `alice`, `ALICE` and `EXAMPLE\alice` are one.
-    const account = source.accountOf(username);
+    const account = source.canonicalAccountName(username);
     // The attempt is taken before the password reaches any source, so that no more guesses than
     // the limit reach a directory, however many arrive at once. Only from a real interaction:
     // forms that lead nowhere do not use up anyone's attempts. A browser that signed in to the

@@ -32,7 +32,7 @@ export interface SignInFlowDeps {
   /** Makes the browser known for the account it signed in to. */
   deviceCookies: Pick<DeviceCookies, 'issue'>;
   /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
-  accountName(typed: string): string;
+  canonicalAccountName(typed: string): string;
 }
 
 export function createSignInFlow(deps: SignInFlowDeps) {
@@ -138,7 +138,7 @@ export function createSignInFlow(deps: SignInFlowDeps) {
     return withCookie(rotated.sid, async () => {
       const writes = [...rotated.writes, deps.throttle.successWrite(pending.username, browser.address)];
       const result = await moveTo(await signedInState(current, rotated), writes, true);
-      browser.audit({ type: 'sign_in', result: 'success', username: deps.accountName(pending.username), user_id: pending.userId, amr: pending.amr });
+      browser.audit({ type: 'sign_in', result: 'success', username: deps.canonicalAccountName(pending.username), user_id: pending.userId, amr: pending.amr });
       // An upstream provider's sign-in guesses no password here: no device to know.
       return pending.amr.includes('external') ? result : { ...result, deviceCookie: deps.deviceCookies.issue(pending.username) };
     });

@@ -32,7 +32,7 @@ export interface StepFormsDeps {
   /** Changes a password after the policy allows it; returns the problem to show, if any. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
   /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
-  accountName(typed: string): string;
+  canonicalAccountName(typed: string): string;
   /** With an upstream provider: where to send the browser for the sign-in step. */
   startUpstream?: (interaction: Interaction) => Promise<string>;
 }

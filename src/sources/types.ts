@@ -17,7 +17,7 @@ export interface PasswordSignInSource {
    * what the sign-in throttle counts guesses against. Known without asking anyone, so unknown
    * names get it the same way.
    */
-  accountOf(typed: string): string;
+  canonicalAccountName(typed: string): string;
   /** The user as the source knows them now (for refresh and userinfo); undefined when gone. */
   currentUser(user: UserRecord): Promise<UserRecord | undefined>;
   /** Whether an outside source (the directory) answers; throws when it does not. */
