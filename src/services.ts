@@ -8,13 +8,13 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { describeDatabase } from './config/startup.ts';
 import { embeddedDatabaseHolder, embeddedDatabasePath, embeddedSocketPath, ensureDataDir } from './data-dir.ts';
-import { deriveServices, type DerivedServices } from './services-derived.ts';
+import { deriveServices, type DerivedServices } from './services-security.ts';
 import { createProtocolServices, type ProtocolServices } from './services-protocol.ts';
 import { createSessionStore, type SessionStore } from './sessions/browser-session.ts';
 import { createInteractionStore, type InteractionStore } from './sessions/interaction.ts';
 import { createLdapSource } from './sources/ldap.ts';
 import { createLocalSource } from './sources/local.ts';
-import { createUpstreamSource } from './sources/oidc.ts';
+import { createUpstreamSource } from './sources/upstream-oidc.ts';
 import type { SignInSource } from './sources/types.ts';
 import { createClientsCache, type ClientsCache } from './store/clients-cache.ts';
 import { createCachedUsers, type CachedUsers } from './store/users-cache.ts';
@@ -23,7 +23,7 @@ import { createRedisEphemeralStore } from './store/ephemeral/redis.ts';
 import { openDurableStore, openSharedDurableStore } from './store/sql/durable.ts';
 import type { DurableStore, EphemeralStore } from './store/types.ts';
 import { createKeyManager, type KeyManager } from './tokens/keys.ts';
-import { createRevocationList, type RevocationList } from './tokens/revocation.ts';
+import { createRevocationList, type RevocationList } from './tokens/revocation-list.ts';
 import { deriveKeyring, type MasterSecrets } from './tokens/secret-box.ts';
 
 /** What the service runs on: the stores, the keys, the source and what derives from them. */
@@ -40,7 +40,7 @@ export interface ServicesBase extends DerivedServices {
   /** Users by id from memory; use it rather than `durable.users` (see store/users-cache.ts). */
   users: CachedUsers;
   keys: KeyManager;
-  /** Revoked access tokens, kept in memory on every instance (see tokens/revocation.ts). */
+  /** Revoked access tokens, kept in memory on every instance (see tokens/revocation-list.ts). */
   revocations: RevocationList;
   sessions: SessionStore;
   interactions: InteractionStore;

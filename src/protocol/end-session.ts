@@ -12,7 +12,7 @@ import type { ClientsCache } from '../store/clients-cache.ts';
 import type { AccessTokenRepository, ClientRecord, RefreshTokenRepository, UserRecord, UserRepository } from '../store/types.ts';
 import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
-import { revokedFamilyTokens, revokedTokens, type RevocationList } from '../tokens/revocation.ts';
+import { revokedFamilyTokens, revokedTokens, type RevocationList } from '../tokens/revocation-list.ts';
 import type { Keyring } from '../tokens/secret-box.ts';
 import type { Audit } from '../events/record.ts';
 import type { Params } from './params.ts';

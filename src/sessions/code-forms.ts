@@ -3,7 +3,7 @@
  * (enrol). A code is judged behind the throttle, as passwords are (throttle.ts).
  */
 import { epochSeconds } from '../clock.ts';
-import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, SignInOutcome, StepFeedback } from './flow-result.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, SignInOutcome, StepFeedback } from './flow-types.ts';
 import type { PendingSignIn } from './interaction.ts';
 import { judgeAttempt, refusalMessage } from './password-form.ts';
 import type { Form, StepFormsDeps } from './step-forms.ts';

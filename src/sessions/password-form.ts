@@ -4,7 +4,7 @@
  */
 import { OAuthError } from '../errors.ts';
 import { withFullLifetime } from './interaction.ts';
-import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, SignInOutcome, StepFeedback } from './flow-result.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, SignInOutcome, StepFeedback } from './flow-types.ts';
 import type { SignInFlow } from './sign-in-flow.ts';
 import type { Refusal, SignInAttempt } from './throttle.ts';
 import type { Form, StepFormsDeps } from './step-forms.ts';

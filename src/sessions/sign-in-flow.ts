@@ -13,7 +13,7 @@ import type { AuthorizationRequest } from './authorization-request.ts';
 import type { LoadedSession, NewSession, SessionStore } from './browser-session.ts';
 import type { DeviceCookies } from './device-cookie.ts';
 import { completeAuthorization } from './complete-authorization.ts';
-import type { BoundInteraction, BrowserRequest, FlowResult, FlowState } from './flow-result.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState } from './flow-types.ts';
 import type { Interaction, InteractionStore, PendingSignIn } from './interaction.ts';
 import { nextStep } from './steps.ts';
 import type { SignInThrottle } from './throttle.ts';

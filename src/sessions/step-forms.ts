@@ -13,7 +13,7 @@ import type { DeviceCookies } from './device-cookie.ts';
 import { isSameBrowser, type Interaction, type InteractionStore } from './interaction.ts';
 import type { MfaSecrets } from './mfa.ts';
 import { createCodeForms } from './code-forms.ts';
-import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-result.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-types.ts';
 import { createPasswordForm } from './password-form.ts';
 import type { SignInFlow } from './sign-in-flow.ts';
 import type { Step } from './steps.ts';

@@ -5,13 +5,13 @@
  * end on our error page, never as a crash or a half-made session.
  */
 import { OAuthError } from '../errors.ts';
-import type { UpstreamChecks, UpstreamSource } from '../sources/oidc.ts';
+import type { UpstreamChecks, UpstreamSource } from '../sources/upstream-oidc.ts';
 import { NAMESPACES, type EphemeralStore } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { withQuery } from './authorization-response.ts';
 import type { SessionStore } from './browser-session.ts';
 import { withFullLifetime, type Interaction, type InteractionStore } from './interaction.ts';
-import type { BrowserRequest, FlowResult } from './flow-result.ts';
+import type { BrowserRequest, FlowResult } from './flow-types.ts';
 import type { SignInFlow } from './sign-in-flow.ts';
 
 const ROUND_TRIP_TTL_SECONDS = 15 * 60;

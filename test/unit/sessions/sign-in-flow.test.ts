@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { OAuthError } from '../../../src/errors.ts';
 import type { AuthorizationRequest, AuthorizationTarget } from '../../../src/sessions/authorization-request.ts';
 import { createSessionStore } from '../../../src/sessions/browser-session.ts';
-import type { BrowserRequest, FlowResult } from '../../../src/sessions/flow-result.ts';
+import type { BrowserRequest, FlowResult } from '../../../src/sessions/flow-types.ts';
 import { createInteractionStore } from '../../../src/sessions/interaction.ts';
 import type { MfaSecrets } from '../../../src/sessions/mfa.ts';
 import { createSignInFlow } from '../../../src/sessions/sign-in-flow.ts';

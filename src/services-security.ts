@@ -9,13 +9,13 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createDeviceCookies, type DeviceCookies } from './sessions/device-cookie.ts';
 import { createMfaSecrets, type MfaSecrets } from './sessions/mfa.ts';
-import { createRateLimiter, type RateLimiter } from './sessions/rate-limit.ts';
+import { createRateLimiter, type RateLimiter } from './sessions/rate-limiters.ts';
 import { createSignInThrottle, type SignInThrottle } from './sessions/throttle.ts';
 import { canonicalAccountName } from './sources/account-name.ts';
 import type { SignInSource } from './sources/types.ts';
 import type { EphemeralStore, UserRepository } from './store/types.ts';
 import { createRefreshTokenCodec, type RefreshTokenCodec } from './tokens/refresh-tokens.ts';
-import type { RevocationList } from './tokens/revocation.ts';
+import type { RevocationList } from './tokens/revocation-list.ts';
 import { deriveKeyring, type Keyring, type MasterSecrets } from './tokens/secret-box.ts';
 
 export interface DerivedServices {
