@@ -3,7 +3,7 @@
  * flow and its step forms, the grants, and what introspection, revocation, end session and the
  * upstream round trips use. No I/O here; app.ts hands them to the routes.
  */
-import type { ServicesBase } from './services.ts';
+import type { ServicesBase } from './services-base.ts';
 import { createGrants, type Grants, type GrantsDeps } from './grants/index.ts';
 import type { EndSessionDeps } from './protocol/end-session.ts';
 import type { IntrospectionDeps } from './protocol/introspection.ts';
