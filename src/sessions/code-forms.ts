@@ -3,19 +3,19 @@
  * (enrol). A code is judged behind the throttle, as passwords are (throttle.ts).
  */
 import { epochSeconds } from '../clock.ts';
-import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, SignInOutcome, StepFeedback } from './flow-types.ts';
+import type { BrowserRequest, FlowResult, FlowState, SignInOutcome, StepFeedback } from './flow-types.ts';
 import type { PendingSignIn } from './interaction.ts';
 import { judgeAttempt, refusalMessage } from './password-form.ts';
-import type { Form, StepFormsDeps } from './step-forms.ts';
+import type { Form, OpenInteraction, RenderStep, StepFormsDeps } from './step-form-deps.ts';
 import { acceptTotp } from './totp.ts';
 
 interface CodeFormsDeps extends Pick<StepFormsDeps, 'flow' | 'mfa' | 'throttle' | 'canonicalAccountName' | 'deviceCookies'> {
-  open(browser: BrowserRequest, id: string, csrfToken: string | undefined): Promise<BoundInteraction>;
-  show(current: FlowState, feedback: StepFeedback, step?: ShownStep): Promise<FlowResult>;
+  openInteraction: OpenInteraction;
+  renderStep: RenderStep;
 }
 
 export function createCodeForms(deps: CodeFormsDeps) {
-  const { flow, mfa, throttle, open, show } = deps;
+  const { flow, mfa, throttle, openInteraction, renderStep } = deps;
 
   /** Judges a TOTP code for the pending user, with the throttle; undefined when accepted. */
   async function codeProblem(browser: BrowserRequest, current: FlowState, pending: PendingSignIn, secret: string, code: string, wrong: string): Promise<StepFeedback | undefined> {
@@ -40,27 +40,27 @@ export function createCodeForms(deps: CodeFormsDeps) {
   }
 
   async function otp(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
-    const current = await flow.stateOf(await open(browser, id, form.csrf_token));
+    const current = await flow.loadFlowState(await openInteraction(browser, id, form.csrf_token));
     const { pending } = current.interaction;
     if (current.step !== 'otp' || !pending || !current.pendingUser?.totpSecretSealed) return flow.advance(browser, current);
     const secret = mfa.openUserSecret(current.pendingUser.id, current.pendingUser.totpSecretSealed);
     const problem = await codeProblem(browser, current, pending, secret, form.otp ?? '', 'That code is not right, or was used already. Enter the current code from your app.');
-    if (problem) return show(current, problem);
+    if (problem) return renderStep(current, problem);
     const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'] } };
-    return flow.saveAndAdvance(browser, flow.decided({ ...current, interaction }));
+    return flow.saveAndAdvance(browser, flow.withNextStep({ ...current, interaction }));
   }
 
   async function enrol(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
-    const current = await flow.stateOf(await open(browser, id, form.csrf_token));
+    const current = await flow.loadFlowState(await openInteraction(browser, id, form.csrf_token));
     const { pending } = current.interaction;
     if (current.step !== 'enrol' || !pending?.enrolSecretSealed || !current.pendingUser) return flow.advance(browser, current);
     const secret = mfa.openEnrolSecret(current.interaction.id, pending.enrolSecretSealed);
     const problem = await codeProblem(browser, current, pending, secret, form.otp ?? '', 'That code is not right. Enter the code your app shows now.');
-    if (problem) return show(current, problem);
+    if (problem) return renderStep(current, problem);
     await mfa.enrol(current.pendingUser.id, secret);
     // The user record now holds the secret; with `mfa` in amr no second factor is owed either way.
     const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } };
-    return flow.saveAndAdvance(browser, flow.decided({ ...current, interaction }));
+    return flow.saveAndAdvance(browser, flow.withNextStep({ ...current, interaction }));
   }
 
   return { otp, enrol };

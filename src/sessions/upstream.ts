@@ -71,7 +71,7 @@ export async function finishUpstreamSignIn(deps: UpstreamCallbackDeps, browser: 
   }
   const pending = { userId: result.user.id, username: result.user.username, amr: result.amr, enrolSecretSealed: null, upstreamIdToken: result.idToken };
   browser.trust(interaction.request);
-  const current = await deps.flow.stateOf({ interaction: withFullLifetime({ ...interaction, pending }), loaded }, { pendingUser: result.user });
+  const current = await deps.flow.loadFlowState({ interaction: withFullLifetime({ ...interaction, pending }), loaded }, { pendingUser: result.user });
   return deps.flow.saveAndAdvance(browser, current);
 }
 
