@@ -5,7 +5,7 @@
  */
 import type { ServicesBase } from './services-base.ts';
 import { createGrants, type Grants, type GrantsDeps } from './grants/index.ts';
-import type { EndSessionDeps } from './protocol/end-session.ts';
+import type { EndSessionDeps } from './sessions/end-session.ts';
 import type { IntrospectionDeps } from './protocol/introspection.ts';
 import type { RevocationDeps } from './protocol/revocation.ts';
 import { createSignInFlow, type SignInFlow } from './sessions/sign-in-flow.ts';

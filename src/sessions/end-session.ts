@@ -6,8 +6,8 @@
  */
 import { epochSeconds, type Clock } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
-import type { SessionStore } from '../sessions/browser-session.ts';
-import { isValidSessionCsrfToken, sessionCsrfToken } from '../sessions/csrf.ts';
+import type { SessionStore } from './browser-session.ts';
+import { isValidSessionCsrfToken, sessionCsrfToken } from './csrf.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
 import type { AccessTokenRepository, ClientRecord, RefreshTokenRepository, UserRecord, UserRepository } from '../store/types.ts';
 import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
@@ -15,7 +15,7 @@ import type { KeyManager } from '../tokens/keys.ts';
 import { revokedFamilyTokens, revokedTokens, type RevocationList } from '../tokens/revocation-list.ts';
 import type { Keyring } from '../tokens/secret-box.ts';
 import type { Audit } from '../events/record.ts';
-import type { Params } from './params.ts';
+import type { Params } from '../protocol/params.ts';
 
 export interface EndSessionDeps {
   issuer: string;
