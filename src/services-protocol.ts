@@ -3,9 +3,9 @@
  * flow and its step forms, the grants, and what introspection, revocation, end session and the
  * upstream round trips use. No I/O here; app.ts hands them to the routes.
  */
-import type { ServicesBase } from './services.ts';
+import type { ServicesBase } from './services-base.ts';
 import { createGrants, type Grants, type GrantsDeps } from './grants/index.ts';
-import type { EndSessionDeps } from './protocol/end-session.ts';
+import type { EndSessionDeps } from './sessions/end-session.ts';
 import type { IntrospectionDeps } from './protocol/introspection.ts';
 import type { RevocationDeps } from './protocol/revocation.ts';
 import { createSignInFlow, type SignInFlow } from './sessions/sign-in-flow.ts';
@@ -31,10 +31,10 @@ export function basePathOf(baseUrl: string): string {
 }
 
 export function createProtocolServices(services: ServicesBase): ProtocolServices {
-  const { config, clock, keys, ephemeral, durable, users, clients, interactions, sessions, throttle, accountName, source } = services;
+  const { config, clock, keys, ephemeral, durable, users, clients, interactions, sessions, throttle, canonicalAccountName, source } = services;
   const upstream = source.kind === 'oidc' ? { upstream: source, ephemeral, baseUrl: config.baseUrl } : undefined;
   const signInFlow = createSignInFlow({
-    issuer: config.issuer, basePath: basePathOf(config.baseUrl), clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, accountName,
+    issuer: config.issuer, basePath: basePathOf(config.baseUrl), clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, canonicalAccountName,
     deviceCookies: services.deviceCookies,
   });
   const stepForms = createStepForms({
@@ -47,7 +47,7 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     deviceCookies: services.deviceCookies,
     mfa: services.mfa,
     changePassword: services.changePassword,
-    accountName,
+    canonicalAccountName,
     ...(upstream ? { startUpstream: (interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
   });
   const grantsDeps: GrantsDeps & IntrospectionDeps & RevocationDeps = {

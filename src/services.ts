@@ -8,47 +8,26 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { describeDatabase } from './config/startup.ts';
 import { embeddedDatabaseHolder, embeddedDatabasePath, embeddedSocketPath, ensureDataDir } from './data-dir.ts';
-import { deriveServices, type DerivedServices } from './services-derived.ts';
+import { deriveServices } from './services-security.ts';
+import type { ServicesBase } from './services-base.ts';
 import { createProtocolServices, type ProtocolServices } from './services-protocol.ts';
-import { createSessionStore, type SessionStore } from './sessions/browser-session.ts';
-import { createInteractionStore, type InteractionStore } from './sessions/interaction.ts';
+import { createSessionStore } from './sessions/browser-session.ts';
+import { createInteractionStore } from './sessions/interaction.ts';
 import { createLdapSource } from './sources/ldap.ts';
 import { createLocalSource } from './sources/local.ts';
-import { createUpstreamSource } from './sources/oidc.ts';
+import { createUpstreamSource } from './sources/upstream-oidc.ts';
 import type { SignInSource } from './sources/types.ts';
-import { createClientsCache, type ClientsCache } from './store/clients-cache.ts';
-import { createCachedUsers, type CachedUsers } from './store/users-cache.ts';
+import { createClientsCache } from './store/clients-cache.ts';
+import { createCachedUsers } from './store/users-cache.ts';
 import { createMemoryEphemeralStore } from './store/ephemeral/memory.ts';
 import { createRedisEphemeralStore } from './store/ephemeral/redis.ts';
 import { openDurableStore, openSharedDurableStore } from './store/sql/durable.ts';
-import type { DurableStore, EphemeralStore } from './store/types.ts';
+import type { DurableStore } from './store/types.ts';
 import { createKeyManager, type KeyManager } from './tokens/keys.ts';
-import { createRevocationList, type RevocationList } from './tokens/revocation.ts';
+import { createRevocationList } from './tokens/revocation-list.ts';
 import { deriveKeyring, type MasterSecrets } from './tokens/secret-box.ts';
 
 /** What the service runs on: the stores, the keys, the source and what derives from them. */
-export interface ServicesBase extends DerivedServices {
-  config: Config;
-  /** The master secret in force (configured, or generated into the data directory). */
-  secret: Buffer;
-  /** That secret, which seals, and the previous ones (IDP_SECRET_PREVIOUS), which still open. */
-  secrets: MasterSecrets;
-  clock: Clock;
-  durable: DurableStore;
-  ephemeral: EphemeralStore;
-  clients: ClientsCache;
-  /** Users by id from memory; use it rather than `durable.users` (see store/users-cache.ts). */
-  users: CachedUsers;
-  keys: KeyManager;
-  /** Revoked access tokens, kept in memory on every instance (see tokens/revocation.ts). */
-  revocations: RevocationList;
-  sessions: SessionStore;
-  interactions: InteractionStore;
-  /** The deployment's sign-in source (one per deployment). */
-  source: SignInSource;
-  close(): Promise<void>;
-}
-
 /** Everything the service runs on, opened or made once per process (the composition root). */
 export interface Services extends ServicesBase, ProtocolServices {}
 

@@ -1,9 +1,11 @@
 /**
- * Keeps the README's Layout true by reading import lines: each library stays in its
- * folder, nothing but app.ts imports routes/, and only main.ts reads the environment or exits.
+ * Keeps the README's Layout true by reading import lines (type imports included): each library
+ * stays in its folder, every import points down the layer order, no two files import each other
+ * (however far round), nothing but app.ts imports routes/, and only main.ts reads the environment
+ * or exits.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const SRC = join(import.meta.dirname, '..', 'src');
@@ -24,6 +26,81 @@ const files = sourceFiles(SRC).map((path) => {
   return { file: relative(SRC, path), text, imports };
 });
 
+/** The file of src/ a relative import names (undefined when it leaves src/, as migrations/ do). */
+function target(file: string, spec: string): string | undefined {
+  if (!spec.startsWith('.')) return undefined;
+  const path = normalize(join(dirname(file), spec));
+  return path.startsWith('..') ? undefined : path;
+}
+
+/**
+ * The layers of src/, top first, as the README's Layout lists them. A file may import its own unit
+ * (its folder, or the files named together) or a unit of a lower layer, never one of its own
+ * layer or above.
+ */
+const LAYERS: string[][] = [
+  ['main.ts'],
+  ['cli/'],
+  ['app.ts'],
+  ['routes/'],
+  ['services*.ts', 'maintenance.ts'],
+  ['admin/'],
+  ['sessions/'],
+  ['grants/'],
+  ['protocol/'],
+  ['sources/'],
+  ['tokens/'],
+  ['events/', 'metrics*.ts', 'data-dir.ts'],
+  ['config.ts+config/'],
+  ['store/'],
+  ['scopes.ts', 'clock.ts', 'logging.ts', 'telemetry.ts', 'control-characters.ts'],
+  ['errors.ts'],
+];
+
+function unitOf(file: string): string {
+  if (file === 'config.ts' || file.startsWith('config/')) return 'config.ts+config/';
+  if (file.includes('/')) return `${file.slice(0, file.indexOf('/'))}/`;
+  if (/^services[\w-]*\.ts$/.test(file)) return 'services*.ts';
+  if (/^metrics[\w-]*\.ts$/.test(file)) return 'metrics*.ts';
+  return file;
+}
+
+const layerOf = (unit: string) => LAYERS.findIndex((layer) => layer.includes(unit));
+
+/** File -> the files of src/ it imports. */
+const graph = new Map(files.map(({ file, imports }) => [file, imports.map((s) => target(file, s)).filter((t) => t !== undefined)]));
+
+/** Groups of files that import each other, however far round (Tarjan's strongly connected components). */
+function circles(edges: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    for (const next of edges.get(file) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (stack.includes(next)) {
+        low.set(file, Math.min(low.get(file)!, index.get(next)!));
+      }
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const group: string[] = [];
+    let member: string | undefined;
+    do {
+      member = stack.pop()!;
+      group.push(member);
+    } while (member !== file);
+    if (group.length > 1 || edges.get(file)?.includes(file)) found.push(group.sort());
+  };
+  for (const file of edges.keys()) if (!index.has(file)) visit(file);
+  return found;
+}
+
 /** Library -> the folders (or files) of src/ allowed to import it. */
 const OWNERS: Array<[RegExp, string[]]> = [
   [/^jose$/, ['tokens/']],
@@ -38,6 +115,29 @@ const OWNERS: Array<[RegExp, string[]]> = [
 const owned = (file: string, owners: string[]) => owners.some((o) => (o.endsWith('/') ? file.startsWith(o) : file === o));
 
 describe('architecture', () => {
+  it('places every file of src/ in a layer', () => {
+    expect(files.map((f) => f.file).filter((file) => layerOf(unitOf(file)) < 0)).toStrictEqual([]);
+  });
+
+  it('points every import down the layers: to its own unit or a lower layer', () => {
+    const upward = [...graph].flatMap(([file, targets]) => targets
+      .filter((t) => unitOf(t) !== unitOf(file) && layerOf(unitOf(t)) <= layerOf(unitOf(file)))
+      .map((t) => `${file} imports ${t}`));
+    expect(upward).toStrictEqual([]);
+  });
+
+  it('has no import circles between files', () => {
+    expect(circles(graph)).toStrictEqual([]);
+  });
+
+  it('finds a circle and an upward import when there is one', () => {
+    // The two checks above are only as good as what they can see.
+    expect(circles(new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]]))).toStrictEqual([['a.ts', 'b.ts', 'c.ts']]);
+    expect(target('protocol/end-session.ts', '../sessions/csrf.ts')).toBe('sessions/csrf.ts');
+    expect(layerOf(unitOf('sessions/csrf.ts'))).toBeLessThan(layerOf(unitOf('protocol/end-session.ts')));
+    expect(target('store/sql/durable.ts', '../../../migrations/index.ts')).toBeUndefined();
+  });
+
   it('keeps each library in its folder', () => {
     const misplaced = files.flatMap(({ file, imports }) =>
       imports.flatMap((spec) => OWNERS.filter(([lib, owners]) => lib.test(spec) && !owned(file, owners)).map(() => `${file} imports ${spec}`)),

@@ -8,7 +8,7 @@ import { parseCommand } from './args.ts';
 import { masterSecrets, UsageError, type CliContext, type ExitCode } from './context.ts';
 import { checkCookies } from './doctor-cookies.ts';
 import { describeError, fail, fetchDiscovery, type Check, type CheckResult, type DiscoveryAnswer, type DoctorContext } from './doctor-context.ts';
-import { checkChangeFeed, checkClock, checkDatabase, checkForwarded, checkSignInSource, checkStore } from './doctor-host.ts';
+import { checkChangeFeed, checkClock, checkDatabase, checkForwarded, checkSignInSource, checkStore } from './doctor-infrastructure.ts';
 import { checkDiscovery, checkHsts, checkIssuer, checkJwks } from './doctor-http.ts';
 import { checkSecret } from './doctor-secret.ts';
 import { report } from './output.ts';

@@ -11,7 +11,7 @@ import type { Audit } from '../events/record.ts';
 import type { AccessTokenRepository, ClientRecord, CodeRecord, CodeStore, IssuedFromCode, RefreshTokenRepository, UserRepository } from '../store/types.ts';
 import { verifyPkce } from '../tokens/pkce.ts';
 import type { RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
-import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation.ts';
+import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation-list.ts';
 import { defineGrant, type Grant, type RefreshLifetime, type SigningDeps } from './common.ts';
 import { assertUserMayReceiveTokens, mintUserTokens, type FamilyIssue } from './user-tokens.ts';
 

@@ -13,7 +13,7 @@ import type { Audit } from '../events/record.ts';
 import { currentGenerationIssuedAt, findRefreshToken, type RefreshLookupDeps } from '../protocol/token-lookup.ts';
 import type { ClientRecord, RefreshFamilyState, RefreshTokenRepository, UserRecord, UserRepository } from '../store/types.ts';
 import type { RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
-import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation.ts';
+import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation-list.ts';
 import { defineGrant, type Grant, type RefreshLifetime, type SigningDeps, type TokenResponse } from './common.ts';
 import { assertUserMayReceiveTokens, mintUserTokens } from './user-tokens.ts';
 

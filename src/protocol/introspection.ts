@@ -5,7 +5,7 @@
  */
 import { OAuthError } from '../errors.ts';
 import type { UserRepository } from '../store/types.ts';
-import { isAccessTokenRevoked, type RevocationList } from '../tokens/revocation.ts';
+import { isAccessTokenRevoked, type RevocationList } from '../tokens/revocation-list.ts';
 import type { Audit } from '../events/record.ts';
 import type { AuthenticatedClient } from './client-auth.ts';
 import type { Params } from './params.ts';

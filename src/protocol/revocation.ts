@@ -5,7 +5,7 @@
  */
 import { OAuthError } from '../errors.ts';
 import type { ClientRecord, RefreshTokenRepository } from '../store/types.ts';
-import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation.ts';
+import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation-list.ts';
 import type { Audit } from '../events/record.ts';
 import type { Params } from './params.ts';
 import { findToken, type TokenLookupDeps } from './token-lookup.ts';

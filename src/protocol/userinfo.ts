@@ -10,7 +10,7 @@ import type { ClientRecord, UserRepository } from '../store/types.ts';
 import { userClaims } from '../tokens/claims.ts';
 import { verifyJwt } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
-import { isAccessTokenRevoked, type RevocationList } from '../tokens/revocation.ts';
+import { isAccessTokenRevoked, type RevocationList } from '../tokens/revocation-list.ts';
 
 export interface UserinfoDeps {
   issuer: string;

@@ -9,7 +9,7 @@ import type { SignInFlow } from '../sessions/sign-in-flow.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
 import type { FlowAdapter } from './shared/flow-adapter.ts';
 import { singleValued } from './shared/params.ts';
-import type { RateLimiter } from '../sessions/rate-limit.ts';
+import type { RateLimiter } from '../sessions/rate-limiters.ts';
 
 export interface AuthorizeRouteOptions {
   clients: ClientsCache;

@@ -1,10 +1,10 @@
 /**
- * GET and POST /connect/logout (OpenID Connect RP-Initiated Logout 1.0): protocol/end-session.ts
+ * GET and POST /connect/logout (OpenID Connect RP-Initiated Logout 1.0): sessions/end-session.ts
  * decides; this shows the confirmation or the signed-out page, or redirects. Errors are always
  * our own page.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { endSession, type EndSessionDeps } from '../protocol/end-session.ts';
+import { endSession, type EndSessionDeps } from '../sessions/end-session.ts';
 import type { ClientRecord } from '../store/types.ts';
 import { auditOf, type RequestAudit } from './shared/audit.ts';
 import { withQuery } from './shared/authorization-response.ts';

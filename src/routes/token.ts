@@ -13,7 +13,7 @@ import { auditOf, type RequestAudit } from './shared/audit.ts';
 import { authenticateRequest } from './shared/client-auth.ts';
 import { assertOriginAllowed } from './shared/cors.ts';
 import { singleValued } from './shared/params.ts';
-import type { RateLimiter } from '../sessions/rate-limit.ts';
+import type { RateLimiter } from '../sessions/rate-limiters.ts';
 
 export interface TokenRouteOptions {
   clients: ClientsCache;

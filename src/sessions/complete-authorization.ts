@@ -7,7 +7,7 @@ import { OAuthError } from '../errors.ts';
 import { NAMESPACES, type EphemeralStore, type EphemeralWrite } from '../store/types.ts';
 import { authorizationResponse, type ClientResponse } from './authorization-response.ts';
 import type { SessionStore } from './browser-session.ts';
-import type { FlowState } from './flow-result.ts';
+import type { FlowState } from './flow-types.ts';
 import type { InteractionStore } from './interaction.ts';
 
 export interface CompletionDeps {

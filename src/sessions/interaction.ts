@@ -15,7 +15,7 @@ export interface PendingSignIn {
   userId: string;
   /**
    * The account name the throttle counts failures against: the source's one name for what was
-   * typed at the sign-in page (`accountOf`), or the upstream username.
+   * typed at the sign-in page (`canonicalAccountName`), or the upstream username.
    */
   username: string;
   amr: string[];

@@ -4,10 +4,10 @@
  */
 import { OAuthError } from '../errors.ts';
 import { withFullLifetime } from './interaction.ts';
-import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, SignInOutcome, StepFeedback } from './flow-result.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, SignInOutcome, StepFeedback } from './flow-types.ts';
 import type { SignInFlow } from './sign-in-flow.ts';
 import type { Refusal, SignInAttempt } from './throttle.ts';
-import type { Form, StepFormsDeps } from './step-forms.ts';
+import type { Form, OpenInteraction, RenderStep, StepFormsDeps } from './step-form-deps.ts';
 
 export const THROTTLED = 'Too many failed attempts. Wait a few minutes, then try again.';
 /** The account is closed to unrecognised devices for now (throttle.ts): a known device still signs in. */
@@ -37,30 +37,30 @@ export async function judgeAttempt<T>(attempt: SignInAttempt, judge: () => Promi
   }
 }
 
-interface PasswordFormDeps extends Pick<StepFormsDeps, 'interactions' | 'source' | 'throttle' | 'accountName' | 'deviceCookies'> {
+interface PasswordFormDeps extends Pick<StepFormsDeps, 'interactions' | 'source' | 'throttle' | 'canonicalAccountName' | 'deviceCookies'> {
   flow: SignInFlow;
-  open(browser: BrowserRequest, id: string, csrfToken: string | undefined): Promise<BoundInteraction>;
-  show(current: FlowState, feedback: StepFeedback, step: ShownStep): Promise<FlowResult>;
+  openInteraction: OpenInteraction;
+  renderStep: RenderStep;
 }
 
 export function createPasswordForm(deps: PasswordFormDeps) {
   const { flow, source } = deps;
 
   /** The sign-in page again, with what was typed and what went wrong. */
-  const signInAgain = async (bound: BoundInteraction, feedback: StepFeedback) => deps.show(await flow.stateOf(bound), feedback, 'sign-in');
+  const signInAgain = async (bound: BoundInteraction, feedback: StepFeedback) => deps.renderStep(await flow.loadFlowState(bound), feedback, 'sign-in');
 
   async function signIn(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
     const username = (form.username ?? '').trim();
-    const opened = await deps.open(browser, id, form.csrf_token);
+    const opened = await deps.openInteraction(browser, id, form.csrf_token);
     if (source.kind === 'oidc') throw new OAuthError('invalid_request', 'Sign-in happens at the sign-in provider.', { redirectable: false });
     // Someone is signing in: the interaction now lives its full time (it was short-lived while
     // only an anonymous request stood behind it). Saved here unless the next step saves it.
     const bound = { ...opened, interaction: withFullLifetime(opened.interaction) };
     const keep = () => (bound.interaction === opened.interaction ? undefined : deps.interactions.save(bound.interaction));
     /** A sign-in audit event, naming the account typed (never the password). */
-    const audit = (fields: SignInOutcome) => browser.audit({ type: 'sign_in', ...fields, username: deps.accountName(username) });
+    const audit = (fields: SignInOutcome) => browser.audit({ type: 'sign_in', ...fields, username: deps.canonicalAccountName(username) });
     // Counted against the account, not the spelling: `alice`, `ALICE` and `EXAMPLE\alice` are one.
-    const account = source.accountOf(username);
+    const account = source.canonicalAccountName(username);
     // The attempt is taken before the password reaches any source, so that no more guesses than
     // the limit reach a directory, however many arrive at once. Only from a real interaction:
     // forms that lead nowhere do not use up anyone's attempts. A browser that signed in to the
@@ -90,8 +90,8 @@ export function createPasswordForm(deps: PasswordFormDeps) {
     // and is asked at once, whatever happens next: without a read in between (the usual case),
     // it leaves for the store in the same write as what finishing the sign-in stores.
     const pending = { userId: result.user.id, username: account, amr: result.amr, enrolSecretSealed: null };
-    const goOn = async () => flow.saveAndAdvance(browser, await flow.stateOf({ ...bound, interaction: { ...bound.interaction, pending } }, { pendingUser: result.user }));
-    const [next] = await Promise.all([goOn(), attempt.giveBack()]);
+    const continueSignIn = async () => flow.saveAndAdvance(browser, await flow.loadFlowState({ ...bound, interaction: { ...bound.interaction, pending } }, { pendingUser: result.user }));
+    const [next] = await Promise.all([continueSignIn(), attempt.giveBack()]);
     return next;
   }
 

@@ -13,7 +13,7 @@ import type { AuthorizationRequest } from './authorization-request.ts';
 import type { LoadedSession, NewSession, SessionStore } from './browser-session.ts';
 import type { DeviceCookies } from './device-cookie.ts';
 import { completeAuthorization } from './complete-authorization.ts';
-import type { BoundInteraction, BrowserRequest, FlowResult, FlowState } from './flow-result.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState } from './flow-types.ts';
 import type { Interaction, InteractionStore, PendingSignIn } from './interaction.ts';
 import { nextStep } from './steps.ts';
 import type { SignInThrottle } from './throttle.ts';
@@ -32,7 +32,7 @@ export interface SignInFlowDeps {
   /** Makes the browser known for the account it signed in to. */
   deviceCookies: Pick<DeviceCookies, 'issue'>;
   /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
-  accountName(typed: string): string;
+  canonicalAccountName(typed: string): string;
 }
 
 export function createSignInFlow(deps: SignInFlowDeps) {
@@ -42,7 +42,7 @@ export function createSignInFlow(deps: SignInFlowDeps) {
     user && client.requireConsent ? deps.consents.get(user.id, client.clientId) : [];
 
   /** The state with its step decided again (after a change made in this request). */
-  function decided(state: Omit<FlowState, 'step'>): FlowState {
+  function withNextStep(state: Omit<FlowState, 'step'>): FlowState {
     return { ...state, step: nextStep({ ...state, session: state.loaded.session, now: now() }) };
   }
 
@@ -50,7 +50,7 @@ export function createSignInFlow(deps: SignInFlowDeps) {
    * Where the interaction stands (a disabled client ends it with unauthorized_client). A
    * `pendingUser` the caller just read (a sign-in's result) is not read again.
    */
-  async function stateOf({ interaction, loaded }: BoundInteraction, known: { pendingUser?: UserRecord } = {}): Promise<FlowState> {
+  async function loadFlowState({ interaction, loaded }: BoundInteraction, known: { pendingUser?: UserRecord } = {}): Promise<FlowState> {
     const client = await deps.clients.get(interaction.request.clientId);
     if (!client?.enabled) throw new OAuthError('unauthorized_client', 'The client is disabled.');
     const userId = loaded.session.userId;
@@ -60,7 +60,7 @@ export function createSignInFlow(deps: SignInFlowDeps) {
       pendingId && !known.pendingUser && pendingId !== userId ? deps.users.getById(pendingId) : undefined,
     ]);
     const pendingUser = !pendingId ? undefined : (known.pendingUser ?? (pendingId === userId ? user : pendingRead));
-    return decided({ interaction, loaded, client, user, pendingUser, consented: await consentsOf(client, user) });
+    return withNextStep({ interaction, loaded, client, user, pendingUser, consented: await consentsOf(client, user) });
   }
 
   /**
@@ -78,7 +78,7 @@ export function createSignInFlow(deps: SignInFlowDeps) {
   async function start(browser: BrowserRequest, request: AuthorizationRequest, loaded: LoadedSession): Promise<FlowResult> {
     const { interaction, write } = deps.interactions.create(request, loaded.key, loaded.session.userId === null);
     await deps.ephemeral.write([write]);
-    return goOn(browser, await stateOf({ interaction, loaded }), false);
+    return continueFlow(browser, await loadFlowState({ interaction, loaded }), false);
   }
 
   /**
@@ -103,7 +103,7 @@ export function createSignInFlow(deps: SignInFlowDeps) {
   async function signedInState(current: FlowState, rotated: NewSession): Promise<FlowState> {
     const user = current.pendingUser;
     const sameUser = current.user !== undefined && current.user.id === user?.id;
-    return decided({
+    return withNextStep({
       ...current,
       interaction: { ...current.interaction, sessionKey: rotated.key, signedInAt: rotated.session.authTime, pending: null },
       loaded: { key: rotated.key, session: rotated.session },
@@ -131,21 +131,21 @@ export function createSignInFlow(deps: SignInFlowDeps) {
    * the pending user in once every step is passed, then sends the browser to the page of the
    * next step, or completes. What this changes is written in one batch.
    */
-  async function goOn(browser: BrowserRequest, current: FlowState, changed: boolean): Promise<FlowResult> {
+  async function continueFlow(browser: BrowserRequest, current: FlowState, changed: boolean): Promise<FlowResult> {
     const pending = current.step === 'finish-sign-in' ? current.interaction.pending : null;
-    if (!pending) return moveTo(current, [], changed);
+    if (!pending) return completeOrRedirect(current, [], changed);
     const rotated = rotation(current, pending);
     return withCookie(rotated.sid, async () => {
       const writes = [...rotated.writes, deps.throttle.successWrite(pending.username, browser.address)];
-      const result = await moveTo(await signedInState(current, rotated), writes, true);
-      browser.audit({ type: 'sign_in', result: 'success', username: deps.accountName(pending.username), user_id: pending.userId, amr: pending.amr });
+      const result = await completeOrRedirect(await signedInState(current, rotated), writes, true);
+      browser.audit({ type: 'sign_in', result: 'success', username: deps.canonicalAccountName(pending.username), user_id: pending.userId, amr: pending.amr });
       // An upstream provider's sign-in guesses no password here: no device to know.
       return pending.amr.includes('external') ? result : { ...result, deviceCookie: deps.deviceCookies.issue(pending.username) };
     });
   }
 
   /** Completes, or saves the interaction (when `save`) and sends the browser to its next page. */
-  async function moveTo(current: FlowState, writes: EphemeralWrite[], save: boolean): Promise<FlowResult> {
+  async function completeOrRedirect(current: FlowState, writes: EphemeralWrite[], save: boolean): Promise<FlowResult> {
     if (current.step === 'done') return { outcome: { kind: 'respond-to-client', response: await completeAuthorization(deps, current, writes) } };
     const all = save ? [...writes, deps.interactions.saveWrite(current.interaction)] : writes;
     if (all.length > 0) await deps.ephemeral.write(all);
@@ -154,14 +154,14 @@ export function createSignInFlow(deps: SignInFlowDeps) {
 
   return {
     begin,
-    stateOf,
-    decided,
+    loadFlowState,
+    withNextStep,
     pageUrl,
     clock: deps.clock,
     /** Goes on from a state whose interaction is as stored: nothing to save but what the step changes. */
-    advance: (browser: BrowserRequest, current: FlowState) => goOn(browser, current, false),
+    advance: (browser: BrowserRequest, current: FlowState) => continueFlow(browser, current, false),
     /** Goes on from a state whose interaction was changed in this request: it is saved (or finished). */
-    saveAndAdvance: (browser: BrowserRequest, current: FlowState) => goOn(browser, current, true),
+    saveAndAdvance: (browser: BrowserRequest, current: FlowState) => continueFlow(browser, current, true),
   };
 }
 

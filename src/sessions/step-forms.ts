@@ -6,39 +6,12 @@
  * (change), consent. What the request read is read once (sign-in-flow.ts FlowState).
  */
 import { OAuthError } from '../errors.ts';
-import type { SignInSource } from '../sources/types.ts';
-import type { ConsentRepository } from '../store/types.ts';
-import type { SessionStore } from './browser-session.ts';
-import type { DeviceCookies } from './device-cookie.ts';
-import { isSameBrowser, type Interaction, type InteractionStore } from './interaction.ts';
-import type { MfaSecrets } from './mfa.ts';
+import { isSameBrowser } from './interaction.ts';
 import { createCodeForms } from './code-forms.ts';
-import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-result.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-types.ts';
 import { createPasswordForm } from './password-form.ts';
-import type { SignInFlow } from './sign-in-flow.ts';
+import type { Form, StepFormsDeps } from './step-form-deps.ts';
 import type { Step } from './steps.ts';
-import type { SignInThrottle } from './throttle.ts';
-
-export interface StepFormsDeps {
-  flow: SignInFlow;
-  interactions: InteractionStore;
-  sessions: Pick<SessionStore, 'loadBrowser'>;
-  consents: Pick<ConsentRepository, 'grant'>;
-  source: SignInSource;
-  throttle: SignInThrottle;
-  /** Which browsers signed in to an account before (their guesses count on their own). */
-  deviceCookies: Pick<DeviceCookies, 'recognise'>;
-  mfa: MfaSecrets;
-  /** Changes a password after the policy allows it; returns the problem to show, if any. */
-  changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
-  /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
-  accountName(typed: string): string;
-  /** With an upstream provider: where to send the browser for the sign-in step. */
-  startUpstream?: (interaction: Interaction) => Promise<string>;
-}
-
-/** A posted form's fields (single values; routes/shared/params.ts). */
-export type Form = Record<string, string>;
 
 const expired = () => new OAuthError('invalid_request', 'This sign-in has expired or was already used. Start again from the application.', { redirectable: false });
 const foreign = () => new OAuthError('invalid_request', 'This form was not sent from the browser that started the sign-in.', { redirectable: false });
@@ -53,7 +26,7 @@ export function createStepForms(deps: StepFormsDeps) {
    * The interaction of the URL, from its own browser session; a form post (`csrfToken` not
    * null) must carry its CSRF token too.
    */
-  async function open(browser: BrowserRequest, id: string, csrfToken: string | null | undefined): Promise<BoundInteraction> {
+  async function openInteraction(browser: BrowserRequest, id: string, csrfToken: string | null | undefined): Promise<BoundInteraction> {
     // Independent reads, asked together.
     const [interaction, loaded] = await Promise.all([deps.interactions.load(id), deps.sessions.loadBrowser(browser.sessionId)]);
     if (!interaction) throw expired();
@@ -74,7 +47,7 @@ export function createStepForms(deps: StepFormsDeps) {
   }
 
   /** The page of `step` (by default the current one), with what was typed and what went wrong. */
-  async function show(current: FlowState, feedback: StepFeedback = {}, step = pageOf(current.step)): Promise<FlowResult> {
+  async function renderStep(current: FlowState, feedback: StepFeedback = {}, step = pageOf(current.step)): Promise<FlowResult> {
     const action = `${flow.pageUrl(current.interaction)}/${step}`;
     const outcome = { kind: 'show-step', step, action, state: current, feedback } as const;
     if (step !== 'enrol') return { outcome };
@@ -85,18 +58,18 @@ export function createStepForms(deps: StepFormsDeps) {
     return { outcome: { ...outcome, enrolment: { secret, qrSvg: await mfa.qrSvg(account, secret), otpauthUri, account, issuer } } };
   }
 
-  const password = createPasswordForm({ ...deps, open, show });
-  const codes = createCodeForms({ ...deps, open, show });
+  const password = createPasswordForm({ ...deps, openInteraction, renderStep });
+  const codes = createCodeForms({ ...deps, openInteraction, renderStep });
 
   return {
     /** GET: the page of the current step (or on, when there is none to show). */
     async view(browser: BrowserRequest, id: string): Promise<FlowResult> {
-      const current = await flow.stateOf(await open(browser, id, null));
+      const current = await flow.loadFlowState(await openInteraction(browser, id, null));
       if (current.step === 'done' || current.step === 'finish-sign-in') return flow.advance(browser, current);
       if (current.step === 'sign-in' && deps.startUpstream) {
         return { outcome: { kind: 'redirect', location: await deps.startUpstream(current.interaction) } };
       }
-      return show(current);
+      return renderStep(current);
     },
 
     'sign-in': password.signIn,
@@ -104,20 +77,20 @@ export function createStepForms(deps: StepFormsDeps) {
     enrol: codes.enrol,
 
     async password(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
-      const current = await flow.stateOf(await open(browser, id, form.csrf_token));
+      const current = await flow.loadFlowState(await openInteraction(browser, id, form.csrf_token));
       const { pendingUser } = current;
       if (current.step !== 'password' || !current.interaction.pending || !pendingUser) return flow.advance(browser, current);
       const problem = await deps.changePassword(pendingUser.id, form.new_password ?? '', form.confirm_password ?? '');
       if (problem) {
         // The confirmation is checked first: when the two differ, that is the field in error.
         const invalid = [(form.new_password ?? '') === (form.confirm_password ?? '') ? 'new_password' : 'confirm_password'];
-        return show(current, { error: problem, invalid });
+        return renderStep(current, { error: problem, invalid });
       }
-      return flow.saveAndAdvance(browser, flow.decided({ ...current, pendingUser: { ...pendingUser, mustChangePassword: false } }));
+      return flow.saveAndAdvance(browser, flow.withNextStep({ ...current, pendingUser: { ...pendingUser, mustChangePassword: false } }));
     },
 
     async consent(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
-      const current = await flow.stateOf(await open(browser, id, form.csrf_token));
+      const current = await flow.loadFlowState(await openInteraction(browser, id, form.csrf_token));
       const { interaction, user, client } = current;
       if (current.step !== 'consent' || !user) return flow.advance(browser, current);
       if (form.decision === 'deny') {
@@ -128,7 +101,7 @@ export function createStepForms(deps: StepFormsDeps) {
       await deps.consents.grant(user.id, client.clientId, interaction.request.scopes);
       // What the store now holds: consent adds to what was consented before.
       const consented = [...new Set([...current.consented, ...interaction.request.scopes])];
-      return flow.saveAndAdvance(browser, flow.decided({ ...current, interaction: { ...interaction, consentGiven: true }, consented }));
+      return flow.saveAndAdvance(browser, flow.withNextStep({ ...current, interaction: { ...interaction, consentGiven: true }, consented }));
     },
   };
 }

@@ -57,7 +57,7 @@ export interface GuessContext {
 
 export interface SignInThrottle {
   /**
-   * Takes an attempt for `account` (one name per account: the source's `accountOf` of what was
+   * Takes an attempt for `account` (one name per account: the source's `canonicalAccountName` of what was
    * typed) from `address`; with nothing taken, why not when refused.
    */
   attempt(account: string, address: string, context?: GuessContext): Promise<SignInAttempt | { refused: Refusal }>;

@@ -5,13 +5,13 @@
  * end on our error page, never as a crash or a half-made session.
  */
 import { OAuthError } from '../errors.ts';
-import type { UpstreamChecks, UpstreamSource } from '../sources/oidc.ts';
+import type { UpstreamChecks, UpstreamSource } from '../sources/upstream-oidc.ts';
 import type { EphemeralStore } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { withQuery } from './authorization-response.ts';
 import type { SessionStore } from './browser-session.ts';
 import { withFullLifetime, type Interaction, type InteractionStore } from './interaction.ts';
-import type { BrowserRequest, FlowResult } from './flow-result.ts';
+import type { BrowserRequest, FlowResult } from './flow-types.ts';
 import type { SignInFlow } from './sign-in-flow.ts';
 
 const ROUND_TRIP_TTL_SECONDS = 15 * 60;
@@ -71,7 +71,7 @@ export async function finishUpstreamSignIn(deps: UpstreamCallbackDeps, browser: 
   }
   const pending = { userId: result.user.id, username: result.user.username, amr: result.amr, enrolSecretSealed: null, upstreamIdToken: result.idToken };
   browser.trust(interaction.request);
-  const current = await deps.flow.stateOf({ interaction: withFullLifetime({ ...interaction, pending }), loaded }, { pendingUser: result.user });
+  const current = await deps.flow.loadFlowState({ interaction: withFullLifetime({ ...interaction, pending }), loaded }, { pendingUser: result.user });
   return deps.flow.saveAndAdvance(browser, current);
 }
 

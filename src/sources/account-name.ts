@@ -1,6 +1,6 @@
 /**
  * The account name a sign-in attempt is about, as audit lines name it (never the password): the
- * name the sign-in source throttles on (`accountOf`), so that every line about one account names
+ * name the sign-in source throttles on (`canonicalAccountName`), so that every line about one account names
  * it as the throttle counts it, however it was typed. An upstream source types no names here.
  */
 import type { SignInSource } from './types.ts';
@@ -9,6 +9,6 @@ import type { SignInSource } from './types.ts';
 const MAX_LENGTH = 256;
 
 export function canonicalAccountName(source: SignInSource, typed: string): string {
-  const name = source.kind === 'oidc' ? typed.trim().toLowerCase() : source.accountOf(typed);
+  const name = source.kind === 'oidc' ? typed.trim().toLowerCase() : source.canonicalAccountName(typed);
   return name.slice(0, MAX_LENGTH);
 }

@@ -22,7 +22,7 @@ export function userFilter(template: string, accountName: string): string {
  * The account name in `user`, `DOMAIN\user` or `user@domain`, without the domain; undefined when
  * nothing usable is left.
  */
-export function accountNameOf(typed: string): string | undefined {
+export function nameWithoutDomain(typed: string): string | undefined {
   let name = typed.trim();
   const backslash = name.indexOf('\\');
   if (backslash >= 0) name = name.slice(backslash + 1);
@@ -39,8 +39,8 @@ export function accountNameOf(typed: string): string | undefined {
  * `ALICE`, `EXAMPLE\alice` and `alice@any`, which all find one entry, are one name. `sub` is made
  * of the same account name; the sign-in throttle counts against this one.
  */
-export function accountKeyOf(typed: string): string {
-  return (accountNameOf(typed) ?? typed)
+export function canonicalAccountName(typed: string): string {
+  return (nameWithoutDomain(typed) ?? typed)
     // RFC 4518 §2.2: mapped to nothing, or (tabs, line ends, separators) to a space.
     .replace(/\u00AD|\u1806|\u034F|\p{Variation_Selector}|\uFFFC|\u200B/gu, '')
     .replace(/[\t\n\v\f\r\u0085]/gu, ' ')

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { LdapConfig } from '../config.ts';
 import { OAuthError } from '../errors.ts';
 import type { UserInput, UserRecord, UserRepository } from '../store/types.ts';
-import { ACCOUNT_ATTRIBUTES, accountKeyOf, accountNameOf, readAccount, userFilter, type DirectoryAccount } from './ldap-entry.ts';
+import { ACCOUNT_ATTRIBUTES, canonicalAccountName, nameWithoutDomain, readAccount, userFilter, type DirectoryAccount } from './ldap-entry.ts';
 import type { PasswordSignInSource, SignInResult } from './types.ts';
 
 export interface LdapSourceOptions {
@@ -113,7 +113,7 @@ export function createLdapSource(config: LdapConfig, users: DirectoryUsers, opti
   return {
     kind: 'ldap',
     async signIn(username, password): Promise<SignInResult> {
-      const accountName = accountNameOf(username);
+      const accountName = nameWithoutDomain(username);
       // RFC 4513 §5.1.2: a bind with a name and an empty password is unauthenticated and succeeds.
       if (accountName === undefined || password === '') return INVALID;
       let account: DirectoryAccount | undefined;
@@ -140,7 +140,7 @@ export function createLdapSource(config: LdapConfig, users: DirectoryUsers, opti
       if (user.locked) return { ok: false, reason: 'locked' };
       return { ok: true, user, amr: ['pwd'] };
     },
-    accountOf: accountKeyOf,
+    canonicalAccountName,
     async currentUser(user) {
       if (user.source !== 'ldap') return undefined;
       let account: DirectoryAccount | undefined;

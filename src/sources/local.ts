@@ -27,7 +27,7 @@ export function createLocalSource(users: Pick<UserRepository, 'getByUsername' | 
       if (needsRehash(user.passwordHash)) await users.update(user.id, { passwordHash: await hashPassword(password) });
       return { ok: true, user, amr: ['pwd'] };
     },
-    accountOf: localAccountName,
+    canonicalAccountName: localAccountName,
     // The users table is where local accounts live: the stored record is the current one.
     currentUser: async (user: UserRecord) => user,
   };

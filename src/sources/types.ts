@@ -1,6 +1,6 @@
 /** A sign-in source checks what a user typed (or brought back from elsewhere) and names the user. */
 import type { UserRecord } from '../store/types.ts';
-import type { UpstreamSource } from './oidc.ts';
+import type { UpstreamSource } from './upstream-oidc.ts';
 
 /** Why a sign-in failed. `invalid_credentials` is the one answer for unknown users and wrong passwords. */
 export type SignInFailure = 'invalid_credentials' | 'locked' | 'unavailable';
@@ -17,7 +17,7 @@ export interface PasswordSignInSource {
    * what the sign-in throttle counts guesses against. Known without asking anyone, so unknown
    * names get it the same way.
    */
-  accountOf(typed: string): string;
+  canonicalAccountName(typed: string): string;
   /** The user as the source knows them now (for refresh and userinfo); undefined when gone. */
   currentUser(user: UserRecord): Promise<UserRecord | undefined>;
   /** Whether an outside source (the directory) answers; throws when it does not. */

@@ -321,7 +321,7 @@ export interface AccessTokenRepository {
 
 /**
  * A revoked access token, by `jti`, or every access token of a refresh token family, by the
- * family's key (`family:<id>`, see tokens/revocation.ts), until the tokens it covers expire.
+ * family's key (`family:<id>`, see tokens/revocation-list.ts), until the tokens it covers expire.
  */
 export interface RevocationRecord {
   key: string;

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliContext } from '../../src/cli/context.ts';
 import { runDoctor } from '../../src/cli/doctor.ts';
-import { checkChangeFeed } from '../../src/cli/doctor-host.ts';
+import { checkChangeFeed } from '../../src/cli/doctor-infrastructure.ts';
 import { parseConfig } from '../../src/config.ts';
 import { openDurableStore } from '../../src/store/sql/durable.ts';
 import type { DurableStore } from '../../src/store/types.ts';

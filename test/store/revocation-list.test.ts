@@ -13,7 +13,7 @@ import { createMemoryEphemeralStore } from '../../src/store/ephemeral/memory.ts'
 import { createRedisEphemeralStore } from '../../src/store/ephemeral/redis.ts';
 import { openDurableStore } from '../../src/store/sql/durable.ts';
 import type { DurableStore, EphemeralStore } from '../../src/store/types.ts';
-import { createRevocationList, type RevocationList } from '../../src/tokens/revocation.ts';
+import { createRevocationList, type RevocationList } from '../../src/tokens/revocation-list.ts';
 import { REDIS_URL, createTestDatabase, postgresAvailable, redisAvailable, redisPrefix, runSql } from '../helpers/services.ts';
 
 const soon = () => Math.floor(Date.now() / 1000) + 300;

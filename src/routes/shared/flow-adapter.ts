@@ -5,7 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_TTL_SECONDS } from '../../sessions/browser-session.ts';
-import type { BrowserRequest, FlowResult } from '../../sessions/flow-result.ts';
+import type { BrowserRequest, FlowResult } from '../../sessions/flow-types.ts';
 import type { RequestAudit } from './audit.ts';
 import { sendClientResponse } from './authorization-response.ts';
 import { deviceCookieName, readCookie, readSessionCookie, setDeviceCookie, setSessionCookie } from './cookies.ts';

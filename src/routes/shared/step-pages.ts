@@ -1,6 +1,6 @@
 /** The page of each sign-in step, with what its template needs (the field and button names the README's Pages section gives). */
 import type { FastifyReply } from 'fastify';
-import type { FlowOutcome } from '../../sessions/flow-result.ts';
+import type { FlowOutcome } from '../../sessions/flow-types.ts';
 import { passwordRules } from '../../sources/password-policy.ts';
 import { formActionSource, renderPage, type PageContext } from './pages.ts';
 import { describeScopes } from './scope-descriptions.ts';

@@ -23,7 +23,7 @@ import type { ClientRecord, DurableStore, EphemeralStore, RefreshFamilyState, Us
 import { createKeyManager, type KeyManager } from '../../../src/tokens/keys.ts';
 import { hashClientSecret } from '../../../src/tokens/opaque.ts';
 import { createRefreshTokenCodec } from '../../../src/tokens/refresh-tokens.ts';
-import { createRevocationList, isAccessTokenRevoked } from '../../../src/tokens/revocation.ts';
+import { createRevocationList, isAccessTokenRevoked } from '../../../src/tokens/revocation-list.ts';
 import { pkce } from '../../helpers/oauth.ts';
 
 export { pkce };

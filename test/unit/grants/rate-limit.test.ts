@@ -7,7 +7,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OAuthError } from '../../../src/errors.ts';
-import { createRateLimiter, type RateLimiter } from '../../../src/sessions/rate-limit.ts';
+import { createRateLimiter, type RateLimiter } from '../../../src/sessions/rate-limiters.ts';
 import { createMemoryEphemeralStore } from '../../../src/store/ephemeral/memory.ts';
 import { createRedisEphemeralStore } from '../../../src/store/ephemeral/redis.ts';
 import type { EphemeralStore } from '../../../src/store/types.ts';

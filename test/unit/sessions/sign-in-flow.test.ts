@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { OAuthError } from '../../../src/errors.ts';
 import type { AuthorizationRequest, AuthorizationTarget } from '../../../src/sessions/authorization-request.ts';
 import { createSessionStore } from '../../../src/sessions/browser-session.ts';
-import type { BrowserRequest, FlowResult } from '../../../src/sessions/flow-result.ts';
+import type { BrowserRequest, FlowResult } from '../../../src/sessions/flow-types.ts';
 import { createInteractionStore } from '../../../src/sessions/interaction.ts';
 import type { MfaSecrets } from '../../../src/sessions/mfa.ts';
 import { createSignInFlow } from '../../../src/sessions/sign-in-flow.ts';
@@ -48,7 +48,7 @@ function harness(clientOverrides: Partial<ClientRecord> = {}) {
   };
   const source: PasswordSignInSource = {
     kind: 'local',
-    accountOf: (typed) => typed.trim().toLowerCase(),
+    canonicalAccountName: (typed) => typed.trim().toLowerCase(),
     signIn: async (username, password) => {
       reads.signIns++;
       return username === 'alice' && password === 'right' ? { ok: true, user: alice, amr: ['pwd'] } : { ok: false, reason: 'invalid_credentials' };
@@ -61,11 +61,11 @@ function harness(clientOverrides: Partial<ClientRecord> = {}) {
   const deviceCookies = createDeviceCookies({ current: Buffer.alloc(32, 7), previous: [] }, clock);
   const flow = createSignInFlow({
     issuer: 'https://idp.example', basePath: '', clock, clients: { get: async () => client }, users, consents, sessions, interactions,
-    ephemeral, throttle, deviceCookies, accountName: (typed) => typed.toLowerCase(),
+    ephemeral, throttle, deviceCookies, canonicalAccountName: (typed) => typed.toLowerCase(),
   });
   const forms = createStepForms({
     flow, interactions, sessions, consents, source, throttle, deviceCookies, mfa: {} as MfaSecrets,
-    changePassword: async () => undefined, accountName: (typed) => typed.toLowerCase(),
+    changePassword: async () => undefined, canonicalAccountName: (typed) => typed.toLowerCase(),
   });
   const audits: Array<Record<string, unknown>> = [];
   const trusted: AuthorizationTarget[] = [];

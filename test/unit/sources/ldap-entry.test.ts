@@ -1,7 +1,7 @@
 /** The pure half of the directory source: names, filters, group DNs, entries; and its configuration. */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config.ts';
-import { accountKeyOf, accountNameOf, escapeFilterValue, groupNameOf, readAccount, userFilter } from '../../../src/sources/ldap-entry.ts';
+import { canonicalAccountName, nameWithoutDomain, escapeFilterValue, groupNameOf, readAccount, userFilter } from '../../../src/sources/ldap-entry.ts';
 
 describe('escapeFilterValue (RFC 4515 §3)', () => {
   it.each([
@@ -24,7 +24,7 @@ describe('escapeFilterValue (RFC 4515 §3)', () => {
   });
 });
 
-describe('accountNameOf', () => {
+describe('nameWithoutDomain', () => {
   it.each([
     ['alice', 'alice'],
     ['  Bob.Smith ', 'Bob.Smith'],
@@ -32,20 +32,20 @@ describe('accountNameOf', () => {
     ['Bob.Smith@example.test', 'Bob.Smith'],
     ['EXAMPLE\\bob@example.test', 'bob'],
   ])('%j -> %j', (typed, name) => {
-    expect(accountNameOf(typed)).toBe(name);
+    expect(nameWithoutDomain(typed)).toBe(name);
   });
 
   it.each(['', '   ', 'EXAMPLE\\', '@example.test', 'x'.repeat(257)])('refuses %j', (typed) => {
-    expect(accountNameOf(typed)).toBeUndefined();
+    expect(nameWithoutDomain(typed)).toBeUndefined();
   });
 });
 
-describe('accountKeyOf (one name per directory account, RFC 4518 preparation)', () => {
+describe('canonicalAccountName (one name per directory account, RFC 4518 preparation)', () => {
   it.each([
     'alice', 'ALICE', ' Alice ', 'EXAMPLE\\alice', 'x\\alice', 'alice@any', 'EXAMPLE\\ALICE@example.test',
     'al\u00ADice', 'ali\u200Bce', 'ａｌｉｃｅ',
   ])('%j -> alice', (typed) => {
-    expect(accountKeyOf(typed)).toBe('alice');
+    expect(canonicalAccountName(typed)).toBe('alice');
   });
 
   it.each([
@@ -56,12 +56,12 @@ describe('accountKeyOf (one name per directory account, RFC 4518 preparation)', 
     ['Jürgen', 'jürgen'],
     ['Ju\u0308rgen', 'jürgen'],
   ])('%j -> %j', (typed, key) => {
-    expect(accountKeyOf(typed)).toBe(key);
+    expect(canonicalAccountName(typed)).toBe(key);
   });
 
   it('keeps different accounts apart, and names with nothing usable as they are', () => {
-    expect(accountKeyOf('alice')).not.toBe(accountKeyOf('alice2'));
-    expect(accountKeyOf('EXAMPLE\\')).toBe('example\\');
+    expect(canonicalAccountName('alice')).not.toBe(canonicalAccountName('alice2'));
+    expect(canonicalAccountName('EXAMPLE\\')).toBe('example\\');
   });
 });
 

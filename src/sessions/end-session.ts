@@ -6,16 +6,16 @@
  */
 import { epochSeconds, type Clock } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
-import type { SessionStore } from '../sessions/browser-session.ts';
-import { isValidSessionCsrfToken, sessionCsrfToken } from '../sessions/csrf.ts';
+import type { SessionStore } from './browser-session.ts';
+import { isValidSessionCsrfToken, sessionCsrfToken } from './csrf.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
 import type { AccessTokenRepository, ClientRecord, RefreshTokenRepository, UserRecord, UserRepository } from '../store/types.ts';
 import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
-import { revokedFamilyTokens, revokedTokens, type RevocationList } from '../tokens/revocation.ts';
+import { revokedFamilyTokens, revokedTokens, type RevocationList } from '../tokens/revocation-list.ts';
 import type { Keyring } from '../tokens/secret-box.ts';
 import type { Audit } from '../events/record.ts';
-import type { Params } from './params.ts';
+import type { Params } from '../protocol/params.ts';
 
 export interface EndSessionDeps {
   issuer: string;
@@ -61,7 +61,7 @@ const CSRF_PURPOSE = 'logout';
 const CONFIRMED_FIELDS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state'];
 
 /** How the confirmation names the signed-in account: the name people know, and the username. */
-function accountName(user: UserRecord): string {
+function accountLabel(user: UserRecord): string {
   return user.name && user.name !== user.username ? `${user.name} (${user.username})` : user.username;
 }
 
@@ -107,7 +107,7 @@ export async function endSession(request: EndSessionRequest, deps: EndSessionDep
   if (signedIn && loaded && !confirmed && hint?.sub !== signedIn.subject) {
     return {
       kind: 'confirm',
-      accountName: accountName(signedIn),
+      accountName: accountLabel(signedIn),
       csrfToken: sessionCsrfToken(deps.csrfKey, loaded.key, CSRF_PURPOSE),
       fields: CONFIRMED_FIELDS.flatMap((name) => (params[name] !== undefined ? [{ name, value: params[name] }] : [])),
       client,

@@ -9,13 +9,13 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createDeviceCookies, type DeviceCookies } from './sessions/device-cookie.ts';
 import { createMfaSecrets, type MfaSecrets } from './sessions/mfa.ts';
-import { createRateLimiter, type RateLimiter } from './sessions/rate-limit.ts';
+import { createRateLimiter, type RateLimiter } from './sessions/rate-limiters.ts';
 import { createSignInThrottle, type SignInThrottle } from './sessions/throttle.ts';
 import { canonicalAccountName } from './sources/account-name.ts';
 import type { SignInSource } from './sources/types.ts';
 import type { EphemeralStore, FactorRepository, UserRepository } from './store/types.ts';
 import { createRefreshTokenCodec, type RefreshTokenCodec } from './tokens/refresh-tokens.ts';
-import type { RevocationList } from './tokens/revocation.ts';
+import type { RevocationList } from './tokens/revocation-list.ts';
 import { deriveKeyring, type Keyring, type MasterSecrets } from './tokens/secret-box.ts';
 
 export interface DerivedServices {
@@ -36,7 +36,7 @@ export interface DerivedServices {
   /** A local account's new password; undefined when it was taken, else what is wrong with it. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
   /** The name the sign-in source knows a typed username by (what the throttle counts and the audit names). */
-  accountName(typed: string): string;
+  canonicalAccountName(typed: string): string;
 }
 
 export interface DerivedFrom {
@@ -67,6 +67,6 @@ export function deriveServices(from: DerivedFrom): DerivedServices {
     tokenRateLimiter: createRateLimiter(ephemeral, clock, config.tokenRateLimit),
     changePassword: (userId, newPassword, confirm) =>
       changePassword({ users, revokeUser: (id, reason) => revocations.revokeUser(id, reason) }, userId, newPassword, confirm),
-    accountName: (typed) => canonicalAccountName(source, typed),
+    canonicalAccountName: (typed) => canonicalAccountName(source, typed),
   };
 }

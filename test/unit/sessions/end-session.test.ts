@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OAuthError } from '../../../src/errors.ts';
-import { endSession, type EndSessionDeps, type EndSessionOutcome } from '../../../src/protocol/end-session.ts';
+import { endSession, type EndSessionDeps, type EndSessionOutcome } from '../../../src/sessions/end-session.ts';
 import type { Params } from '../../../src/protocol/params.ts';
 import { createSessionStore, type BrowserSession, type SessionStore } from '../../../src/sessions/browser-session.ts';
 import { sessionCsrfToken } from '../../../src/sessions/csrf.ts';

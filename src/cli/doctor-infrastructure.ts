@@ -4,7 +4,7 @@
  */
 import type { Config, SignInConfig } from '../config.ts';
 import { createLdapSource } from '../sources/ldap.ts';
-import { createUpstreamSource } from '../sources/oidc.ts';
+import { createUpstreamSource } from '../sources/upstream-oidc.ts';
 import { createRedisEphemeralStore, describeRedisTarget, parseRedisUrl } from '../store/ephemeral/redis.ts';
 import type { UserRepository } from '../store/types.ts';
 import { describeError, fail, get, isOutcome, ok, openOrSkip, skip, warn, type DoctorContext, type Outcome } from './doctor-context.ts';

@@ -1,0 +1,44 @@
+/**
+ * What the step forms (step-forms.ts, password-form.ts, code-forms.ts) are given: the services
+ * they share, and the two functions step-forms.ts lends the others. Its own module, so that the
+ * forms import it rather than each other.
+ */
+import type { SignInSource } from '../sources/types.ts';
+import type { ConsentRepository } from '../store/types.ts';
+import type { SessionStore } from './browser-session.ts';
+import type { DeviceCookies } from './device-cookie.ts';
+import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-types.ts';
+import type { Interaction, InteractionStore } from './interaction.ts';
+import type { MfaSecrets } from './mfa.ts';
+import type { SignInFlow } from './sign-in-flow.ts';
+import type { SignInThrottle } from './throttle.ts';
+
+export interface StepFormsDeps {
+  flow: SignInFlow;
+  interactions: InteractionStore;
+  sessions: Pick<SessionStore, 'loadBrowser'>;
+  consents: Pick<ConsentRepository, 'grant'>;
+  source: SignInSource;
+  throttle: SignInThrottle;
+  /** Which browsers signed in to an account before (their guesses count on their own). */
+  deviceCookies: Pick<DeviceCookies, 'recognise'>;
+  mfa: MfaSecrets;
+  /** Changes a password after the policy allows it; returns the problem to show, if any. */
+  changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
+  /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
+  canonicalAccountName(typed: string): string;
+  /** With an upstream provider: where to send the browser for the sign-in step. */
+  startUpstream?: (interaction: Interaction) => Promise<string>;
+}
+
+/** A posted form's fields (single values; routes/shared/params.ts). */
+export type Form = Record<string, string>;
+
+/**
+ * The interaction of the URL, from its own browser session; a form post (`csrfToken` not null)
+ * must carry its CSRF token too.
+ */
+export type OpenInteraction = (browser: BrowserRequest, id: string, csrfToken: string | undefined) => Promise<BoundInteraction>;
+
+/** The page of `step` (by default the current one), with what was typed and what went wrong. */
+export type RenderStep = (current: FlowState, feedback: StepFeedback, step?: ShownStep) => Promise<FlowResult>;
