@@ -3,10 +3,10 @@
  * system's (older) Node.js: `node bin/idp.js` answers in one line that it needs Node.js 24, and
  * the README's `npm run idp -- …` and `npx idp …` print no npm engine warning.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { delimiter } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IDP_BIN, ROOT, tempDir, type RunResult } from '../helpers/process.ts';
+import { IDP_BIN, runProcess, tempDir, type RunResult } from '../helpers/process.ts';
 
 /** The PATH of an operator's shell: the project's own bin folder (where npm scripts find Node.js 24) left out. */
 const SHELL_PATH = (process.env.PATH ?? '').split(delimiter).filter((dir) => !dir.includes('node_modules')).join(delimiter);
@@ -23,16 +23,7 @@ function systemNode(): { path: string; major: number } | undefined {
 }
 
 function run(command: string, args: string[], env: Record<string, string> = {}): Promise<RunResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env: { PATH: SHELL_PATH, HOME: process.env.HOME ?? '/tmp', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
-    child.stdin.end();
-  });
+  return runProcess(command, args, { PATH: SHELL_PATH, HOME: process.env.HOME ?? '/tmp', ...env });
 }
 
 const node = systemNode();

@@ -26,10 +26,10 @@ export function testEnv(extra: Record<string, string | undefined>): Record<strin
   return env;
 }
 
-/** Runs `idp ARGS...` to completion. */
-export function runIdp(args: string[], env: Record<string, string | undefined>, stdin?: string): Promise<RunResult> {
+/** Runs `command ARGS...` to completion, with `stdin` as its input. */
+export function runProcess(command: string, args: string[], env: Record<string, string>, stdin = ''): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [IDP_BIN, ...args], { env: testEnv(env), cwd: ROOT });
+    const child = spawn(command, args, { env, cwd: ROOT });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -38,8 +38,13 @@ export function runIdp(args: string[], env: Record<string, string | undefined>, 
     child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
     // A command that exits before reading its input must not fail the run with EPIPE.
     child.stdin.on('error', () => {});
-    child.stdin.end(stdin ?? '');
+    child.stdin.end(stdin);
   });
+}
+
+/** Runs `idp ARGS...` to completion. */
+export function runIdp(args: string[], env: Record<string, string | undefined>, stdin?: string): Promise<RunResult> {
+  return runProcess(process.execPath, [IDP_BIN, ...args], testEnv(env), stdin);
 }
 
 /** Runs `idp seed` on `seed` written to a file, as an administrator would; expects exit 0. */
