@@ -1,26 +1,24 @@
 /**
- * The rows a seed file's entries become. What already holds the file's values, including a
- * secret, password or TOTP secret that verifies against what is stored, is kept as stored, so
- * seeding twice changes nothing.
+ * The rows a seed file's new entries become (an entry for a record that exists is a patch:
+ * src/admin/client-update.ts and user-update.ts). A TOTP secret is sealed here for both.
  */
-import { hashPassword, verifyPassword } from '../sources/passwords.ts';
-import type { ClientRecord, DurableStore, UserInput } from '../store/types.ts';
-import { hashClientSecret, randomToken, verifyClientSecret } from '../tokens/opaque.ts';
+import { hashPassword } from '../sources/passwords.ts';
+import type { ClientRecord, UserInput } from '../store/types.ts';
+import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { totpSealingContext } from '../tokens/sealing-contexts.ts';
 import { open, seal } from '../tokens/secret-box.ts';
 import { canonicalUsername, parseInstant } from './rules.ts';
 import type { SeedClient, SeedUser } from './seed-schema.ts';
 import { NEW_USER_DEFAULTS } from './user-fields.ts';
 
-/** The secret hash to store: the existing one when the file's secret still verifies against it. */
-export function seedClientRecord(client: SeedClient, existing: ClientRecord | undefined): ClientRecord {
+/** A new client from a seed file's entry: what the entry leaves out takes the defaults of a new client. */
+export function seedClientRecord(client: SeedClient): ClientRecord {
   const secret = client.client_secret ?? null;
-  const keep = secret !== null && existing?.secretHash != null && verifyClientSecret(secret, existing.secretHash);
   return {
     clientId: client.client_id,
     displayName: client.display_name ?? '',
     enabled: client.enabled ?? true,
-    secretHash: secret === null ? null : keep ? (existing?.secretHash ?? null) : hashClientSecret(secret),
+    secretHash: secret === null ? null : hashClientSecret(secret),
     secretExpiresAt: client.secret_expires_at ? (parseInstant(client.secret_expires_at) ?? null) : null,
     grantTypes: [...new Set(client.grant_types ?? ['authorization_code'])] as ClientRecord['grantTypes'],
     scopes: client.scopes ?? [],
@@ -36,7 +34,7 @@ export function seedClientRecord(client: SeedClient, existing: ClientRecord | un
  * The sealed TOTP secret to store for a seeded user: the stored one while it opens to the
  * file's secret, else the file's secret sealed anew. The only place the seed touches TOTP.
  */
-function seedTotpSecret(totpKey: Buffer, userId: string, totp: string | null, stored: string | null | undefined): string | null {
+export function seedTotpSecret(totpKey: Buffer, userId: string, totp: string | null, stored: string | null | undefined): string | null {
   if (totp === null) return null;
   const context = totpSealingContext(userId);
   if (stored != null) {
@@ -49,25 +47,16 @@ function seedTotpSecret(totpKey: Buffer, userId: string, totp: string | null, st
   return seal(totpKey, totp, context);
 }
 
-/** A user to write, and whether the seed gives an existing user a new password. */
-export interface SeedUserInput {
-  user: UserInput;
-  passwordChanged: boolean;
-}
-
-/** Hashes and seals one user's secrets (argon2 runs here, never inside the transaction). */
-export async function seedUserInput(user: SeedUser, durable: DurableStore, totpKey: Buffer): Promise<SeedUserInput> {
-  const username = canonicalUsername(user.username);
-  const existing = await durable.users.getByUsername('local', username);
-  const id = existing?.id ?? randomToken(16);
-  const keepPassword = existing?.passwordHash != null && (await verifyPassword(existing.passwordHash, user.password));
-  const input: UserInput = {
+/** A new user from a seed file's entry, its password hashed (argon2 runs here, never inside the transaction). */
+export async function seedUserInput(user: SeedUser & { password: string }, totpKey: Buffer): Promise<UserInput> {
+  const id = randomToken(16);
+  return {
     ...NEW_USER_DEFAULTS,
     id,
     source: 'local',
-    subject: existing?.subject ?? id,
-    username,
-    passwordHash: keepPassword ? (existing?.passwordHash ?? null) : await hashPassword(user.password),
+    subject: id,
+    username: canonicalUsername(user.username),
+    passwordHash: await hashPassword(user.password),
     givenName: user.given_name ?? null,
     familyName: user.family_name ?? null,
     name: user.name ?? null,
@@ -75,11 +64,10 @@ export async function seedUserInput(user: SeedUser, durable: DurableStore, totpK
     emailVerified: user.email_verified ?? false,
     phoneNumber: user.phone_number ?? null,
     phoneNumberVerified: user.phone_number_verified ?? false,
-    roles: user.roles ?? [],
-    totpSecretSealed: seedTotpSecret(totpKey, id, user.totp_secret ?? null, existing?.totpSecretSealed),
+    roles: [...new Set(user.roles ?? [])],
+    totpSecretSealed: seedTotpSecret(totpKey, id, user.totp_secret ?? null, null),
     locked: user.locked ?? false,
     mustChangePassword: user.must_change_password ?? false,
     mustEnrolMfa: user.must_enrol_mfa ?? false,
   };
-  return { user: input, passwordChanged: existing !== undefined && !keepPassword };
 }

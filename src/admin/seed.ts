@@ -1,17 +1,19 @@
 /**
  * Applying a seed file (the README's "Seed file" section): its API scopes, clients and users
- * are upserted in one transaction, so a refused row leaves the database as it was. A file that
- * does not fit is refused whole, every wrong field named.
+ * are written in one transaction, so a refused row leaves the database as it was. An entry for a
+ * record that exists changes only the fields it names (src/admin/seed-plan.ts). A file that does
+ * not fit is refused whole, every wrong field named.
  */
 import type { Clock } from '../clock.ts';
-import type { ClientRecord, DurableStore, UpsertResult } from '../store/types.ts';
+import type { DurableStore, UpsertResult } from '../store/types.ts';
 import { deriveKey } from '../tokens/secret-box.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
 import { AdminError, type FieldProblem } from './errors.ts';
-import { revokeAfterPasswordChange } from './passwords.ts';
-import { seedClientRecord, seedUserInput, type SeedUserInput } from './seed-records.ts';
+import { writeClientChange } from './client-update.ts';
+import { planClients, planUsers, type ClientPlan, type UserPlan } from './seed-plan.ts';
 import { checkSeedFile, type SeedFile } from './seed-schema.ts';
 import { unknownScopeReason, unknownScopes } from './scopes.ts';
+import { writeUserChange } from './user-update.ts';
 
 type Counts = Record<UpsertResult, number>;
 
@@ -20,6 +22,7 @@ export interface SeedSummary {
   clients: Counts;
   users: Counts;
   api_scopes: { created: number; unchanged: number };
+  records: SeedRecord[];
 }
 
 export interface SeedDeps {
@@ -45,24 +48,60 @@ async function refuseUnknownScopes(seed: SeedFile, durable: DurableStore): Promi
   if (problems.length > 0) refuseFile(problems);
 }
 
-async function writeSeed(tx: DurableStore, scopes: string[], clients: ClientRecord[], users: SeedUserInput[], now: Date): Promise<SeedSummary> {
-  const summary: SeedSummary = {
+/** One record the seed created or changed, with the names (never the values) of the fields written. */
+export interface SeedRecord {
+  type: 'client' | 'user';
+  id: string;
+  result: 'created' | 'updated';
+  fields: string[];
+}
+
+function emptySummary(): SeedSummary {
+  return {
     kind: 'seeded',
     clients: { created: 0, updated: 0, unchanged: 0 },
     users: { created: 0, updated: 0, unchanged: 0 },
     api_scopes: { created: 0, unchanged: 0 },
+    records: [],
   };
+}
+
+async function writeClient(tx: DurableStore, plan: ClientPlan, summary: SeedSummary): Promise<void> {
+  if (plan.kind === 'create') {
+    const { clientId } = plan.record;
+    await refuseConstraintViolations(`client ${clientId}`, () => tx.clients.upsert(plan.record));
+    summary.records.push({ type: 'client', id: clientId, result: 'created', fields: plan.fields });
+    summary.clients.created += 1;
+    return;
+  }
+  const { change } = plan;
+  await refuseConstraintViolations(`client ${change.record.clientId}`, () => writeClientChange(tx, change));
+  if (change.changed.length > 0) summary.records.push({ type: 'client', id: change.record.clientId, result: 'updated', fields: change.changed });
+  summary.clients[change.changed.length > 0 ? 'updated' : 'unchanged'] += 1;
+}
+
+async function writeUser(tx: DurableStore, plan: UserPlan, summary: SeedSummary, now: Date): Promise<void> {
+  if (plan.kind === 'create') {
+    const { username } = plan.user;
+    await refuseConstraintViolations(`user ${username}`, () => tx.users.upsert(plan.user));
+    summary.records.push({ type: 'user', id: username, result: 'created', fields: plan.fields });
+    summary.users.created += 1;
+    return;
+  }
+  const { change } = plan;
+  await refuseConstraintViolations(`user ${change.user.username}`, () => writeUserChange(tx, change, now));
+  if (change.changed.length > 0) summary.records.push({ type: 'user', id: change.user.username, result: 'updated', fields: change.changed });
+  summary.users[change.changed.length > 0 ? 'updated' : 'unchanged'] += 1;
+}
+
+async function writeSeed(tx: DurableStore, scopes: string[], clients: ClientPlan[], users: UserPlan[], now: Date): Promise<SeedSummary> {
+  const summary = emptySummary();
   for (const name of scopes) {
     const added = await refuseConstraintViolations(`API scope ${name}`, () => tx.apiScopes.add(name));
     summary.api_scopes[added ? 'created' : 'unchanged'] += 1;
   }
-  for (const client of clients) {
-    summary.clients[await refuseConstraintViolations(`client ${client.clientId}`, () => tx.clients.upsert(client))] += 1;
-  }
-  for (const { user, passwordChanged } of users) {
-    summary.users[await refuseConstraintViolations(`user ${user.username}`, () => tx.users.upsert(user))] += 1;
-    if (passwordChanged) await revokeAfterPasswordChange((id, reason) => tx.revocations.revokeUser(id, reason, now), user.id);
-  }
+  for (const plan of clients) await writeClient(tx, plan, summary);
+  for (const plan of users) await writeUser(tx, plan, summary, now);
   return summary;
 }
 
@@ -77,9 +116,9 @@ export function parseSeed(raw: unknown): SeedFile {
 export async function applySeed(deps: SeedDeps, seed: SeedFile): Promise<SeedSummary> {
   const { durable } = deps;
   await refuseUnknownScopes(seed, durable);
-  const clients = await Promise.all((seed.clients ?? []).map(async (c) => seedClientRecord(c, await durable.clients.get(c.client_id))));
-  const totpKey = deriveKey(deps.secret, 'totp-secrets');
-  const users: SeedUserInput[] = [];
-  for (const user of seed.users ?? []) users.push(await seedUserInput(user, durable, totpKey));
+  const problems: FieldProblem[] = [];
+  const clients = await planClients(durable, seed.clients ?? [], problems);
+  const users = await planUsers(durable, seed.users ?? [], deriveKey(deps.secret, 'totp-secrets'), problems);
+  if (problems.length > 0) refuseFile(problems);
   return durable.transaction((tx) => writeSeed(tx, seed.api_scopes ?? [], clients, users, new Date(deps.clock())));
 }

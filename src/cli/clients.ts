@@ -1,4 +1,4 @@
-/** `idp clients add | list | show ID | disable ID | enable ID | remove ID | rotate-secret ID`. */
+/** `idp clients add | list | update ID | show ID | disable ID | enable ID | remove ID | rotate-secret ID`. */
 import { getClient, listClients, removeClient, setClientEnabled } from '../admin/clients.ts';
 import { rotateClientSecret } from '../admin/secrets.ts';
 import type { DurableStore } from '../store/types.ts';
@@ -6,6 +6,7 @@ import { parseCommand, subcommand } from './args.ts';
 import { auditChange } from './audit.ts';
 import { CLIENT_TABLE_HEADERS, clientDocument, clientFieldLines, clientRow } from './client-view.ts';
 import { addClient } from './clients-add.ts';
+import { updateClientCommand } from './clients-update.ts';
 import type { CliContext, ExitCode } from './context.ts';
 import { formatTable, report } from './output.ts';
 
@@ -56,8 +57,9 @@ async function listCommand(args: string[], context: CliContext): Promise<void> {
 }
 
 export async function runClients(args: string[], context: CliContext): Promise<ExitCode> {
-  const { name, rest } = subcommand('clients', ['add', 'list', ...Object.keys(BY_ID)], args);
+  const { name, rest } = subcommand('clients', ['add', 'list', 'update', ...Object.keys(BY_ID)], args);
   if (name === 'add') return addClient(rest, context);
+  if (name === 'update') return updateClientCommand(rest, context);
   if (name === 'list') {
     await listCommand(rest, context);
     return 0;
