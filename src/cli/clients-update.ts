@@ -42,6 +42,8 @@ const UPDATE_SPEC = {
 };
 
 type Values = Record<string, string | boolean | string[] | undefined>;
+type StoredLists = Pick<ClientRecord, (typeof LISTS)[ListFlag][1]>;
+const NO_LISTS: StoredLists = { redirectUris: [], postLogoutRedirectUris: [], corsOrigins: [], scopes: [], grantTypes: [] };
 
 /** The stored list with the added values appended and the removed ones taken out. */
 function editedList(flag: ListFlag, values: Values, stored: readonly string[]): string[] | undefined {
@@ -58,7 +60,7 @@ function consent(values: Values): boolean | undefined {
 }
 
 /** The patch the flags describe against the stored client; a UsageError when they describe none. */
-function patchFromFlags(values: Values, client: ClientRecord): ClientPatch {
+function patchFromFlags(values: Values, client: StoredLists): ClientPatch {
   const expiresAt = values['secret-expires-at'] as string | undefined;
   const patch: ClientPatch = {
     display_name: values.name as string | undefined,
@@ -76,7 +78,7 @@ export async function updateClientCommand(args: string[], context: CliContext): 
   const { values, positionals } = parseCommand(UPDATE_SPEC, args);
   const id = positionals[0] as string;
   // Flags are checked before the database is opened, so bad usage is exit 2 whatever is stored.
-  patchFromFlags(values, { clientId: id, displayName: '', enabled: true, secretHash: null, secretExpiresAt: null, grantTypes: [], scopes: [], redirectUris: [], postLogoutRedirectUris: [], corsOrigins: [], accessTokenLifetime: 1, requireConsent: false });
+  patchFromFlags(values, NO_LISTS);
   const durable = await context.openDurable();
   const updated = await updateClient(durable, id, patchFromFlags(values, await getClient(durable, id)));
   if (updated.changed.length > 0) auditChange(context, { action: 'update', resource: 'client', resource_id: id, fields: updated.changed });
