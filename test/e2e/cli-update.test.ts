@@ -117,12 +117,13 @@ describe.runIf(postgresAvailable)('changing some fields of a client or a user', 
     expect((await seed({ clients: [{ ...FULL_CLIENT, client_id: 'web', grant_types: ['authorization_code'] }] })).code).toBe(0);
     const result = await idp(['clients', 'update', 'web', '--name', 'Web shop', '--add-redirect-uri', 'https://web.example/cb', '--remove-redirect-uri', 'https://demo.example/cb',
       '--add-cors-origin', 'https://web.example', '--add-post-logout-redirect-uri', 'https://web.example/', '--remove-scope', 'orders.read', '--add-grant', 'refresh_token',
-      '--access-token-lifetime', '600', '--no-require-consent']);
+      '--access-token-lifetime', '600', '--no-require-consent', '--secret-expires-at', '2031-01-31']);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout.trim()).toBe('client web: display_name, grant_types, scopes, redirect_uris, post_logout_redirect_uris, cors_origins, access_token_lifetime, require_consent');
+    expect(result.stdout.trim()).toBe('client web: secret_expires_at, display_name, grant_types, scopes, redirect_uris, post_logout_redirect_uris, cors_origins, access_token_lifetime, require_consent');
     expect(await client('web')).toMatchObject({ display_name: 'Web shop', grant_types: ['authorization_code', 'refresh_token'], scopes: ['openid'], redirect_uris: ['https://web.example/cb'],
       cors_origins: ['https://web.example'], access_token_lifetime: 600, require_consent: false });
     expect((await client('web'))?.secret_hash).not.toBeNull();
+    expect((await runSql(db.url, `SELECT secret_expires_at FROM clients WHERE client_id = 'web'`))[0]).toStrictEqual({ secret_expires_at: new Date('2031-01-31T00:00:00Z') });
     const json = JSON.parse((await idp(['clients', 'update', 'web', '--add-scope', 'orders.read', '--json'])).stdout) as Record<string, unknown>;
     expect(json).toMatchObject({ client_id: 'web', client_type: 'confidential', scopes: ['openid', 'orders.read'], changed: ['scopes'] });
   });
