@@ -1,26 +1,24 @@
 /**
- * The rows a seed file's entries become. What already holds the file's values, including a
- * secret, password or TOTP secret that verifies against what is stored, is kept as stored, so
- * seeding twice changes nothing.
+ * The rows a seed file's new entries become (an entry for a record that exists is a patch:
+ * src/admin/client-update.ts and user-update.ts). A TOTP secret is sealed here for both.
  */
-import { hashPassword, verifyPassword } from '../sources/passwords.ts';
-import { totpFactor, type ClientRecord, type DurableStore, type UserInput } from '../store/types.ts';
-import { hashClientSecret, randomToken, verifyClientSecret } from '../tokens/opaque.ts';
+import { hashPassword } from '../sources/passwords.ts';
+import type { ClientRecord, UserInput } from '../store/types.ts';
+import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { totpSealingContext } from '../tokens/sealing-contexts.ts';
 import { open, seal } from '../tokens/secret-box.ts';
 import { canonicalUsername, parseInstant } from './rules.ts';
 import type { SeedClient, SeedUser } from './seed-schema.ts';
 import { NEW_USER_DEFAULTS } from './user-fields.ts';
 
-/** The secret hash to store: the existing one when the file's secret still verifies against it. */
-export function seedClientRecord(client: SeedClient, existing: ClientRecord | undefined): ClientRecord {
+/** A new client from a seed file's entry: what the entry leaves out takes the defaults of a new client. */
+export function seedClientRecord(client: SeedClient): ClientRecord {
   const secret = client.client_secret ?? null;
-  const keep = secret !== null && existing?.secretHash != null && verifyClientSecret(secret, existing.secretHash);
   return {
     clientId: client.client_id,
     displayName: client.display_name ?? '',
     enabled: client.enabled ?? true,
-    secretHash: secret === null ? null : keep ? (existing?.secretHash ?? null) : hashClientSecret(secret),
+    secretHash: secret === null ? null : hashClientSecret(secret),
     secretExpiresAt: client.secret_expires_at ? (parseInstant(client.secret_expires_at) ?? null) : null,
     grantTypes: [...new Set(client.grant_types ?? ['authorization_code'])] as ClientRecord['grantTypes'],
     scopes: client.scopes ?? [],
@@ -40,7 +38,7 @@ export type SeedTotp = 'keep' | null | string;
  * (as other omitted fields will), `null` removes it; a secret the stored one opens to is kept,
  * any other is sealed anew. The only place the seed decides on TOTP.
  */
-function seedTotpSecret(totpKey: Buffer, userId: string, totp: string | null | undefined, stored: string | null | undefined): SeedTotp {
+export function seedTotpSecret(totpKey: Buffer, userId: string, totp: string | null | undefined, stored: string | null | undefined): SeedTotp {
   if (totp === undefined) return 'keep';
   if (totp === null) return null;
   const context = totpSealingContext(userId);
@@ -54,26 +52,22 @@ function seedTotpSecret(totpKey: Buffer, userId: string, totp: string | null | u
   return seal(totpKey, totp, context);
 }
 
-/** A user to write, whether the seed gives an existing user a new password, and their TOTP factor. */
+/** A new user from a seed file's entry and their TOTP factor (argon2 runs here, never inside the transaction). */
 export interface SeedUserInput {
   user: UserInput;
-  passwordChanged: boolean;
   totp: SeedTotp;
 }
 
-/** Hashes and seals one user's secrets (argon2 runs here, never inside the transaction). */
-export async function seedUserInput(user: SeedUser, durable: DurableStore, totpKey: Buffer): Promise<SeedUserInput> {
-  const username = canonicalUsername(user.username);
-  const existing = await durable.users.getByUsername('local', username);
-  const id = existing?.id ?? randomToken(16);
-  const keepPassword = existing?.passwordHash != null && (await verifyPassword(existing.passwordHash, user.password));
+/** A new user from a seed file's entry, its password hashed and its TOTP secret sealed. */
+export async function seedUserInput(user: SeedUser & { password: string }, totpKey: Buffer): Promise<SeedUserInput> {
+  const id = randomToken(16);
   const input: UserInput = {
     ...NEW_USER_DEFAULTS,
     id,
     source: 'local',
-    subject: existing?.subject ?? id,
-    username,
-    passwordHash: keepPassword ? (existing?.passwordHash ?? null) : await hashPassword(user.password),
+    subject: id,
+    username: canonicalUsername(user.username),
+    passwordHash: await hashPassword(user.password),
     givenName: user.given_name ?? null,
     familyName: user.family_name ?? null,
     name: user.name ?? null,
@@ -81,11 +75,11 @@ export async function seedUserInput(user: SeedUser, durable: DurableStore, totpK
     emailVerified: user.email_verified ?? false,
     phoneNumber: user.phone_number ?? null,
     phoneNumberVerified: user.phone_number_verified ?? false,
-    roles: user.roles ?? [],
+    roles: [...new Set(user.roles ?? [])],
     locked: user.locked ?? false,
     mustChangePassword: user.must_change_password ?? false,
     mustEnrolMfa: user.must_enrol_mfa ?? false,
   };
-  const totp = seedTotpSecret(totpKey, id, user.totp_secret, existing && totpFactor(existing)?.secretSealed);
-  return { user: input, passwordChanged: existing !== undefined && !keepPassword, totp };
+  // A new user has nothing stored: an omitted secret leaves them without the factor.
+  return { user: input, totp: seedTotpSecret(totpKey, id, user.totp_secret ?? null, null) };
 }

@@ -22,6 +22,7 @@ const apiScopeName = z.string().superRefine((name, ctx) => {
   else if (RESERVED_SCOPES.includes(name)) ctx.addIssue({ code: 'custom', message: `${name} is reserved by the service` });
 });
 
+// A list given as null is cleared to [] on a record that exists, and takes the default on a new one.
 const clientSchema = z.strictObject({
   client_id: ruled(isClientId, RULE_MESSAGES.clientId),
   // A fast salted hash protects only a long secret (src/tokens/opaque.ts).
@@ -29,18 +30,19 @@ const clientSchema = z.strictObject({
   secret_expires_at: ruled((v) => parseInstant(v) !== undefined, RULE_MESSAGES.instant).nullable().optional(),
   display_name: z.string().optional(),
   enabled: optionalFlag,
-  grant_types: z.array(ruled(isGrantType, RULE_MESSAGES.grantType)).optional(),
-  scopes: z.array(ruled(isScopeToken, RULE_MESSAGES.scopeToken)).optional(),
-  redirect_uris: z.array(ruled(isRedirectUri, RULE_MESSAGES.redirectUri)).optional(),
-  post_logout_redirect_uris: z.array(ruled(isRedirectUri, RULE_MESSAGES.redirectUri)).optional(),
-  cors_origins: z.array(ruled(isOrigin, RULE_MESSAGES.origin)).optional(),
+  grant_types: z.array(ruled(isGrantType, RULE_MESSAGES.grantType)).nullable().optional(),
+  scopes: z.array(ruled(isScopeToken, RULE_MESSAGES.scopeToken)).nullable().optional(),
+  redirect_uris: z.array(ruled(isRedirectUri, RULE_MESSAGES.redirectUri)).nullable().optional(),
+  post_logout_redirect_uris: z.array(ruled(isRedirectUri, RULE_MESSAGES.redirectUri)).nullable().optional(),
+  cors_origins: z.array(ruled(isOrigin, RULE_MESSAGES.origin)).nullable().optional(),
   access_token_lifetime: z.number().refine(isLifetime, RULE_MESSAGES.lifetime).optional(),
   require_consent: optionalFlag,
 });
 
 const userSchema = z.strictObject({
   username: ruled((v) => v.trim() !== '', RULE_MESSAGES.notEmpty).pipe(plainText()),
-  password: ruled((v) => v !== '', RULE_MESSAGES.notEmpty),
+  // Required for a new user only (src/admin/seed-plan.ts): an existing one keeps its password.
+  password: ruled((v) => v !== '', RULE_MESSAGES.notEmpty).optional(),
   given_name: optionalText,
   family_name: optionalText,
   name: optionalText,
@@ -48,7 +50,7 @@ const userSchema = z.strictObject({
   email_verified: optionalFlag,
   phone_number: optionalText,
   phone_number_verified: optionalFlag,
-  roles: z.array(ruled((v) => v !== '', RULE_MESSAGES.notEmpty).pipe(plainText())).optional(),
+  roles: z.array(ruled((v) => v !== '', RULE_MESSAGES.notEmpty).pipe(plainText())).nullable().optional(),
   totp_secret: ruled(isBase32, RULE_MESSAGES.base32).nullable().optional(),
   locked: optionalFlag,
   must_change_password: optionalFlag,
@@ -113,12 +115,14 @@ function crossFieldProblems(raw: unknown): FieldProblem[] {
     if (problem !== undefined) problems.push({ path: ['users', i, 'password'], message: problem });
   });
   rows(raw, 'clients').forEach((client, i) => {
-    if (client.client_secret !== undefined && client.client_secret !== null) return;
+    // Only an explicit null is known to be public here: an absent secret is kept if the client
+    // exists, so that case is checked on the client as it will be (src/admin/seed-plan.ts).
+    if (client.client_secret !== null) return;
     if (Array.isArray(client.grant_types) && publicClientWithClientCredentials(true, client.grant_types)) {
       problems.push({ path: ['clients', i, 'grant_types'], message: 'client_credentials needs a client_secret (a public client cannot use it)' });
     }
     if (client.secret_expires_at !== undefined && client.secret_expires_at !== null) {
-      problems.push({ path: ['clients', i, 'secret_expires_at'], message: 'a client without client_secret is public and has no secret to expire' });
+      problems.push({ path: ['clients', i, 'secret_expires_at'], message: 'a client with client_secret null is public and has no secret to expire' });
     }
   });
   return problems;

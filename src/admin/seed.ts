@@ -1,18 +1,19 @@
 /**
  * Applying a seed file (the README's "Seed file" section): its API scopes, clients and users
- * are upserted in one transaction, so a refused row leaves the database as it was. A file that
- * does not fit is refused whole, every wrong field named.
+ * are written in one transaction, so a refused row leaves the database as it was. An entry for a
+ * record that exists changes only the fields it names (src/admin/seed-plan.ts). A file that does
+ * not fit is refused whole, every wrong field named.
  */
 import type { Clock } from '../clock.ts';
-import { TOTP_FACTOR_NAME } from '../sessions/mfa.ts';
-import type { ClientRecord, DurableStore, UpsertResult } from '../store/types.ts';
+import type { DurableStore, UpsertResult } from '../store/types.ts';
 import { deriveKey } from '../tokens/secret-box.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
 import { AdminError, type FieldProblem } from './errors.ts';
-import { revokeAfterPasswordChange } from './passwords.ts';
-import { seedClientRecord, seedUserInput, type SeedTotp, type SeedUserInput } from './seed-records.ts';
+import { writeClientChange } from './client-update.ts';
+import { planClients, planUsers, type ClientPlan, type UserPlan } from './seed-plan.ts';
 import { checkSeedFile, type SeedFile } from './seed-schema.ts';
 import { unknownScopeReason, unknownScopes } from './scopes.ts';
+import { writeTotp, writeUserChange } from './user-update.ts';
 
 type Counts = Record<UpsertResult, number>;
 
@@ -21,6 +22,7 @@ export interface SeedSummary {
   clients: Counts;
   users: Counts;
   api_scopes: { created: number; unchanged: number };
+  records: SeedRecord[];
 }
 
 export interface SeedDeps {
@@ -46,35 +48,61 @@ async function refuseUnknownScopes(seed: SeedFile, durable: DurableStore): Promi
   if (problems.length > 0) refuseFile(problems);
 }
 
-/** Makes the user's 'totp' factor what the seed decided: true when that changed anything. */
-async function writeTotp(tx: DurableStore, userId: string, totp: SeedTotp): Promise<boolean> {
-  if (totp === 'keep') return false;
-  const stored = (await tx.factors.listForUser(userId)).filter((factor) => factor.kind === 'totp');
-  for (const factor of stored) await tx.factors.remove(factor.id);
-  if (totp !== null) await tx.factors.add({ userId, kind: 'totp', name: TOTP_FACTOR_NAME, secretSealed: totp });
-  return stored.length > 0 || totp !== null;
+/** One record the seed created or changed, with the names (never the values) of the fields written. */
+export interface SeedRecord {
+  type: 'client' | 'user';
+  id: string;
+  result: 'created' | 'updated';
+  fields: string[];
 }
 
-async function writeSeed(tx: DurableStore, scopes: string[], clients: ClientRecord[], users: SeedUserInput[], now: Date): Promise<SeedSummary> {
-  const summary: SeedSummary = {
+function emptySummary(): SeedSummary {
+  return {
     kind: 'seeded',
     clients: { created: 0, updated: 0, unchanged: 0 },
     users: { created: 0, updated: 0, unchanged: 0 },
     api_scopes: { created: 0, unchanged: 0 },
+    records: [],
   };
+}
+
+async function writeClient(tx: DurableStore, plan: ClientPlan, summary: SeedSummary): Promise<void> {
+  if (plan.kind === 'create') {
+    const { clientId } = plan.record;
+    await refuseConstraintViolations(`client ${clientId}`, () => tx.clients.upsert(plan.record));
+    summary.records.push({ type: 'client', id: clientId, result: 'created', fields: plan.fields });
+    summary.clients.created += 1;
+    return;
+  }
+  const { change } = plan;
+  await refuseConstraintViolations(`client ${change.record.clientId}`, () => writeClientChange(tx, change));
+  if (change.changed.length > 0) summary.records.push({ type: 'client', id: change.record.clientId, result: 'updated', fields: change.changed });
+  summary.clients[change.changed.length > 0 ? 'updated' : 'unchanged'] += 1;
+}
+
+async function writeUser(tx: DurableStore, plan: UserPlan, summary: SeedSummary, now: Date): Promise<void> {
+  if (plan.kind === 'create') {
+    const { username, id } = plan.user;
+    await refuseConstraintViolations(`user ${username}`, () => tx.users.upsert(plan.user));
+    await writeTotp(tx, id, plan.totp);
+    summary.records.push({ type: 'user', id: username, result: 'created', fields: plan.fields });
+    summary.users.created += 1;
+    return;
+  }
+  const { change } = plan;
+  await refuseConstraintViolations(`user ${change.user.username}`, () => writeUserChange(tx, change, now));
+  if (change.changed.length > 0) summary.records.push({ type: 'user', id: change.user.username, result: 'updated', fields: change.changed });
+  summary.users[change.changed.length > 0 ? 'updated' : 'unchanged'] += 1;
+}
+
+async function writeSeed(tx: DurableStore, scopes: string[], clients: ClientPlan[], users: UserPlan[], now: Date): Promise<SeedSummary> {
+  const summary = emptySummary();
   for (const name of scopes) {
     const added = await refuseConstraintViolations(`API scope ${name}`, () => tx.apiScopes.add(name));
     summary.api_scopes[added ? 'created' : 'unchanged'] += 1;
   }
-  for (const client of clients) {
-    summary.clients[await refuseConstraintViolations(`client ${client.clientId}`, () => tx.clients.upsert(client))] += 1;
-  }
-  for (const { user, passwordChanged, totp } of users) {
-    const result = await refuseConstraintViolations(`user ${user.username}`, () => tx.users.upsert(user));
-    const totpChanged = await writeTotp(tx, user.id, totp);
-    summary.users[result === 'unchanged' && totpChanged ? 'updated' : result] += 1;
-    if (passwordChanged) await revokeAfterPasswordChange((id, reason) => tx.revocations.revokeUser(id, reason, now), user.id);
-  }
+  for (const plan of clients) await writeClient(tx, plan, summary);
+  for (const plan of users) await writeUser(tx, plan, summary, now);
   return summary;
 }
 
@@ -89,9 +117,9 @@ export function parseSeed(raw: unknown): SeedFile {
 export async function applySeed(deps: SeedDeps, seed: SeedFile): Promise<SeedSummary> {
   const { durable } = deps;
   await refuseUnknownScopes(seed, durable);
-  const clients = await Promise.all((seed.clients ?? []).map(async (c) => seedClientRecord(c, await durable.clients.get(c.client_id))));
-  const totpKey = deriveKey(deps.secret, 'totp-secrets');
-  const users: SeedUserInput[] = [];
-  for (const user of seed.users ?? []) users.push(await seedUserInput(user, durable, totpKey));
+  const problems: FieldProblem[] = [];
+  const clients = await planClients(durable, seed.clients ?? [], problems);
+  const users = await planUsers(durable, seed.users ?? [], deriveKey(deps.secret, 'totp-secrets'), problems);
+  if (problems.length > 0) refuseFile(problems);
   return durable.transaction((tx) => writeSeed(tx, seed.api_scopes ?? [], clients, users, new Date(deps.clock())));
 }

@@ -31,20 +31,20 @@ const ADD_SPEC = {
 } as const;
 
 /** Every value of a repeatable flag must follow `rule`; the first that does not is named. */
-function checkEach(flag: string, values: string[], rule: (v: string) => boolean, message: string): string[] {
+export function checkEach(flag: string, values: string[], rule: (v: string) => boolean, message: string): string[] {
   const bad = values.find((v) => !rule(v));
   if (bad !== undefined) throw new UsageError(`--${flag} "${bad}": ${message}`);
   return values;
 }
 
-function parseLifetime(raw: string | undefined): number {
+export function parseLifetime(raw: string | undefined): number {
   if (raw === undefined) return 3600;
   const seconds = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
   if (!isLifetime(seconds)) throw new UsageError(`--access-token-lifetime "${raw}": ${RULE_MESSAGES.lifetime}`);
   return seconds;
 }
 
-function parseExpiry(raw: string | undefined): Date | null {
+export function parseExpiry(raw: string | undefined): Date | null {
   if (raw === undefined) return null;
   const at = parseInstant(raw);
   if (!at) throw new UsageError(`--secret-expires-at "${raw}": ${RULE_MESSAGES.instant}`);

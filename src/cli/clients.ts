@@ -1,4 +1,4 @@
-/** `idp clients add | list | show ID | disable ID | enable ID | remove ID | rotate-secret ID [--keep-old-for DURATION]`. */
+/** `idp clients add | list | update ID | show ID | disable ID | enable ID | remove ID | rotate-secret ID [--keep-old-for DURATION]`. */
 import { getClient, listClients, removeClient, setClientEnabled } from '../admin/clients.ts';
 import { rotateClientSecret } from '../admin/secrets.ts';
 import type { DurableStore } from '../store/types.ts';
@@ -6,6 +6,7 @@ import { parseCommand, subcommand } from './args.ts';
 import { auditChange } from './audit.ts';
 import { CLIENT_TABLE_HEADERS, clientDocument, clientFieldLines, clientRow } from './client-view.ts';
 import { addClient } from './clients-add.ts';
+import { updateClientCommand } from './clients-update.ts';
 import { UsageError, type CliContext, type ExitCode } from './context.ts';
 import { parseDuration } from './duration.ts';
 import { formatTable, report } from './output.ts';
@@ -72,8 +73,9 @@ async function listCommand(args: string[], context: CliContext): Promise<void> {
 }
 
 export async function runClients(args: string[], context: CliContext): Promise<ExitCode> {
-  const { name, rest } = subcommand('clients', ['add', 'list', ...Object.keys(BY_ID), 'rotate-secret'], args);
+  const { name, rest } = subcommand('clients', ['add', 'list', 'update', ...Object.keys(BY_ID), 'rotate-secret'], args);
   if (name === 'add') return addClient(rest, context);
+  if (name === 'update') return updateClientCommand(rest, context);
   if (name === 'rotate-secret') {
     await rotateSecret(rest, context);
     return 0;

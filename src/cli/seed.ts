@@ -1,10 +1,11 @@
 /**
  * `idp seed FILE.json`: reads the file and has src/admin/seed.ts apply it (in one transaction;
- * idempotent). A refused file is named with every wrong field, one line each.
+ * idempotent), then names per record the fields it changed. A refused file is named with every
+ * wrong field, one line each.
  */
 import { readFile } from 'node:fs/promises';
 import { AdminError, formatPath } from '../admin/errors.ts';
-import { applySeed, parseSeed, type SeedSummary } from '../admin/seed.ts';
+import { applySeed, parseSeed, type SeedRecord, type SeedSummary } from '../admin/seed.ts';
 import { parseCommand } from './args.ts';
 import { auditChange } from './audit.ts';
 import { RefusedError, type CliContext, type ExitCode } from './context.ts';
@@ -29,6 +30,17 @@ function summaryLine({ clients, users, api_scopes: scopes }: SeedSummary): strin
   return `clients: ${counts(clients)}; users: ${counts(users)}; api scopes: ${scopes.created} created, ${scopes.unchanged} unchanged`;
 }
 
+/** `client demo: redirect_uris`, `user alice: created`: what the seed did to one record. */
+function recordLine(record: SeedRecord): string {
+  return `${record.type} ${record.id}: ${record.result === 'created' ? 'created' : record.fields.join(', ')}`;
+}
+
+/** The names of the fields written, by section (`clients.redirect_uris`, `api_scopes`), never a value. */
+function changedFields({ api_scopes: scopes, records }: SeedSummary): string[] {
+  const names = records.flatMap((r) => r.fields.map((field) => `${r.type}s.${field}`));
+  return [...(scopes.created > 0 ? ['api_scopes'] : []), ...new Set(names)].sort();
+}
+
 export async function runSeed(args: string[], context: CliContext): Promise<ExitCode> {
   const { positionals } = parseCommand({ usage: 'idp seed FILE.json', options: {}, positionals: ['FILE.json'] }, args);
   const path = positionals[0] as string;
@@ -44,8 +56,8 @@ export async function runSeed(args: string[], context: CliContext): Promise<Exit
     }
     throw error;
   }
-  const { clients, users, api_scopes } = summary;
-  report(context, { clients, users, api_scopes }, () => [summaryLine(summary)]);
-  auditChange(context, { action: 'seed', resource: 'seed_file', resource_id: path, fields: Object.keys(raw as object) });
+  const { clients, users, api_scopes, records } = summary;
+  report(context, { clients, users, api_scopes, records }, () => [...records.map(recordLine), summaryLine(summary)]);
+  auditChange(context, { action: 'seed', resource: 'seed_file', resource_id: path, fields: changedFields(summary) });
   return 0;
 }

@@ -1,4 +1,4 @@
-/** `idp users add | list | show U | lock U | unlock U | remove U | require-password-change U | require-mfa U`. */
+/** `idp users add | list | update U | show U | lock U | unlock U | remove U | require-password-change U | require-mfa U`. */
 import { findUser, listUsers, removeUser, setUserFlag } from '../admin/users.ts';
 import type { DurableStore, UserFlag, UserRecord } from '../store/types.ts';
 import { parseCommand, subcommand } from './args.ts';
@@ -7,6 +7,7 @@ import { auditChange } from './audit.ts';
 import { formatTable, report } from './output.ts';
 import { USER_TABLE_HEADERS, userDocument, userFieldLines, userRow } from './user-view.ts';
 import { addUser } from './users-add.ts';
+import { updateUserCommand } from './users-update.ts';
 
 type UserCommand = (user: UserRecord, durable: DurableStore, context: CliContext) => Promise<void>;
 
@@ -50,8 +51,9 @@ async function listCommand(args: string[], context: CliContext): Promise<void> {
 }
 
 export async function runUsers(args: string[], context: CliContext): Promise<ExitCode> {
-  const { name, rest } = subcommand('users', ['add', 'list', ...Object.keys(BY_USERNAME)], args);
+  const { name, rest } = subcommand('users', ['add', 'list', 'update', ...Object.keys(BY_USERNAME)], args);
   if (name === 'add') return addUser(rest, context);
+  if (name === 'update') return updateUserCommand(rest, context);
   if (name === 'list') {
     await listCommand(rest, context);
     return 0;

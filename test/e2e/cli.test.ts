@@ -351,7 +351,7 @@ describe.runIf(postgresAvailable)('idp seed on PostgreSQL', () => {
     const path = seedFile('seed.json', SEED);
     const first = await idp(['seed', path]);
     expect({ code: first.code, stdout: first.stdout }).toStrictEqual({
-      code: 0, stdout: 'clients: 2 created, 0 updated, 0 unchanged; users: 1 created, 0 updated, 0 unchanged; api scopes: 1 created, 0 unchanged\n',
+      code: 0, stdout: 'client shop: created\nclient spa: created\nuser carol: created\nclients: 2 created, 0 updated, 0 unchanged; users: 1 created, 0 updated, 0 unchanged; api scopes: 1 created, 0 unchanged\n',
     });
     const rows = await snapshot();
     expect(rows.clients).toHaveLength(2);
@@ -360,6 +360,7 @@ describe.runIf(postgresAvailable)('idp seed on PostgreSQL', () => {
       clients: { created: 0, updated: 0, unchanged: 2 },
       users: { created: 0, updated: 0, unchanged: 1 },
       api_scopes: { created: 0, unchanged: 1 },
+      records: [],
     });
     expect(await snapshot()).toStrictEqual(rows);
   });

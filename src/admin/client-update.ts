@@ -1,0 +1,130 @@
+/**
+ * Changing some fields of a registered client: `idp clients update`, a seed file's entry for a
+ * client that exists, and later the administration API's PATCH. One rule for all of them: a field
+ * the patch leaves out keeps its stored value, `null` clears it (a list to `[]`), a value sets it.
+ */
+import type { ClientRecord, DurableStore, GrantType } from '../store/types.ts';
+import { hashClientSecret, verifyClientSecret } from '../tokens/opaque.ts';
+import { clientProblems, publicClientWithClientCredentials } from './clients.ts';
+import { AdminError, formatPath, type FieldProblem } from './errors.ts';
+import { RULE_MESSAGES, parseInstant } from './rules.ts';
+import { unknownScopeReason, unknownScopes } from './scopes.ts';
+
+/** The fields to change, by their wire names; `client_secret: null` makes the client public. */
+export interface ClientPatch {
+  client_secret?: string | null | undefined;
+  secret_expires_at?: string | null | undefined;
+  display_name?: string | undefined;
+  enabled?: boolean | undefined;
+  grant_types?: readonly string[] | null | undefined;
+  scopes?: readonly string[] | null | undefined;
+  redirect_uris?: readonly string[] | null | undefined;
+  post_logout_redirect_uris?: readonly string[] | null | undefined;
+  cors_origins?: readonly string[] | null | undefined;
+  access_token_lifetime?: number | undefined;
+  require_consent?: boolean | undefined;
+}
+
+export interface ClientChange {
+  record: ClientRecord;
+  /** The wire names of the fields whose stored value changes, in the order of the patch's fields. */
+  changed: string[];
+}
+
+const list = (stored: string[], given: readonly string[] | null | undefined): string[] =>
+  given === undefined ? stored : given === null ? [] : [...new Set(given)];
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The stored hash to keep when the given secret still verifies against it, else a new hash. */
+function secretHash(stored: string | null, given: string | null | undefined): string | null {
+  if (given === undefined) return stored;
+  if (given === null) return null;
+  return stored !== null && verifyClientSecret(given, stored) ? stored : hashClientSecret(given);
+}
+
+function expiry(existing: ClientRecord, patch: ClientPatch, hash: string | null): Date | null {
+  // The expiry belonged to the secret: a client made public loses it with the secret.
+  if (hash === null && patch.secret_expires_at === undefined) return null;
+  const given = patch.secret_expires_at;
+  if (given === undefined) return existing.secretExpiresAt;
+  if (given === null) return null;
+  const at = parseInstant(given);
+  if (!at) throw new AdminError('invalid', `client ${existing.clientId}: secret_expires_at ${RULE_MESSAGES.instant}`, [{ path: ['secret_expires_at'], message: RULE_MESSAGES.instant }]);
+  return at;
+}
+
+function merged(existing: ClientRecord, patch: ClientPatch): ClientRecord {
+  const hash = secretHash(existing.secretHash, patch.client_secret);
+  return {
+    clientId: existing.clientId,
+    displayName: patch.display_name ?? existing.displayName,
+    enabled: patch.enabled ?? existing.enabled,
+    secretHash: hash,
+    secretExpiresAt: expiry(existing, patch, hash),
+    grantTypes: list(existing.grantTypes, patch.grant_types) as GrantType[],
+    scopes: list(existing.scopes, patch.scopes),
+    redirectUris: list(existing.redirectUris, patch.redirect_uris),
+    postLogoutRedirectUris: list(existing.postLogoutRedirectUris, patch.post_logout_redirect_uris),
+    corsOrigins: list(existing.corsOrigins, patch.cors_origins),
+    accessTokenLifetime: patch.access_token_lifetime ?? existing.accessTokenLifetime,
+    requireConsent: patch.require_consent ?? existing.requireConsent,
+    ...(existing.previousSecret ? { previousSecret: existing.previousSecret } : {}),
+  };
+}
+
+// The previous secret of a rotation is no field of a patch: it is kept as it is (README "Seed file").
+const WIRE_NAMES: Record<Exclude<keyof ClientRecord, 'clientId' | 'previousSecret'>, string> = {
+  secretHash: 'client_secret', secretExpiresAt: 'secret_expires_at', displayName: 'display_name', enabled: 'enabled',
+  grantTypes: 'grant_types', scopes: 'scopes', redirectUris: 'redirect_uris', postLogoutRedirectUris: 'post_logout_redirect_uris',
+  corsOrigins: 'cors_origins', accessTokenLifetime: 'access_token_lifetime', requireConsent: 'require_consent',
+};
+
+/** Every wrong field of the client as it would be after the change; the rules of `createClient`. */
+export function changedClientProblems(client: ClientRecord): FieldProblem[] {
+  const isPublic = client.secretHash === null;
+  return [
+    ...clientProblems({ ...client, public: isPublic }),
+    ...(publicClientWithClientCredentials(isPublic, client.grantTypes)
+      ? [{ path: ['grant_types'], message: 'a public client cannot use the client_credentials grant' }]
+      : []),
+  ];
+}
+
+/** The client after the patch and the fields it changes; an AdminError when the result breaks a rule. */
+export function applyClientPatch(existing: ClientRecord, patch: ClientPatch): ClientChange {
+  const record = merged(existing, patch);
+  const problems = changedClientProblems(record);
+  const first = problems[0];
+  if (first) throw new AdminError('invalid', `client ${existing.clientId}: ${formatPath(first.path)} ${first.message}`, problems);
+  const changed = (Object.keys(WIRE_NAMES) as (keyof typeof WIRE_NAMES)[]).filter((key) => !sameValue(existing[key], record[key]));
+  return { record, changed: changed.map((key) => WIRE_NAMES[key]) };
+}
+
+/** Writes the changed columns only (an unchanged client is not written, and no instance is notified). */
+export async function writeClientChange(durable: DurableStore, change: ClientChange): Promise<void> {
+  if (change.changed.length === 0) return;
+  const columns = Object.fromEntries(
+    (Object.keys(WIRE_NAMES) as (keyof typeof WIRE_NAMES)[]).filter((key) => change.changed.includes(WIRE_NAMES[key])).map((key) => [key, change.record[key]]),
+  );
+  if (!(await durable.clients.update(change.record.clientId, columns))) throw new AdminError('not_found', `no client with id ${change.record.clientId}`);
+}
+
+export interface ClientUpdated {
+  kind: 'updated' | 'unchanged';
+  client: ClientRecord;
+  changed: string[];
+}
+
+export async function updateClient(durable: DurableStore, id: string, patch: ClientPatch): Promise<ClientUpdated> {
+  const existing = await durable.clients.get(id);
+  if (!existing) throw new AdminError('not_found', `no client with id ${id}`);
+  const change = applyClientPatch(existing, patch);
+  const unknown = await unknownScopes(durable, patch.scopes ?? []);
+  if (unknown[0] !== undefined) throw new AdminError('invalid', `client ${id}: ${unknownScopeReason(unknown[0])}`);
+  await writeClientChange(durable, change);
+  return { kind: change.changed.length === 0 ? 'unchanged' : 'updated', client: change.record, changed: change.changed };
+}

@@ -1,0 +1,65 @@
+/**
+ * What a seed file will do to each of its clients and users, decided before anything is written:
+ * an entry for a record that does not exist creates it (what it leaves out takes the defaults),
+ * an entry for one that exists is a patch (what it leaves out is kept, `null` clears). Every
+ * refusal is collected with its path in the file, so a refused file names them all.
+ */
+import type { ClientRecord, DurableStore, UserInput } from '../store/types.ts';
+import { applyClientPatch, changedClientProblems, type ClientChange } from './client-update.ts';
+import { AdminError, type FieldPath, type FieldProblem } from './errors.ts';
+import { canonicalUsername } from './rules.ts';
+import { seedClientRecord, seedUserInput, type SeedTotp } from './seed-records.ts';
+import type { SeedClient, SeedUser } from './seed-schema.ts';
+import { prepareUserChange, type UserChange } from './user-update.ts';
+
+export type ClientPlan = { kind: 'create'; record: ClientRecord; fields: string[] } | { kind: 'update'; change: ClientChange };
+export type UserPlan = { kind: 'create'; user: UserInput; totp: SeedTotp; fields: string[] } | { kind: 'update'; change: UserChange };
+
+/** The problems of an AdminError raised for one entry, named by their path in the file; other errors pass. */
+async function collect<T>(at: FieldPath, problems: FieldProblem[], plan: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await plan();
+  } catch (error) {
+    if (!(error instanceof AdminError) || error.problems.length === 0) throw error;
+    problems.push(...error.problems.map((p) => ({ path: [...at, ...p.path], message: p.message })));
+    return undefined;
+  }
+}
+
+const givenFields = (entry: object, key: string): string[] => Object.keys(entry).filter((field) => field !== key);
+
+async function planClient(durable: DurableStore, entry: SeedClient): Promise<ClientPlan> {
+  const existing = await durable.clients.get(entry.client_id);
+  if (existing) return { kind: 'update', change: applyClientPatch(existing, entry) };
+  const record = seedClientRecord(entry);
+  const problems = changedClientProblems(record);
+  if (problems.length > 0) throw new AdminError('invalid', `client ${entry.client_id} refused`, problems);
+  return { kind: 'create', record, fields: givenFields(entry, 'client_id') };
+}
+
+export async function planClients(durable: DurableStore, entries: readonly SeedClient[], problems: FieldProblem[]): Promise<ClientPlan[]> {
+  const plans: ClientPlan[] = [];
+  for (const [i, entry] of entries.entries()) {
+    const plan = await collect(['clients', i], problems, () => planClient(durable, entry));
+    if (plan) plans.push(plan);
+  }
+  return plans;
+}
+
+async function planUser(durable: DurableStore, entry: SeedUser, totpKey: Buffer): Promise<UserPlan> {
+  const existing = await durable.users.getByUsername('local', canonicalUsername(entry.username));
+  if (existing) return { kind: 'update', change: await prepareUserChange(existing, entry, totpKey) };
+  const { password } = entry;
+  if (password === undefined) throw new AdminError('invalid', `user ${entry.username} refused`, [{ path: ['password'], message: 'required for a new user' }]);
+  return { kind: 'create', ...(await seedUserInput({ ...entry, password }, totpKey)), fields: givenFields(entry, 'username') };
+}
+
+/** argon2 runs here, outside the transaction that writes the plans. */
+export async function planUsers(durable: DurableStore, entries: readonly SeedUser[], totpKey: Buffer, problems: FieldProblem[]): Promise<UserPlan[]> {
+  const plans: UserPlan[] = [];
+  for (const [i, entry] of entries.entries()) {
+    const plan = await collect(['users', i], problems, () => planUser(durable, entry, totpKey));
+    if (plan) plans.push(plan);
+  }
+  return plans;
+}

@@ -1,0 +1,126 @@
+/**
+ * Changing some fields of an account: `idp users update`, a seed file's entry for a user that
+ * exists, and later the administration API's PATCH. One rule for all of them: a field the patch
+ * leaves out keeps its stored value, `null` clears it (roles to `[]`), a value sets it. A new
+ * password ends the user's tokens (src/admin/passwords.ts), in the transaction of the change.
+ */
+import type { Clock } from '../clock.ts';
+import { hashPassword, verifyPassword } from '../sources/passwords.ts';
+import { TOTP_FACTOR_NAME } from '../sessions/mfa.ts';
+import { totpFactor, type DurableStore, type UserInput, type UserRecord } from '../store/types.ts';
+import { deriveKey } from '../tokens/secret-box.ts';
+import { AdminError, formatPath } from './errors.ts';
+import { revokeAfterPasswordChange } from './passwords.ts';
+import { seedTotpSecret, type SeedTotp } from './seed-records.ts';
+import { passwordProblem, profileProblems, quoted } from './user-fields.ts';
+
+/** The fields to change, by their wire names (OpenID Connect claims). */
+export interface UserPatch {
+  password?: string | undefined;
+  given_name?: string | null | undefined;
+  family_name?: string | null | undefined;
+  name?: string | null | undefined;
+  email?: string | null | undefined;
+  email_verified?: boolean | undefined;
+  phone_number?: string | null | undefined;
+  phone_number_verified?: boolean | undefined;
+  roles?: readonly string[] | null | undefined;
+  /** Base32; null removes the second factor. */
+  totp_secret?: string | null | undefined;
+  locked?: boolean | undefined;
+  must_change_password?: boolean | undefined;
+  must_enrol_mfa?: boolean | undefined;
+}
+
+type Column = keyof Omit<UserInput, 'id' | 'source' | 'subject' | 'username'>;
+
+const WIRE_NAMES: Record<Column, string> = {
+  passwordHash: 'password', givenName: 'given_name', familyName: 'family_name', name: 'name', email: 'email',
+  emailVerified: 'email_verified', phoneNumber: 'phone_number', phoneNumberVerified: 'phone_number_verified', roles: 'roles',
+  locked: 'locked', mustChangePassword: 'must_change_password', mustEnrolMfa: 'must_enrol_mfa',
+};
+
+/** The wire names in the order a change names them; the TOTP factor is a row of its own. */
+const FIELD_ORDER = Object.values(WIRE_NAMES).flatMap((name) => (name === 'roles' ? [name, 'totp_secret'] : [name]));
+
+/** What a patch does to one user, prepared outside any transaction (argon2 runs here). */
+export interface UserChange {
+  user: UserRecord;
+  columns: Partial<Pick<UserInput, Column>>;
+  /** The TOTP factor to write (src/admin/seed-records.ts decides it). */
+  totp: SeedTotp;
+  /** The wire names of the fields whose stored value changes. */
+  changed: string[];
+}
+
+const keep = <T>(stored: T, given: T | undefined): T => (given === undefined ? stored : given);
+
+function refuseProblems(user: UserRecord, patch: UserPatch): void {
+  const problems = profileProblems({ ...patch, username: user.username, roles: patch.roles ?? [] });
+  const first = problems[0];
+  if (first) throw new AdminError('invalid', `user ${quoted(user.username)}: ${formatPath(first.path)} ${first.message}`, problems);
+}
+
+async function newPasswordHash(user: UserRecord, password: string | undefined): Promise<string | null> {
+  if (password === undefined) return user.passwordHash;
+  if (user.source !== 'local') throw new AdminError('invalid', `user ${quoted(user.username)} signs in through ${user.source}: it has no password here`, [{ path: ['password'], message: 'not a local account' }]);
+  const problem = passwordProblem(password, user.username);
+  if (problem !== undefined) throw new AdminError('invalid', `password of ${user.username} refused: ${problem}`, [{ path: ['password'], message: problem }]);
+  if (user.passwordHash !== null && (await verifyPassword(user.passwordHash, password))) return user.passwordHash;
+  return hashPassword(password);
+}
+
+export async function prepareUserChange(user: UserRecord, patch: UserPatch, totpKey: Buffer): Promise<UserChange> {
+  refuseProblems(user, patch);
+  const after: Pick<UserInput, Column> = {
+    passwordHash: await newPasswordHash(user, patch.password),
+    givenName: keep(user.givenName, patch.given_name),
+    familyName: keep(user.familyName, patch.family_name),
+    name: keep(user.name, patch.name),
+    email: keep(user.email, patch.email),
+    emailVerified: keep(user.emailVerified, patch.email_verified),
+    phoneNumber: keep(user.phoneNumber, patch.phone_number),
+    phoneNumberVerified: keep(user.phoneNumberVerified, patch.phone_number_verified),
+    roles: patch.roles === undefined ? user.roles : [...new Set(patch.roles ?? [])],
+    locked: keep(user.locked, patch.locked),
+    mustChangePassword: keep(user.mustChangePassword, patch.must_change_password),
+    mustEnrolMfa: keep(user.mustEnrolMfa, patch.must_enrol_mfa),
+  };
+  const stored = totpFactor(user)?.secretSealed;
+  const totp = seedTotpSecret(totpKey, user.id, patch.totp_secret, stored);
+  const columns = (Object.keys(WIRE_NAMES) as Column[]).filter((key) => JSON.stringify(after[key]) !== JSON.stringify(user[key]));
+  // Removing a factor the user does not have changes nothing.
+  const totpChanged = totp !== 'keep' && (totp !== null || stored !== undefined);
+  const names = new Set([...columns.map((key) => WIRE_NAMES[key]), ...(totpChanged ? ['totp_secret'] : [])]);
+  const changed = FIELD_ORDER.filter((name) => names.has(name));
+  return { user, columns: Object.fromEntries(columns.map((key) => [key, after[key]])) as Partial<Pick<UserInput, Column>>, totp, changed };
+}
+
+/** Makes the user's 'totp' factor what the seed or patch decided (the one place that writes it). */
+export async function writeTotp(tx: DurableStore, userId: string, totp: SeedTotp): Promise<void> {
+  if (totp === 'keep') return;
+  const stored = (await tx.factors.listForUser(userId)).filter((factor) => factor.kind === 'totp');
+  for (const factor of stored) await tx.factors.remove(factor.id);
+  if (totp !== null) await tx.factors.add({ userId, kind: 'totp', name: TOTP_FACTOR_NAME, secretSealed: totp });
+}
+
+/** Writes a prepared change; a new password revokes the user's tokens in the same store (a transaction's). */
+export async function writeUserChange(tx: DurableStore, change: UserChange, now: Date): Promise<void> {
+  if (change.changed.length === 0) return;
+  if (!(await tx.users.update(change.user.id, change.columns))) throw new AdminError('not_found', `no user named ${change.user.username}`);
+  if (change.changed.includes('totp_secret')) await writeTotp(tx, change.user.id, change.totp);
+  if (change.changed.includes('password')) await revokeAfterPasswordChange((id, reason) => tx.revocations.revokeUser(id, reason, now), change.user.id);
+}
+
+export interface UserUpdated {
+  kind: 'updated' | 'unchanged';
+  user: UserRecord;
+  changed: string[];
+}
+
+export async function updateUser(deps: { durable: DurableStore; secret: Buffer; clock: Clock }, user: UserRecord, patch: UserPatch): Promise<UserUpdated> {
+  const change = await prepareUserChange(user, patch, deriveKey(deps.secret, 'totp-secrets'));
+  await deps.durable.transaction((tx) => writeUserChange(tx, change, new Date(deps.clock())));
+  const stored = (await deps.durable.users.getById(user.id)) ?? user;
+  return { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored, changed: change.changed };
+}
