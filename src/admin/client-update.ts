@@ -72,11 +72,12 @@ function merged(existing: ClientRecord, patch: ClientPatch): ClientRecord {
     corsOrigins: list(existing.corsOrigins, patch.cors_origins),
     accessTokenLifetime: patch.access_token_lifetime ?? existing.accessTokenLifetime,
     requireConsent: patch.require_consent ?? existing.requireConsent,
-    ...(existing.previousSecret ? { previousSecret: existing.previousSecret } : {}),
+    // A secret set by hand may replace one that leaked: the previous one of a rotation ends with it.
+    ...(existing.previousSecret && hash === existing.secretHash ? { previousSecret: existing.previousSecret } : {}),
   };
 }
 
-// The previous secret of a rotation is no field of a patch: it is kept as it is (README "Seed file").
+// The previous secret of a rotation is no field of a patch: it is kept while the secret is (README "Seed file").
 const WIRE_NAMES: Record<Exclude<keyof ClientRecord, 'clientId' | 'previousSecret'>, string> = {
   secretHash: 'client_secret', secretExpiresAt: 'secret_expires_at', displayName: 'display_name', enabled: 'enabled',
   grantTypes: 'grant_types', scopes: 'scopes', redirectUris: 'redirect_uris', postLogoutRedirectUris: 'post_logout_redirect_uris',
@@ -107,9 +108,10 @@ export function applyClientPatch(existing: ClientRecord, patch: ClientPatch): Cl
 /** Writes the changed columns only (an unchanged client is not written, and no instance is notified). */
 export async function writeClientChange(durable: DurableStore, change: ClientChange): Promise<void> {
   if (change.changed.length === 0) return;
-  const columns = Object.fromEntries(
+  const columns: Parameters<DurableStore['clients']['update']>[1] = Object.fromEntries(
     (Object.keys(WIRE_NAMES) as (keyof typeof WIRE_NAMES)[]).filter((key) => change.changed.includes(WIRE_NAMES[key])).map((key) => [key, change.record[key]]),
   );
+  if (change.changed.includes('client_secret')) columns.previousSecret = change.record.previousSecret ?? null;
   if (!(await durable.clients.update(change.record.clientId, columns))) throw new AdminError('not_found', `no client with id ${change.record.clientId}`);
 }
 

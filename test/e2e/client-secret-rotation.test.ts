@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashClientSecret } from '../../src/tokens/opaque.ts';
-import { outputWhen, runIdp, startServer, type RunningServer } from '../helpers/process.ts';
+import { outputWhen, runIdp, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'f'.repeat(64);
@@ -49,7 +49,7 @@ describe.runIf(postgresAvailable)('idp clients rotate-secret --keep-old-for', ()
       startServer({ DATABASE_URL: db.url, IDP_SECRET, LOG_LEVEL: 'info' }),
       startServer({ DATABASE_URL: db.url, IDP_SECRET }),
     ]);
-  }, 60_000);
+  });
   afterAll(async () => {
     await other?.stop();
     await server?.stop();
@@ -90,6 +90,20 @@ describe.runIf(postgresAvailable)('idp clients rotate-secret --keep-old-for', ()
     const secret = fresh.stdout.trim().split('\n')[1] ?? '';
     expect(await statusBecomes(secret, 200)).toBe(200);
     expect(await tokenStatus(kept.client_secret)).toBe(401);
+    expect(JSON.parse((await idp(['clients', 'show', 'svc', '--json'])).stdout)).toMatchObject({ previous_secret_expires_at: null });
+  });
+
+  it('ends a previous secret kept by a rotation when a seed file sets a new secret (a secret replaced by hand may have leaked)', async () => {
+    const seeded = 'seeded-client-secret-0123456789abcdefghijk';
+    await seedWith({ clients: [{ client_id: 'svc', client_secret: seeded }] }, { DATABASE_URL: db.url, IDP_SECRET });
+    const rotated = JSON.parse((await idp(['clients', 'rotate-secret', 'svc', '--keep-old-for', '1d', '--json'])).stdout) as { client_secret: string };
+    expect(await statusBecomes(rotated.client_secret, 200)).toBe(200);
+    expect(await tokenStatus(seeded)).toBe(200);
+    const replacement = 'replacement-secret-0123456789abcdefghijklm';
+    await seedWith({ clients: [{ client_id: 'svc', client_secret: replacement }] }, { DATABASE_URL: db.url, IDP_SECRET });
+    expect(await statusBecomes(replacement, 200)).toBe(200);
+    expect(await statusBecomes(seeded, 401)).toBe(401);
+    expect(await tokenStatus(rotated.client_secret)).toBe(401);
     expect(JSON.parse((await idp(['clients', 'show', 'svc', '--json'])).stdout)).toMatchObject({ previous_secret_expires_at: null });
   });
 
