@@ -33,7 +33,7 @@ describe.runIf(postgresAvailable)('idp audit lines', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     expect((await idp(['migrate'])).code).toBe(0);
-  }, 60_000);
+  });
   afterAll(async () => {
     await db?.drop();
     dataDir.remove();
@@ -102,5 +102,5 @@ describe.runIf(postgresAvailable)('idp audit lines', () => {
       expect(result.stderr, args.join(' ')).not.toContain(PASSWORD);
       for (const word of result.stdout.split(/\s+/).filter((w) => /^[A-Za-z0-9_-]{43}$/.test(w))) expect(result.stderr).not.toContain(word);
     }
-  }, 120_000);
+  });
 });

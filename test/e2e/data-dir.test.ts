@@ -59,7 +59,7 @@ describe('a data directory others could read', () => {
     expect(statSync(join(dir.path, 'db.sock')).isSocket()).toBe(true);
     expect(openToOthers(dir.path)).toStrictEqual([]);
     expect(socketModes.filter((mode) => (mode & 0o077) !== 0)).toStrictEqual([]);
-  }, 120_000);
+  });
 
   it('keeps what a command creates in a fresh directory private as well', async () => {
     const fresh = tempDir();
@@ -71,7 +71,7 @@ describe('a data directory others could read', () => {
     } finally {
       fresh.remove();
     }
-  }, 120_000);
+  });
 });
 
 describe.runIf(process.getuid?.() === 0)('a data directory that is not the user\'s own', () => {
@@ -116,7 +116,7 @@ describe('the generated secret file', () => {
     } finally {
       dir.remove();
     }
-  }, 120_000);
+  });
 });
 
 /** A raw client of the socket the development server shares: one JSON line per request and per answer. */
@@ -162,5 +162,5 @@ describe('a socket client that holds a transaction and sends nothing more', () =
     } finally {
       reader.end();
     }
-  }, 150_000);
+  });
 });

@@ -41,7 +41,7 @@ describe.runIf(postgresAvailable)('idp keys retire against a server that just is
     expect((await idp(['migrate'])).code).toBe(0);
     await runSql(db.url, `INSERT INTO clients (client_id, secret_hash, grant_types, access_token_lifetime) VALUES ('svc', $1, '{client_credentials}', 600)`, [hashClientSecret(CLIENT_SECRET)]);
     server = await startServer({ DATABASE_URL: db.url, IDP_SECRET });
-  }, 60_000);
+  });
   afterAll(async () => {
     await server?.stop();
     await db?.drop();

@@ -39,7 +39,7 @@ describe.runIf(postgresAvailable)('lockout resistance: device cookies, per-accou
       IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: '500', IDP_TRUST_PROXY: 'true',
     });
     base = stack.servers[0]?.url ?? '';
-  }, 60_000);
+  });
   afterAll(async () => {
     await stack?.stop();
   });
@@ -165,7 +165,7 @@ describe.runIf(postgresAvailable)('lockout resistance: device cookies, per-accou
     let secure: RunningServer;
     beforeAll(async () => {
       secure = await startServer({ ...stack.env, IDP_BASE_URL: 'https://idp.test', IDP_LOGIN_MAX_FAILURES: '3' });
-    }, 60_000);
+    });
     afterAll(async () => {
       await secure?.stop();
     });

@@ -37,7 +37,7 @@ describe.runIf(postgresAvailable)('the management port and the Host it is named 
       IDP_SECRET, IDP_DATA_DIR: dir.path, DATABASE_URL: db.url, LOG_LEVEL: 'info',
       IDP_MANAGEMENT_PORT: String(port), IDP_MANAGEMENT_HOSTS: 'metrics.internal.example, idp.monitoring.svc',
     });
-  }, 60_000);
+  });
   afterAll(async () => {
     await server?.stop();
     await db?.drop();

@@ -49,7 +49,7 @@ describe.runIf(postgresAvailable)('idp secrets reseal after a leak of the old se
     } finally {
       await db.drop();
     }
-  }, 60_000);
+  });
 });
 
 describe.runIf(postgresAvailable)('a wrong master secret', () => {

@@ -65,7 +65,7 @@ describe.runIf(postgresAvailable)('health probes in the log', () => {
     expect(requestCount(metrics, '/healthz')).toBe(1);
     // Ours, and those of the test helper that waited for the server to be ready.
     expect(requestCount(metrics, '/readyz')).toBeGreaterThanOrEqual(2);
-  }, 60_000);
+  });
 
   it('at debug, logs the probes at debug and the rest at info', async () => {
     const { lines } = await probeThenCall('debug');
@@ -73,5 +73,5 @@ describe.runIf(postgresAvailable)('health probes in the log', () => {
     expect(of('debug-healthz')).toStrictEqual([['/healthz', PINO_DEBUG, 200]]);
     expect(of('debug-readyz')).toStrictEqual([['/readyz', PINO_DEBUG, 200]]);
     expect(of('debug-discovery')).toStrictEqual([['/.well-known/openid-configuration', PINO_INFO, 200]]);
-  }, 60_000);
+  });
 });

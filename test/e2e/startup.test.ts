@@ -237,7 +237,7 @@ describe('a development start with HOST unset and IDP_TRUST_PROXY=true', () => {
       });
       expect(reached).toBe('ECONNREFUSED');
     }
-  }, 120_000);
+  });
 
   it('warns at start that IDP_TRUST_PROXY=true lets clients choose their address, and says what to set instead', async () => {
     const output = await outputWhen(server ?? { output: () => '' }, (o) => o.includes('X-Forwarded-For'));

@@ -37,7 +37,7 @@ describe.skipIf(!postgresAvailable)('TOTP secrets kept in users, after the upgra
     const env = { DATABASE_URL: database.url, IDP_SECRET };
     server = await startServer(env);
     await seedWith(seedFor([]), env);
-  }, 60_000);
+  });
   afterAll(async () => {
     await server?.stop();
     await database?.drop();
