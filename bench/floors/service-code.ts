@@ -7,4 +7,4 @@ export { signJwt, verifyJwt } from '../../src/tokens/jwt.ts';
 export type { KeyManager } from '../../src/tokens/keys.ts';
 export { hashClientSecret, randomToken } from '../../src/tokens/opaque.ts';
 export { hashPassword, verifyPassword } from '../../src/sources/passwords.ts';
-export type { ClientRecord } from '../../src/store/types.ts';
+export type { ClientRecord } from '../../src/store/records.ts';

@@ -3,7 +3,8 @@
  * client that exists, and later the administration API's PATCH. One rule for all of them: a field
  * the patch leaves out keeps its stored value, `null` clears it (a list to `[]`), a value sets it.
  */
-import type { ClientRecord, DurableStore, GrantType } from '../store/types.ts';
+import type { ClientRecord, GrantType } from '../store/records.ts';
+import type { DurableStore } from '../store/types.ts';
 import { hashClientSecret, verifyClientSecret } from '../tokens/opaque.ts';
 import { clientProblems, publicClientWithClientCredentials } from './clients.ts';
 import { AdminError, formatPath, type FieldProblem } from './errors.ts';

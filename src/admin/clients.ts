@@ -2,7 +2,8 @@
  * Clients: registering, reading, enabling, removing. A confidential client gets a generated
  * secret (256 bits), returned once and stored only as its hash.
  */
-import type { ClientRecord, DurableStore } from '../store/types.ts';
+import type { ClientRecord } from '../store/records.ts';
+import type { DurableStore } from '../store/types.ts';
 import { createOnly } from './create-only.ts';
 import { AdminError, type FieldProblem } from './errors.ts';
 import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isRedirectUri, isScopeToken } from './rules.ts';

@@ -3,7 +3,7 @@
  * published (`previous`) until it is retired, so tokens it signed still verify. Retiring a key
  * whose tokens may still be valid is refused unless forced: forcing invalidates them at once.
  */
-import type { ClientRecord, SigningKeyRecord } from '../store/types.ts';
+import type { ClientRecord, SigningKeyRecord } from '../store/records.ts';
 import { maxTokenLifetimeSeconds, RETIRE_MARGIN_SECONDS } from '../tokens/key-rotation.ts';
 import { JWKS_MAX_AGE_SECONDS, type KeyManager, type TokensStillValid } from '../tokens/keys.ts';
 import { AdminError } from './errors.ts';

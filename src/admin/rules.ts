@@ -6,7 +6,7 @@
 import { hasControlCharacters } from '../control-characters.ts';
 import { OIDC_SCOPES, SCOPE_TOKEN, SERVICE_SCOPES } from '../scopes.ts';
 import { localAccountName } from '../sources/local.ts';
-import { GRANT_TYPES, isClientId, type GrantType } from '../store/types.ts';
+import { GRANT_TYPES, isClientId, type GrantType } from '../store/records.ts';
 
 /** Each rule's explanation, as it follows a flag or a field path in an error line. */
 export const RULE_MESSAGES = {

@@ -5,7 +5,8 @@
  * ephemeral store (sessions, sign-ins in progress) is not touched: it expires by itself.
  */
 import { staleUserSecrets } from '../sessions/mfa.ts';
-import type { DurableStore, PreviousClientSecret } from '../store/types.ts';
+import type { PreviousClientSecret } from '../store/records.ts';
+import type { DurableStore } from '../store/types.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { deriveKeyring, type MasterSecrets } from '../tokens/secret-box.ts';

@@ -4,7 +4,8 @@
  * an entry for one that exists is a patch (what it leaves out is kept, `null` clears). Every
  * refusal is collected with its path in the file, so a refused file names them all.
  */
-import type { ClientRecord, DurableStore, UserInput } from '../store/types.ts';
+import type { ClientRecord, UserInput } from '../store/records.ts';
+import type { DurableStore } from '../store/types.ts';
 import { applyClientPatch, changedClientProblems, type ClientChange } from './client-update.ts';
 import { AdminError, type FieldPath, type FieldProblem } from './errors.ts';
 import { canonicalUsername } from './rules.ts';

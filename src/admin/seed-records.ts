@@ -3,7 +3,7 @@
  * src/admin/client-update.ts and user-update.ts). A TOTP secret is sealed here for both.
  */
 import { hashPassword } from '../sources/passwords.ts';
-import type { ClientRecord, UserInput } from '../store/types.ts';
+import type { ClientRecord, UserInput } from '../store/records.ts';
 import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { totpSealingContext } from '../tokens/sealing-contexts.ts';
 import { open, seal } from '../tokens/secret-box.ts';

@@ -5,7 +5,7 @@
  */
 import { escapeControlCharacters } from '../control-characters.ts';
 import { newPasswordProblem } from '../sources/password-policy.ts';
-import type { UserInput } from '../store/types.ts';
+import type { UserInput } from '../store/records.ts';
 import type { FieldProblem } from './errors.ts';
 import { RULE_MESSAGES, isEmail, isPlainText } from './rules.ts';
 

@@ -7,7 +7,8 @@
 import type { Clock } from '../clock.ts';
 import { hashPassword, verifyPassword } from '../sources/passwords.ts';
 import { TOTP_FACTOR_NAME } from '../sessions/mfa.ts';
-import { totpFactor, type DurableStore, type UserInput, type UserRecord } from '../store/types.ts';
+import { totpFactor, type UserInput, type UserRecord } from '../store/records.ts';
+import type { DurableStore } from '../store/types.ts';
 import { deriveKey } from '../tokens/secret-box.ts';
 import { AdminError, formatPath } from './errors.ts';
 import { revokeAfterPasswordChange } from './passwords.ts';

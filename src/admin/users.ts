@@ -4,7 +4,8 @@
  * by another spelling of a name (`"ALICE "` beside `alice`) is a conflict, not a dead account.
  */
 import { hashPassword } from '../sources/passwords.ts';
-import type { DurableStore, SignInSourceKind, UserFlag, UserInput, UserRecord } from '../store/types.ts';
+import type { SignInSourceKind, UserFlag, UserInput, UserRecord } from '../store/records.ts';
+import type { DurableStore } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { createOnly } from './create-only.ts';
 import { AdminError, formatPath } from './errors.ts';

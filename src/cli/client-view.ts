@@ -4,7 +4,7 @@
  * secret of a rotation is still accepted).
  */
 import { clientType } from '../admin/clients.ts';
-import type { ClientRecord } from '../store/types.ts';
+import type { ClientRecord } from '../store/records.ts';
 import { formatFields, listText, timeText, yesNo } from './output.ts';
 
 export function clientDocument(client: ClientRecord): Record<string, unknown> {

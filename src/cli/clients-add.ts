@@ -5,7 +5,7 @@
 import { createClient } from '../admin/clients.ts';
 import { CLIENT_FIELDS } from '../admin/seed-schema.ts';
 import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isRedirectUri, isScopeToken, parseInstant } from '../admin/rules.ts';
-import type { ClientRecord, GrantType } from '../store/types.ts';
+import type { ClientRecord, GrantType } from '../store/records.ts';
 import { parseCommand } from './args.ts';
 import { auditChange } from './audit.ts';
 import { clientDocument } from './client-view.ts';

@@ -5,7 +5,7 @@
 import { updateClient, type ClientPatch } from '../admin/client-update.ts';
 import { getClient } from '../admin/clients.ts';
 import { RULE_MESSAGES, isGrantType, isOrigin, isRedirectUri, isScopeToken } from '../admin/rules.ts';
-import type { ClientRecord } from '../store/types.ts';
+import type { ClientRecord } from '../store/records.ts';
 import { parseCommand } from './args.ts';
 import { auditChange } from './audit.ts';
 import { clientDocument } from './client-view.ts';

@@ -4,7 +4,7 @@
  * service sets: HttpOnly, SameSite=Lax, and Secure with the `__Host-` name exactly under https.
  */
 import { SERVICE_SCOPES } from '../scopes.ts';
-import type { ClientRecord } from '../store/types.ts';
+import type { ClientRecord } from '../store/records.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { s256Challenge } from '../tokens/pkce.ts';
 import { describeError, fail, get, isOutcome, ok, openOrSkip, skip, type DoctorContext, type Outcome } from './doctor-context.ts';

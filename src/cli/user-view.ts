@@ -2,7 +2,7 @@
  * How a user is shown: wire names (as OpenID Connect claims spell them) for JSON, fields and
  * table rows for text. Password hashes and TOTP secrets are never shown, only whether MFA is set up.
  */
-import { totpFactor, type UserRecord } from '../store/types.ts';
+import { totpFactor, type UserRecord } from '../store/records.ts';
 import { formatFields, listText, yesNo } from './output.ts';
 
 export function userDocument(user: UserRecord): Record<string, unknown> {

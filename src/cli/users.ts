@@ -1,6 +1,7 @@
 /** `idp users add | list | update U | show U | lock U | unlock U | remove U | require-password-change U | require-mfa U`. */
 import { findUser, listUsers, removeUser, setUserFlag } from '../admin/users.ts';
-import type { DurableStore, UserFlag, UserRecord } from '../store/types.ts';
+import type { UserFlag, UserRecord } from '../store/records.ts';
+import type { DurableStore } from '../store/types.ts';
 import { parseCommand, subcommand } from './args.ts';
 import type { CliContext, ExitCode } from './context.ts';
 import { auditChange } from './audit.ts';

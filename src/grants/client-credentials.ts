@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
-import type { ClientRecord } from '../store/types.ts';
+import type { ClientRecord } from '../store/records.ts';
 import { signJwt } from '../tokens/jwt.ts';
 import { OIDC_SCOPES, SERVICE_SCOPES, parseScope } from '../scopes.ts';
 import { defineGrant, type Grant, type SigningDeps } from './common.ts';

@@ -9,7 +9,7 @@ import type { Clock } from '../clock.ts';
 import type { Audit } from '../events/record.ts';
 import type { AuthenticatedClient } from '../protocol/client-auth.ts';
 import { parseParams, type Params } from '../protocol/params.ts';
-import type { GrantType } from '../store/types.ts';
+import type { GrantType } from '../store/records.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 
 export interface TokenResponse {

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
-import { factorKinds, type ClientRecord, type UserRecord } from '../store/types.ts';
+import { factorKinds, type ClientRecord, type UserRecord } from '../store/records.ts';
 import { acrFor, permittedClaims, userClaims, type ClaimsRequest } from '../tokens/claims.ts';
 import { signJwt } from '../tokens/jwt.ts';
 import type { SigningDeps, TokenResponse } from './common.ts';

@@ -3,7 +3,7 @@
  * `client_secret_basic`, `client_secret_post`, or a public client naming itself by `client_id`.
  */
 import { OAuthError } from '../errors.ts';
-import { isClientId, type ClientRecord } from '../store/types.ts';
+import { isClientId, type ClientRecord } from '../store/records.ts';
 import { verifyClientSecret } from '../tokens/opaque.ts';
 
 export type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';

@@ -4,7 +4,8 @@
  * expired. Unknown tokens and other clients' tokens: nothing happens (and the answer is 200).
  */
 import { OAuthError } from '../errors.ts';
-import type { ClientRecord, RefreshTokenRepository } from '../store/types.ts';
+import type { ClientRecord } from '../store/records.ts';
+import type { RefreshTokenRepository } from '../store/types.ts';
 import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation-list.ts';
 import type { Audit } from '../events/record.ts';
 import type { Params } from './params.ts';

@@ -5,7 +5,8 @@
  * suggests (RFC 7009 §2.1: a wrong hint only changes the order).
  */
 import { epochSeconds, type Clock } from '../clock.ts';
-import type { RefreshFamilyState, RefreshTokenRepository } from '../store/types.ts';
+import type { RefreshFamilyState } from '../store/records.ts';
+import type { RefreshTokenRepository } from '../store/types.ts';
 import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { hashToken } from '../tokens/opaque.ts';

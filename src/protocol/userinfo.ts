@@ -6,7 +6,8 @@
 import { epochSeconds, type Clock } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
-import type { ClientRecord, UserRepository } from '../store/types.ts';
+import type { ClientRecord } from '../store/records.ts';
+import type { UserRepository } from '../store/types.ts';
 import { userClaims } from '../tokens/claims.ts';
 import { verifyJwt } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { endSession, type EndSessionDeps } from '../sessions/end-session.ts';
-import type { ClientRecord } from '../store/types.ts';
+import type { ClientRecord } from '../store/records.ts';
 import { auditOf, type RequestAudit } from './shared/audit.ts';
 import { withQuery } from './shared/authorization-response.ts';
 import { clearSessionCookie, readSessionCookie } from './shared/cookies.ts';

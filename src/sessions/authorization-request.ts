@@ -7,7 +7,7 @@ import type { Clock } from '../clock.ts';
 import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
 import { SERVICE_SCOPES, parseScope } from '../scopes.ts';
-import type { ClientRecord } from '../store/types.ts';
+import type { ClientRecord } from '../store/records.ts';
 import { parseClaimsRequest, type ClaimsRequest } from '../tokens/claims.ts';
 import { verifyJwt } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';

@@ -3,7 +3,7 @@
  * (enrol). A code is judged behind the throttle, as passwords are (throttle.ts).
  */
 import { epochSeconds } from '../clock.ts';
-import { totpFactor } from '../store/types.ts';
+import { totpFactor } from '../store/records.ts';
 import type { BrowserRequest, FlowResult, FlowState, SignInOutcome, StepFeedback } from './flow-types.ts';
 import type { PendingSignIn } from './interaction.ts';
 import { judgeAttempt, refusalMessage } from './password-form.ts';

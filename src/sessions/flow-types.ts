@@ -5,7 +5,7 @@
  */
 import type { SignIn } from '../events/audit-events.ts';
 import type { Audit } from '../events/record.ts';
-import type { ClientRecord, UserRecord } from '../store/types.ts';
+import type { ClientRecord, UserRecord } from '../store/records.ts';
 import type { AuthorizationTarget } from './authorization-request.ts';
 import type { ClientResponse } from './authorization-response.ts';
 import type { LoadedSession } from './browser-session.ts';

@@ -4,7 +4,8 @@
  * code is rendered here, on the server, as SVG: no external service ever sees a secret.
  */
 import QRCode from 'qrcode';
-import { totpFactor, type EphemeralStore, type FactorRepository, type UserRecord, type UserRepository } from '../store/types.ts';
+import { totpFactor, type UserRecord } from '../store/records.ts';
+import type { EphemeralStore, FactorRepository, UserRepository } from '../store/types.ts';
 import { asKeyring, openWithKeyring, seal, type Keyring } from '../tokens/secret-box.ts';
 import { totpSealingContext } from '../tokens/sealing-contexts.ts';
 import { newTotpSecret, totpUri } from './totp.ts';

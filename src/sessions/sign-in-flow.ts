@@ -8,7 +8,8 @@
 import type { Clock } from '../clock.ts';
 import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
-import type { ClientRecord, ConsentRepository, EphemeralStore, EphemeralWrite, UserRecord, UserRepository } from '../store/types.ts';
+import type { ClientRecord, UserRecord } from '../store/records.ts';
+import type { ConsentRepository, EphemeralStore, EphemeralWrite, UserRepository } from '../store/types.ts';
 import type { AuthorizationRequest } from './authorization-request.ts';
 import type { LoadedSession, NewSession, SessionStore } from './browser-session.ts';
 import type { DeviceCookies } from './device-cookie.ts';

@@ -5,7 +5,7 @@
  * one place.
  */
 import { OAuthError } from '../errors.ts';
-import { factorKinds, type ClientRecord, type UserRecord } from '../store/types.ts';
+import { factorKinds, type ClientRecord, type UserRecord } from '../store/records.ts';
 import type { BrowserSession } from './browser-session.ts';
 import type { Interaction } from './interaction.ts';
 

@@ -13,7 +13,8 @@ import { Client, InvalidCredentialsError } from 'ldapts';
 import type { Logger } from 'pino';
 import type { LdapConfig } from '../config.ts';
 import { OAuthError } from '../errors.ts';
-import type { UserInput, UserRecord, UserRepository } from '../store/types.ts';
+import type { UserInput, UserRecord } from '../store/records.ts';
+import type { UserRepository } from '../store/types.ts';
 import { ACCOUNT_ATTRIBUTES, canonicalAccountName, nameWithoutDomain, readAccount, userFilter, type DirectoryAccount } from './ldap-entry.ts';
 import type { PasswordSignInSource, SignInResult } from './types.ts';
 

@@ -2,7 +2,8 @@
  * Local accounts: argon2id passwords in the users table. An unknown user costs the same argon2
  * verification as a known one, and gets the same answer as a wrong password.
  */
-import type { UserRecord, UserRepository } from '../store/types.ts';
+import type { UserRecord } from '../store/records.ts';
+import type { UserRepository } from '../store/types.ts';
 import { newPasswordProblem } from './password-policy.ts';
 import { hashPassword, needsRehash, verifyPassword } from './passwords.ts';
 import type { PasswordSignInSource, SignInResult } from './types.ts';

@@ -1,5 +1,5 @@
 /** A sign-in source checks what a user typed (or brought back from elsewhere) and names the user. */
-import type { UserRecord } from '../store/types.ts';
+import type { UserRecord } from '../store/records.ts';
 import type { UpstreamSource } from './upstream-oidc.ts';
 
 /** Why a sign-in failed. `invalid_credentials` is the one answer for unknown users and wrong passwords. */

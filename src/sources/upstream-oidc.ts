@@ -6,7 +6,8 @@
 import * as client from 'openid-client';
 import type { UpstreamConfig } from '../config.ts';
 import { hasControlCharacters } from '../control-characters.ts';
-import type { UserRecord, UserRepository } from '../store/types.ts';
+import type { UserRecord } from '../store/records.ts';
+import type { UserRepository } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 
 /** What the browser's round trip to the upstream must bring back (kept with the interaction). */

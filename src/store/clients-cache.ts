@@ -10,7 +10,8 @@
  */
 import { isStandardScope } from '../scopes.ts';
 import { createLoadingCache } from './loading-cache.ts';
-import { isClientId, type ApiScopeRepository, type ClientRecord, type ClientRepository, type DurableStore } from './types.ts';
+import { isClientId, type ClientRecord } from './records.ts';
+import type { ApiScopeRepository, ClientRepository, DurableStore } from './types.ts';
 
 export interface ClientsCache {
   get(clientId: string): Promise<ClientRecord | undefined>;

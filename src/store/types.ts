@@ -1,125 +1,11 @@
 /**
- * The only storage types the rest of the service sees. Durable data lives behind `DurableStore`
- * (Kysely over PostgreSQL or PGlite), short-lived data behind `EphemeralStore` (Redis or an
- * in-process map). Operations are named by intent and are atomic on their own.
+ * The storage interfaces the rest of the service sees: durable data behind `DurableStore` (Kysely
+ * over PostgreSQL or PGlite), short-lived data behind `EphemeralStore` and its stores of one
+ * purpose each (Redis or an in-process map). Operations are named by intent and are atomic on
+ * their own. The records they hold are in records.ts.
  */
 import type { Namespace } from './ephemeral/namespaces.ts';
-
-export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
-export const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token', 'client_credentials'];
-
-/** The clients table's rule for a client id (CHECK clients_client_id_format): 1 to 200 visible ASCII characters. */
-export function isClientId(value: string): boolean {
-  return /^[!-~]{1,200}$/.test(value);
-}
-
-/** A client as an administrator configures it (one row of the `clients` table). */
-export interface ClientRecord {
-  clientId: string;
-  displayName: string;
-  enabled: boolean;
-  /** Hash as printed by `idp secret-hash`; null for public clients. */
-  secretHash: string | null;
-  secretExpiresAt: Date | null;
-  /**
-   * The secret before the last rotation, still accepted until `expiresAt` so the client can
-   * switch without downtime; absent (or null, to clear it in an update) when there is none.
-   */
-  previousSecret?: PreviousClientSecret | null;
-  grantTypes: GrantType[];
-  scopes: string[];
-  redirectUris: string[];
-  postLogoutRedirectUris: string[];
-  corsOrigins: string[];
-  /** Seconds. */
-  accessTokenLifetime: number;
-  requireConsent: boolean;
-}
-
-/** A client's previous secret: its hash, and when it stops being accepted. */
-export interface PreviousClientSecret {
-  hash: string;
-  expiresAt: Date;
-}
-
-export type SignInSourceKind = 'local' | 'ldap' | 'oidc';
-
-/** A user account. For directory and upstream users it is the local record kept for consent and flags. */
-export interface UserRecord {
-  /** Internal, opaque, stable identifier; referenced by consents and refresh token families. */
-  id: string;
-  source: SignInSourceKind;
-  /** The `sub` claim: equal to `id` for local users. */
-  subject: string;
-  username: string;
-  /** argon2id PHC string; null for users of other sources. */
-  passwordHash: string | null;
-  givenName: string | null;
-  familyName: string | null;
-  name: string | null;
-  email: string | null;
-  emailVerified: boolean;
-  phoneNumber: string | null;
-  phoneNumberVerified: boolean;
-  roles: string[];
-  /** The user's second factors, read with the user (`FactorRepository` writes them). */
-  factors: FactorRecord[];
-  locked: boolean;
-  mustChangePassword: boolean;
-  mustEnrolMfa: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** A new or replaced user; timestamps are kept by the store, factors by `FactorRepository`. */
-export type UserInput = Omit<UserRecord, 'createdAt' | 'updatedAt' | 'factors'>;
-
-/** What a second factor is: an authenticator app (TOTP), a recovery code, a passkey. */
-export type FactorKind = 'totp' | 'recovery_code' | 'passkey';
-
-/** One second factor of a user (one row of `user_factors`). */
-export interface FactorRecord {
-  id: string;
-  userId: string;
-  kind: FactorKind;
-  /** What the user or an administrator calls it (1 to 100 characters). */
-  name: string;
-  /** For 'totp': the secret sealed with the key derived from IDP_SECRET for `totp:<user id>`. */
-  secretSealed: string | null;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-}
-
-/** A new factor; the store gives it its id and creation time. */
-export type FactorInput = Pick<FactorRecord, 'userId' | 'kind' | 'name' | 'secretSealed'>;
-
-/** The kinds of second factor a user has: what the sign-in steps decide on. */
-export function factorKinds(user: Pick<UserRecord, 'factors'>): FactorKind[] {
-  return [...new Set(user.factors.map((factor) => factor.kind))];
-}
-
-/** The user's authenticator app, if enrolled (one at most). */
-export function totpFactor(user: Pick<UserRecord, 'factors'>): FactorRecord | undefined {
-  return user.factors.find((factor) => factor.kind === 'totp');
-}
-
-export type UserFlag = 'locked' | 'mustChangePassword' | 'mustEnrolMfa';
-
-/** Lifecycle of a signing key: published before it signs, published after it signs, then gone. */
-export type SigningKeyState = 'next' | 'current' | 'previous' | 'retired';
-
-export interface SigningKeyRecord {
-  kid: string;
-  alg: 'RS256';
-  state: SigningKeyState;
-  /** Public JWK (kty, n, e). */
-  publicJwk: Record<string, unknown>;
-  /** Private JWK sealed with the key-encryption key derived from IDP_SECRET. */
-  privateJwkSealed: string;
-  createdAt: Date;
-  activatedAt: Date | null;
-  retiredAt: Date | null;
-}
+import type { ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode } from './records.ts';
 
 /** What changed in the durable store, as announced to every instance. */
 export type ChangeEvent =
@@ -209,54 +95,6 @@ export interface SigningKeyTransaction {
   reseal(kid: string, privateJwkSealed: string): Promise<void>;
 }
 
-/** The claim names of an OIDC `claims` request parameter. */
-export interface ClaimsRequestRecord {
-  id_token: string[];
-  userinfo: string[];
-}
-
-/** One authorization's refresh tokens: created at the code exchange, rotated at every refresh. */
-export interface RefreshFamilyInput {
-  id: string;
-  clientId: string;
-  userId: string;
-  scopes: string[];
-  claims: ClaimsRequestRecord | null;
-  /** Scopes that bound the claims parameter (consented, or allowed without consent). */
-  allowedScopes: string[];
-  nonce: string | null;
-  authTime: Date;
-  amr: string[];
-  /** The absolute end of the family: rotation never extends it. */
-  expiresAt: Date;
-}
-
-export interface RefreshFamilyRecord extends RefreshFamilyInput {
-  createdAt: Date;
-  revokedAt: Date | null;
-}
-
-/** The generation a family is at, and what its tokens are checked against. */
-export interface RefreshGeneration {
-  /** 0 at the code exchange, one more at every rotation. */
-  generation: number;
-  /** Random, per family: part of every token's MAC (see tokens/refresh-tokens.ts). */
-  tokenSalt: Buffer;
-  /** When the current generation was issued by a rotation; null at generation 0. */
-  rotatedAt: Date | null;
-  /**
-   * When the generations before the current one were issued, newest first, as far back as the
-   * grace window reached at the last rotation (a few at most).
-   */
-  earlierRotations: Date[];
-  /** Idle expiry of the current generation: never later than the family's absolute end. */
-  tokenExpiresAt: Date;
-  /** Expiry of the latest access token issued from the family. */
-  accessExpiresAt: Date;
-}
-
-export type RefreshFamilyState = RefreshFamilyRecord & RefreshGeneration;
-
 /** An access token issued together with a refresh token of a family from before generations. */
 export interface IssuedAccess {
   jti: string;
@@ -317,15 +155,6 @@ export interface AccessTokenRepository {
   record(userId: string, clientId: string, access: IssuedAccess, now: Date): Promise<void>;
   /** Removes and returns a client's unexpired access tokens for a user. */
   takeLive(userId: string, clientId: string, now: Date): Promise<IssuedAccess[]>;
-}
-
-/**
- * A revoked access token, by `jti`, or every access token of a refresh token family, by the
- * family's key (`family:<id>`, see tokens/revocation-list.ts), until the tokens it covers expire.
- */
-export interface RevocationRecord {
-  key: string;
-  expiresAt: Date;
 }
 
 /**
@@ -532,30 +361,6 @@ export interface ChannelStore {
 export interface ChannelListener {
   message(message: string): void;
   listening(listening: boolean): void;
-}
-
-/** What a sign-in grants a client, kept under an authorization code until it is redeemed. */
-export interface CodeRecord {
-  clientId: string;
-  redirectUri: string;
-  codeChallenge: string;
-  userId: string;
-  scopes: string[];
-  /** Seconds since the epoch. */
-  authTime: number;
-  amr: string[];
-  nonce?: string | undefined;
-  claims?: ClaimsRequestRecord | undefined;
-  /** Scopes the user consented to (or the client may use without consent): bounds the claims parameter. */
-  allowedScopes: string[];
-}
-
-/** What the first redemption of a code issued, so that a replay can revoke it. */
-export interface IssuedFromCode {
-  jti: string;
-  /** Seconds since the epoch. */
-  accessExpiresAt: number;
-  familyId: string | null;
 }
 
 /** The outcome of redeeming a code (`CodeStore.redeem`). */

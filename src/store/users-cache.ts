@@ -7,7 +7,8 @@
  * always go to the database.
  */
 import { createLoadingCache } from './loading-cache.ts';
-import type { DurableStore, UserRecord, UserRepository } from './types.ts';
+import type { UserRecord } from './records.ts';
+import type { DurableStore, UserRepository } from './types.ts';
 
 const MAX_ENTRIES = 10_000;
 

@@ -3,7 +3,7 @@
  * its claims, only when the user has a value; the `claims` request parameter may name further
  * claims, released only when inside a scope the client may use and the user consented to.
  */
-import type { UserRecord } from '../store/types.ts';
+import type { UserRecord } from '../store/records.ts';
 
 /** The claims each scope releases. `offline_access` and API scopes release none. */
 export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = {

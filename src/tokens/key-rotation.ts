@@ -2,7 +2,7 @@
  * The automatic rotation schedule as one pure function: given the keys and the time, what is
  * due. Checked once without the lock (usually nothing is due) and again under it.
  */
-import type { SigningKeyRecord } from '../store/types.ts';
+import type { SigningKeyRecord } from '../store/records.ts';
 
 /** The automatic rotation schedule, in seconds. */
 export interface RotationPolicy {

@@ -7,7 +7,8 @@
 import { createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import type { Clock } from '../clock.ts';
-import type { SigningKeyRecord, SigningKeyRepository } from '../store/types.ts';
+import type { SigningKeyRecord } from '../store/records.ts';
+import type { SigningKeyRepository } from '../store/types.ts';
 import { isEmptyPlan, planRotation, tokensStillValid, type RotationPolicy, type TokensStillValid } from './key-rotation.ts';
 import { asKeyring, openWithKeyring, seal, type Keyring } from './secret-box.ts';
 import { signingKeySealingContext } from './sealing-contexts.ts';

@@ -13,7 +13,8 @@
  * when the list has grown past what it keeps in memory, the check asks the durable record.
  */
 import type { Clock } from '../clock.ts';
-import type { DurableStore, EphemeralStore, IssuedAccess, RevocationRecord, RevokedFamilies } from '../store/types.ts';
+import type { RevocationRecord } from '../store/records.ts';
+import type { DurableStore, EphemeralStore, IssuedAccess, RevokedFamilies } from '../store/types.ts';
 import { NAMESPACES } from '../store/types.ts';
 import type { TokenClaims } from './jwt.ts';
 

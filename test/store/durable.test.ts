@@ -8,7 +8,8 @@ import { migrations } from '../../migrations/index.ts';
 import { createClientsCache, type ClientsCache } from '../../src/store/clients-cache.ts';
 import { createCachedUsers, type CachedUsers } from '../../src/store/users-cache.ts';
 import { openDurableStore } from '../../src/store/sql/durable.ts';
-import type { ClientRecord, DurableStore, UserRecord } from '../../src/store/types.ts';
+import type { ClientRecord, UserRecord } from '../../src/store/records.ts';
+import type { DurableStore } from '../../src/store/types.ts';
 import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 import { durableContract, sampleClient, sampleUser, uniqueId, type OpenedDurableStore } from './durable-contract.ts';
 

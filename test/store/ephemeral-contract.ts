@@ -14,7 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { CODE_TTL_SECONDS } from '../../src/store/ephemeral/codes.ts';
 import { waitUntil } from '../helpers/waits.ts';
-import { NAMESPACES, type AttemptRule, type CodeRecord, type EphemeralStore, type IssuedFromCode, type Namespace } from '../../src/store/types.ts';
+import type { CodeRecord, IssuedFromCode } from '../../src/store/records.ts';
+import { NAMESPACES, type AttemptRule, type EphemeralStore, type Namespace } from '../../src/store/types.ts';
 import { purposesContract } from './ephemeral-purposes-contract.ts';
 
 /** Whether every key took its attempt (`take` names the key that refused, if any). */

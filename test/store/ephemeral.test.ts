@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createMemoryEphemeralStore } from '../../src/store/ephemeral/memory.ts';
 import { codeKey } from '../../src/store/ephemeral/codes.ts';
 import { createRedisEphemeralStore } from '../../src/store/ephemeral/redis.ts';
-import type { CodeRecord } from '../../src/store/types.ts';
+import type { CodeRecord } from '../../src/store/records.ts';
 import { redisServersAvailable, startRedisCluster, type RedisClusterServers } from '../helpers/distributed.ts';
 import { REDIS_URL, redisAvailable, redisPrefix } from '../helpers/services.ts';
 import { ephemeralContract, ns, type OpenedEphemeralStore } from './ephemeral-contract.ts';

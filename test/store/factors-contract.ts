@@ -4,7 +4,8 @@
  * announced as a change of the user, so that cached users drop them on every instance.
  */
 import { describe, expect, it } from 'vitest';
-import type { DurableStore, FactorInput, FactorRecord } from '../../src/store/types.ts';
+import type { FactorInput, FactorRecord } from '../../src/store/records.ts';
+import type { DurableStore } from '../../src/store/types.ts';
 import { recordChanges, sampleUser, uniqueId } from './durable-contract.ts';
 
 const violates = (constraint: string) => new RegExp(`violates check constraint "${constraint}"`);

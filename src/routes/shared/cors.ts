@@ -7,7 +7,7 @@ import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../../errors.ts';
 import type { ClientsCache } from '../../store/clients-cache.ts';
-import type { ClientRecord } from '../../store/types.ts';
+import type { ClientRecord } from '../../store/records.ts';
 
 /** The endpoints a browser of another origin may call (RFC 7662 §4: introspection is not one). */
 const CORS_PATHS = ['/connect/token', '/connect/userinfo', '/connect/revoke'];

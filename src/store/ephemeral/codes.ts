@@ -4,7 +4,8 @@
  * same everywhere; each backend supplies the two steps that must be atomic (`CodeSteps`).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { CodeRecord, CodeRedemption, CodeStore, EphemeralWrite, IssuedFromCode } from '../types.ts';
+import type { CodeRecord, IssuedFromCode } from '../records.ts';
+import type { CodeRedemption, CodeStore, EphemeralWrite } from '../types.ts';
 import { NAMESPACES } from './namespaces.ts';
 
 /** RFC 6749 §4.1.2 recommends at most 10 minutes; a code here is valid for 5. */

@@ -4,7 +4,8 @@
  * mutable objects with the store, as with Redis.
  */
 import type { Clock } from '../../clock.ts';
-import type { AttemptRule, ChannelListener, CodeRecord, EphemeralStore, EphemeralWrite, IssuedFromCode, Namespace } from '../types.ts';
+import type { CodeRecord, IssuedFromCode } from '../records.ts';
+import type { AttemptRule, ChannelListener, EphemeralStore, EphemeralWrite, Namespace } from '../types.ts';
 import { CODE_TTL_SECONDS, createCodeStore, type CodeSteps } from './codes.ts';
 import { NAMESPACES } from './namespaces.ts';
 import { createAttempts, createRateCounters, createRoundTrips, createUsedTotpCodes, type AttemptSteps, type KeySteps } from './purposes.ts';

@@ -6,7 +6,8 @@
  * code store used, so that instances of both can share codes while they roll.
  */
 import type { Cluster, Redis } from 'ioredis';
-import type { CodeRecord, IssuedFromCode, Namespace } from '../types.ts';
+import type { CodeRecord, IssuedFromCode } from '../records.ts';
+import type { Namespace } from '../types.ts';
 import { CODE_TTL_SECONDS, type CodeSteps } from './codes.ts';
 import { NAMESPACES } from './namespaces.ts';
 import { defineScript } from './redis-scripts.ts';

@@ -1,6 +1,7 @@
 /** The `clients` table (the README's Editing clients with SQL) <-> ClientRecord. */
 import { sql, type Selectable, type Updateable } from 'kysely';
-import type { ClientRecord, ClientRepository, GrantType, UpsertResult } from '../types.ts';
+import type { ClientRecord, GrantType } from '../records.ts';
+import type { ClientRepository, UpsertResult } from '../types.ts';
 import type { ClientsTable, Db } from './tables.ts';
 
 function toRecord(row: Selectable<ClientsTable>): ClientRecord {

@@ -1,7 +1,8 @@
 /** The `user_factors` table <-> FactorRecord, and the factors read with a user. */
 import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import type { FactorKind, FactorRecord, FactorRepository } from '../types.ts';
+import type { FactorKind, FactorRecord } from '../records.ts';
+import type { FactorRepository } from '../types.ts';
 import type { Database, Db, UserFactorsTable } from './tables.ts';
 
 const FACTOR_COLUMNS = ['id', 'user_id', 'kind', 'name', 'secret_sealed', 'created_at', 'last_used_at'] as const satisfies ReadonlyArray<keyof UserFactorsTable>;

@@ -7,7 +7,8 @@
  * turn of the event loop go out together, one statement each (batch.ts).
  */
 import { CompiledQuery, sql, type Selectable } from 'kysely';
-import type { AdvanceInput, RefreshFamilyState, RefreshTokenRepository, RevokedFamilies } from '../types.ts';
+import type { RefreshFamilyState } from '../records.ts';
+import type { AdvanceInput, RefreshTokenRepository, RevokedFamilies } from '../types.ts';
 import { batched, eachOnFailure } from './batch.ts';
 import type { Db, RefreshTokenFamiliesTable } from './tables.ts';
 

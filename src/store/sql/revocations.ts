@@ -3,7 +3,8 @@
  * token or family, announced by a trigger, deleted once the tokens it covers have expired.
  */
 import { sql } from 'kysely';
-import type { RevocationRecord, RevocationRepository } from '../types.ts';
+import type { RevocationRecord } from '../records.ts';
+import type { RevocationRepository } from '../types.ts';
 import type { Db } from './tables.ts';
 
 const toRecord = (row: { jti: string; expires_at: Date }): RevocationRecord => ({ key: row.jti, expiresAt: row.expires_at });

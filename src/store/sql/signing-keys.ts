@@ -1,6 +1,7 @@
 /** Signing keys; creation and rotation run under a transaction-scoped advisory lock. */
 import { sql, type Selectable } from 'kysely';
-import type { SigningKeyRecord, SigningKeyRepository, SigningKeyState, SigningKeyTransaction } from '../types.ts';
+import type { SigningKeyRecord, SigningKeyState } from '../records.ts';
+import type { SigningKeyRepository, SigningKeyTransaction } from '../types.ts';
 import type { Db, SigningKeysTable } from './tables.ts';
 
 // Any fixed 64-bit number: the lock that serialises key creation and rotation cluster-wide.

@@ -1,6 +1,7 @@
 /** The `users` table <-> UserRecord. */
 import { sql, type Selectable } from 'kysely';
-import type { SignInSourceKind, UpsertResult, UserInput, UserRecord, UserRepository } from '../types.ts';
+import type { SignInSourceKind, UserInput, UserRecord } from '../records.ts';
+import type { UpsertResult, UserRepository } from '../types.ts';
 import { factorsOfUser, toFactorRecord } from './factors.ts';
 import type { Db, UsersTable } from './tables.ts';
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthErrorCode } from '../../../src/errors.ts';
-import type { CodeRecord } from '../../../src/store/types.ts';
+import type { CodeRecord } from '../../../src/store/records.ts';
 import type { TokenResponse } from '../../../src/grants/common.ts';
 import { REDIRECT, issueCode, jwtPayload, openHarness, outcome, pkce, type Harness } from './grant-harness.ts';
 

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { OAuthError } from '../../../src/errors.ts';
 import { createAuthorizationCodeGrant } from '../../../src/grants/authorization-code.ts';
-import type { CodeRecord } from '../../../src/store/types.ts';
+import type { CodeRecord } from '../../../src/store/records.ts';
 import { createClientCredentialsGrant } from '../../../src/grants/client-credentials.ts';
 import type { Grant, RefreshLifetime, TokenResponse } from '../../../src/grants/common.ts';
 import type { GrantsDeps } from '../../../src/grants/index.ts';
@@ -19,7 +19,8 @@ import { findRefreshToken } from '../../../src/protocol/token-lookup.ts';
 import { createMemoryEphemeralStore } from '../../../src/store/ephemeral/memory.ts';
 import { openDurableStore } from '../../../src/store/sql/durable.ts';
 import { openMigratedEmbedded } from '../../helpers/embedded-database.ts';
-import type { ClientRecord, DurableStore, EphemeralStore, RefreshFamilyState, UserRecord } from '../../../src/store/types.ts';
+import type { ClientRecord, RefreshFamilyState, UserRecord } from '../../../src/store/records.ts';
+import type { DurableStore, EphemeralStore } from '../../../src/store/types.ts';
 import { createKeyManager, type KeyManager } from '../../../src/tokens/keys.ts';
 import { hashClientSecret } from '../../../src/tokens/opaque.ts';
 import { createRefreshTokenCodec } from '../../../src/tokens/refresh-tokens.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OAuthError } from '../../../src/errors.ts';
 import { authenticateClient, type ClientCredentialsInput } from '../../../src/protocol/client-auth.ts';
-import type { ClientRecord } from '../../../src/store/types.ts';
+import type { ClientRecord } from '../../../src/store/records.ts';
 import { hashClientSecret } from '../../../src/tokens/opaque.ts';
 import { basic } from '../../helpers/oauth.ts';
 

@@ -4,7 +4,7 @@
  * known good, before the user is).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClientRecord } from '../../../src/store/types.ts';
+import type { ClientRecord } from '../../../src/store/records.ts';
 import { userinfo, type UserinfoDeps } from '../../../src/protocol/userinfo.ts';
 import { jwtPayload, openHarness, outcome, type Harness } from '../grants/grant-harness.ts';
 

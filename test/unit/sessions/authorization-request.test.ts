@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { OAuthError } from '../../../src/errors.ts';
 import { trustTarget, validateAuthorizationRequest, type HintVerification } from '../../../src/sessions/authorization-request.ts';
-import type { ClientRecord } from '../../../src/store/types.ts';
+import type { ClientRecord } from '../../../src/store/records.ts';
 import type { KeyManager } from '../../../src/tokens/keys.ts';
 
 const client: ClientRecord = {

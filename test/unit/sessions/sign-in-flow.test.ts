@@ -16,7 +16,7 @@ import { createDeviceCookies } from '../../../src/sessions/device-cookie.ts';
 import { createSignInThrottle } from '../../../src/sessions/throttle.ts';
 import type { PasswordSignInSource } from '../../../src/sources/types.ts';
 import { createMemoryEphemeralStore } from '../../../src/store/ephemeral/memory.ts';
-import type { ClientRecord, UserRecord } from '../../../src/store/types.ts';
+import type { ClientRecord, UserRecord } from '../../../src/store/records.ts';
 
 const alice: UserRecord = {
   id: 'u-alice', source: 'local', subject: 'u-alice', username: 'alice', passwordHash: null, givenName: null, familyName: null,

@@ -11,7 +11,7 @@ import type { AuthorizationRequest } from '../../../src/sessions/authorization-r
 import type { BrowserSession } from '../../../src/sessions/browser-session.ts';
 import type { Interaction, PendingSignIn } from '../../../src/sessions/interaction.ts';
 import { nextStep, type Step, type StepInput } from '../../../src/sessions/steps.ts';
-import type { ClientRecord, FactorRecord, UserRecord } from '../../../src/store/types.ts';
+import type { ClientRecord, FactorRecord, UserRecord } from '../../../src/store/records.ts';
 
 const NOW = 1_800_000_000;
 const AUTH_TIME = NOW - 100;

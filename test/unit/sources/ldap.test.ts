@@ -9,7 +9,8 @@ import { OAuthError } from '../../../src/errors.ts';
 import { createLdapSource, type LdapSource } from '../../../src/sources/ldap.ts';
 import type { SignInResult } from '../../../src/sources/types.ts';
 import { openMigratedEmbedded } from '../../helpers/embedded-database.ts';
-import type { DurableStore, UserRecord } from '../../../src/store/types.ts';
+import type { UserRecord } from '../../../src/store/records.ts';
+import type { DurableStore } from '../../../src/store/types.ts';
 import { freePort } from '../../helpers/process.ts';
 import { DIRECTORY_USERS as U, PEOPLE_DN, READER, slapdAvailable, startSlapd, type Slapd } from '../../helpers/slapd.ts';
 
