@@ -24,16 +24,17 @@ export function hasExited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
-/** Rejects once `child` has exited (at once when it already has). */
-export function exitOf(child: ChildProcess, what: string, detail: () => string = () => ''): Promise<never> {
+/** Rejects once `child` has exited (at once when it already has); `stop` ends the watch. */
+function watchExit(child: ChildProcess, what: string, detail: () => string): { exited: Promise<never>; stop: () => void } {
+  let fail = () => {};
   const exited = new Promise<never>((_, reject) => {
-    const fail = () => reject(new Error(`${what}: process ${child.pid} exited with ${child.exitCode ?? child.signalCode}${detail()}`));
+    fail = () => reject(new Error(`${what}: process ${child.pid} exited with ${child.exitCode ?? child.signalCode}${detail()}`));
     if (hasExited(child)) fail();
     else child.once('exit', fail);
   });
   // An exit after the wait is over is no failure of it.
   exited.catch(() => undefined);
-  return exited;
+  return { exited, stop: () => child.removeListener('exit', fail) };
 }
 
 /**
@@ -43,7 +44,16 @@ export function exitOf(child: ChildProcess, what: string, detail: () => string =
  */
 export async function waitUntil<T>(what: string, check: () => T | Promise<T>, options: WaitOptions = {}): Promise<NonNullable<T>> {
   const detail = () => (options.detail ? `\n${options.detail()}` : '');
-  const exits = (options.processes ?? []).map((child) => exitOf(child, what, detail));
+  // Each wait removes its exit listeners when it ends: a test may wait on one process many times.
+  const watches = (options.processes ?? []).map((child) => watchExit(child, what, detail));
+  try {
+    return await checkUntil(what, check, options, watches.map((w) => w.exited), detail);
+  } finally {
+    for (const watch of watches) watch.stop();
+  }
+}
+
+async function checkUntil<T>(what: string, check: () => T | Promise<T>, options: WaitOptions, exits: Promise<never>[], detail: () => string): Promise<NonNullable<T>> {
   const limitMs = options.limitMs ?? HANG_LIMIT_MS;
   const started = Date.now();
   let lastError: unknown;
