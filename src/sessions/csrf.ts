@@ -3,7 +3,8 @@
  * browser session's key under a key derived from IDP_SECRET, so a token is good for one
  * session and one purpose only.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameBytes } from '../tokens/constant-time.ts';
 import { asKeyring, keysOf, type Keyring } from '../tokens/secret-box.ts';
 
 function mac(key: Buffer, sessionKey: string, purpose: string): string {
@@ -18,9 +19,5 @@ export function sessionCsrfToken(key: Buffer | Keyring, sessionKey: string, purp
 /** Good under any key of the ring: a form shown before a change of IDP_SECRET still posts. */
 export function isValidSessionCsrfToken(key: Buffer | Keyring, sessionKey: string, purpose: string, token: string | undefined): boolean {
   if (!token) return false;
-  const given = Buffer.from(token);
-  return keysOf(asKeyring(key)).some((k) => {
-    const expected = Buffer.from(mac(k, sessionKey, purpose));
-    return expected.length === given.length && timingSafeEqual(expected, given);
-  });
+  return keysOf(asKeyring(key)).some((k) => sameBytes(mac(k, sessionKey, purpose), token));
 }

@@ -10,8 +10,9 @@
  * Checked under every key of the ring, so a change of IDP_SECRET (with IDP_SECRET_PREVIOUS)
  * keeps the devices it made known.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { epochSeconds, type Clock } from '../clock.ts';
+import { sameBytes } from '../tokens/constant-time.ts';
 import { keysOf, type Keyring } from '../tokens/secret-box.ts';
 import { canonicalAccount } from './throttle.ts';
 
@@ -42,11 +43,6 @@ const nameUnder = (key: Buffer, account: string) => `idp_device_${mac(key, `devi
 
 const signed = (key: Buffer, account: string, id: string, expiry: number) => mac(key, `device-cookie\n${canonicalAccount(account)}\n${id}\n${expiry}`);
 
-function sameText(a: string, b: string): boolean {
-  const [x, y] = [Buffer.from(a), Buffer.from(b)];
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 export function createDeviceCookies(ring: Keyring, clock: Clock): DeviceCookies {
   /** The id of `value` when it is a good cookie of `account` under `key`. */
   function idOf(key: Buffer, account: string, value: string | undefined): string | undefined {
@@ -54,7 +50,7 @@ export function createDeviceCookies(ring: Keyring, clock: Clock): DeviceCookies 
     if (!id || !expiryText || !tag || rest.length > 0 || !/^\d{1,12}$/.test(expiryText)) return undefined;
     const expiry = Number(expiryText);
     if (expiry <= epochSeconds(clock)) return undefined;
-    return sameText(signed(key, account, id, expiry), tag) ? id : undefined;
+    return sameBytes(signed(key, account, id, expiry), tag) ? id : undefined;
   }
 
   return {

@@ -2,11 +2,11 @@
  * An interaction is one authorization request being worked through its sign-in steps. It is
  * bound to the browser session that started it and carries the CSRF token of its forms.
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { epochSeconds } from '../clock.ts';
 import type { EphemeralStore, EphemeralWrite, EphemeralWritesByOutcome } from '../store/types.ts';
 import { NAMESPACES } from '../store/types.ts';
+import { sameBytes } from '../tokens/constant-time.ts';
 import { hashToken, randomToken } from '../tokens/opaque.ts';
 import type { AuthorizationRequest } from './authorization-request.ts';
 
@@ -106,7 +106,5 @@ export function withFullLifetime(interaction: Interaction): Interaction {
 /** A form post belongs to the interaction when it comes from its browser session with its token. */
 export function isSameBrowser(interaction: Interaction, sessionKey: string | undefined, csrfToken: string | undefined): boolean {
   if (!sessionKey || sessionKey !== interaction.sessionKey || !csrfToken) return false;
-  const expected = Buffer.from(interaction.csrfToken);
-  const given = Buffer.from(csrfToken);
-  return expected.length === given.length && timingSafeEqual(expected, given);
+  return sameBytes(interaction.csrfToken, csrfToken);
 }

@@ -4,7 +4,8 @@
  * them (and at least 32 characters when an administrator chooses one), so a salted SHA-256
  * is as strong as a slow hash here and keeps the token endpoint fast.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { sameBytes } from './constant-time.ts';
 
 /** A random value of `bytes` bytes (256 bits by default), base64url. */
 export function randomToken(bytes = 32): string {
@@ -31,5 +32,5 @@ export function verifyClientSecret(secret: string, stored: string): boolean {
   if (scheme !== 'sha256' || !salt || !digest) return false;
   const expected = Buffer.from(digest, 'base64url');
   const actual = createHash('sha256').update(Buffer.from(salt, 'base64url')).update(secret, 'utf8').digest();
-  return expected.length === actual.length && timingSafeEqual(expected, actual);
+  return sameBytes(expected, actual);
 }

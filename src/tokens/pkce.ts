@@ -1,5 +1,6 @@
 /** RFC 7636: Proof Key for Code Exchange, S256 only. */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { sameBytes } from './constant-time.ts';
 
 /** §4.1: code_verifier = 43*128 unreserved characters. */
 export const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
@@ -13,7 +14,5 @@ export function s256Challenge(verifier: string): string {
 /** §4.6: whether the verifier hashes to the challenge (compared in constant time). */
 export function verifyPkce(verifier: string, challenge: string): boolean {
   if (!CODE_VERIFIER.test(verifier)) return false;
-  const expected = Buffer.from(challenge);
-  const actual = Buffer.from(s256Challenge(verifier));
-  return expected.length === actual.length && timingSafeEqual(expected, actual);
+  return sameBytes(challenge, s256Challenge(verifier));
 }

@@ -8,7 +8,8 @@
  * Layout (71 characters of base64url): version (1 byte), family id (a UUID, 16 bytes),
  * generation (uint32, big-endian), HMAC-SHA-256 (32 bytes).
  */
-import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { sameBytes } from './constant-time.ts';
 import { asKeyring, type Keyring } from './secret-box.ts';
 
 const VERSION = 1;
@@ -75,10 +76,7 @@ export function createRefreshTokenCodec(secret: Buffer | Keyring): RefreshTokenC
     },
     isGenuine(token, salt) {
       const start = head(token.familyId, token.generation);
-      const matches = (k: KeyObject) => {
-        const expected = macUnder(k, start, salt);
-        return expected.length === token.mac.length && timingSafeEqual(expected, token.mac);
-      };
+      const matches = (k: KeyObject) => sameBytes(macUnder(k, start, salt), token.mac);
       return matches(key) || previous.some(matches);
     },
     accessJti(familyId, generation) {
