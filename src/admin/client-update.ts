@@ -8,6 +8,7 @@ import type { DurableStore } from '../store/types.ts';
 import { hashClientSecret, verifyClientSecret } from '../tokens/opaque.ts';
 import { clientProblems, publicClientWithClientCredentials } from './clients.ts';
 import { AdminError, formatPath, type FieldProblem } from './errors.ts';
+import { kept, keptList, sameValue } from './patch.ts';
 import { RULE_MESSAGES, parseInstant } from './rules.ts';
 import { unknownScopeReason, unknownScopes } from './scopes.ts';
 
@@ -32,14 +33,6 @@ export interface ClientChange {
   changed: string[];
 }
 
-const list = (stored: string[], given: readonly string[] | null | undefined): string[] =>
-  given === undefined ? stored : given === null ? [] : [...new Set(given)];
-
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
 /** The stored hash to keep when the given secret still verifies against it, else a new hash. */
 function secretHash(stored: string | null, given: string | null | undefined): string | null {
   if (given === undefined) return stored;
@@ -62,17 +55,17 @@ function merged(existing: ClientRecord, patch: ClientPatch): ClientRecord {
   const hash = secretHash(existing.secretHash, patch.client_secret);
   return {
     clientId: existing.clientId,
-    displayName: patch.display_name ?? existing.displayName,
-    enabled: patch.enabled ?? existing.enabled,
+    displayName: kept(existing.displayName, patch.display_name),
+    enabled: kept(existing.enabled, patch.enabled),
     secretHash: hash,
     secretExpiresAt: expiry(existing, patch, hash),
-    grantTypes: list(existing.grantTypes, patch.grant_types) as GrantType[],
-    scopes: list(existing.scopes, patch.scopes),
-    redirectUris: list(existing.redirectUris, patch.redirect_uris),
-    postLogoutRedirectUris: list(existing.postLogoutRedirectUris, patch.post_logout_redirect_uris),
-    corsOrigins: list(existing.corsOrigins, patch.cors_origins),
-    accessTokenLifetime: patch.access_token_lifetime ?? existing.accessTokenLifetime,
-    requireConsent: patch.require_consent ?? existing.requireConsent,
+    grantTypes: keptList(existing.grantTypes, patch.grant_types) as GrantType[],
+    scopes: keptList(existing.scopes, patch.scopes),
+    redirectUris: keptList(existing.redirectUris, patch.redirect_uris),
+    postLogoutRedirectUris: keptList(existing.postLogoutRedirectUris, patch.post_logout_redirect_uris),
+    corsOrigins: keptList(existing.corsOrigins, patch.cors_origins),
+    accessTokenLifetime: kept(existing.accessTokenLifetime, patch.access_token_lifetime),
+    requireConsent: kept(existing.requireConsent, patch.require_consent),
     // A secret set by hand may replace one that leaked: the previous one of a rotation ends with it.
     ...(existing.previousSecret && hash === existing.secretHash ? { previousSecret: existing.previousSecret } : {}),
   };

@@ -6,7 +6,7 @@
 import { escapeControlCharacters } from '../control-characters.ts';
 import { newPasswordProblem } from '../sources/password-policy.ts';
 import type { UserInput } from '../store/records.ts';
-import type { FieldProblem } from './errors.ts';
+import { AdminError, formatPath, type FieldProblem } from './errors.ts';
 import { RULE_MESSAGES, isEmail, isPlainText } from './rules.ts';
 
 /** A new account is enabled, has no roles and no second factor, and is asked for nothing. */
@@ -46,9 +46,21 @@ export function profileProblems(fields: UserProfileFields): FieldProblem[] {
   return problems;
 }
 
+/** Refuses a profile with wrong fields: the first named in the error's line, every one in its problems. */
+export function refuseProfileProblems(username: string, problems: readonly FieldProblem[]): void {
+  const first = problems[0];
+  if (first) throw new AdminError('invalid', `user ${quoted(username)}: ${formatPath(first.path)} ${first.message}`, problems);
+}
+
 /** The rules of the password change page (NIST SP 800-63B §3.1.1.2), for every way in. */
 export function passwordProblem(password: string, username: string): string | undefined {
   return newPasswordProblem(password, username);
+}
+
+/** Refuses a password those rules refuse. */
+export function refusePassword(password: string, username: string): void {
+  const problem = passwordProblem(password, username);
+  if (problem !== undefined) throw new AdminError('invalid', `password of ${username} refused: ${problem}`, [{ path: ['password'], message: problem }]);
 }
 
 /** A value as an error line may quote it: control characters escaped, never sent to a terminal. */

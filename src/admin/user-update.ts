@@ -10,10 +10,11 @@ import { TOTP_FACTOR_NAME } from '../sessions/mfa.ts';
 import { totpFactor, type UserInput, type UserRecord } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { deriveKey } from '../tokens/secret-box.ts';
-import { AdminError, formatPath } from './errors.ts';
+import { AdminError } from './errors.ts';
+import { kept, keptList, sameValue } from './patch.ts';
 import { revokeAfterPasswordChange } from './passwords.ts';
 import { seedTotpSecret, type SeedTotp } from './seed-records.ts';
-import { passwordProblem, profileProblems, quoted } from './user-fields.ts';
+import { profileProblems, quoted, refusePassword, refuseProfileProblems } from './user-fields.ts';
 
 /** The fields to change, by their wire names (OpenID Connect claims). */
 export interface UserPatch {
@@ -54,42 +55,33 @@ export interface UserChange {
   changed: string[];
 }
 
-const keep = <T>(stored: T, given: T | undefined): T => (given === undefined ? stored : given);
-
-function refuseProblems(user: UserRecord, patch: UserPatch): void {
-  const problems = profileProblems({ ...patch, username: user.username, roles: patch.roles ?? [] });
-  const first = problems[0];
-  if (first) throw new AdminError('invalid', `user ${quoted(user.username)}: ${formatPath(first.path)} ${first.message}`, problems);
-}
-
 async function newPasswordHash(user: UserRecord, password: string | undefined): Promise<string | null> {
   if (password === undefined) return user.passwordHash;
   if (user.source !== 'local') throw new AdminError('invalid', `user ${quoted(user.username)} signs in through ${user.source}: it has no password here`, [{ path: ['password'], message: 'not a local account' }]);
-  const problem = passwordProblem(password, user.username);
-  if (problem !== undefined) throw new AdminError('invalid', `password of ${user.username} refused: ${problem}`, [{ path: ['password'], message: problem }]);
+  refusePassword(password, user.username);
   if (user.passwordHash !== null && (await verifyPassword(user.passwordHash, password))) return user.passwordHash;
   return hashPassword(password);
 }
 
 export async function prepareUserChange(user: UserRecord, patch: UserPatch, totpKey: Buffer): Promise<UserChange> {
-  refuseProblems(user, patch);
+  refuseProfileProblems(user.username, profileProblems({ ...patch, username: user.username, roles: patch.roles ?? [] }));
   const after: Pick<UserInput, Column> = {
     passwordHash: await newPasswordHash(user, patch.password),
-    givenName: keep(user.givenName, patch.given_name),
-    familyName: keep(user.familyName, patch.family_name),
-    name: keep(user.name, patch.name),
-    email: keep(user.email, patch.email),
-    emailVerified: keep(user.emailVerified, patch.email_verified),
-    phoneNumber: keep(user.phoneNumber, patch.phone_number),
-    phoneNumberVerified: keep(user.phoneNumberVerified, patch.phone_number_verified),
-    roles: patch.roles === undefined ? user.roles : [...new Set(patch.roles ?? [])],
-    locked: keep(user.locked, patch.locked),
-    mustChangePassword: keep(user.mustChangePassword, patch.must_change_password),
-    mustEnrolMfa: keep(user.mustEnrolMfa, patch.must_enrol_mfa),
+    givenName: kept(user.givenName, patch.given_name),
+    familyName: kept(user.familyName, patch.family_name),
+    name: kept(user.name, patch.name),
+    email: kept(user.email, patch.email),
+    emailVerified: kept(user.emailVerified, patch.email_verified),
+    phoneNumber: kept(user.phoneNumber, patch.phone_number),
+    phoneNumberVerified: kept(user.phoneNumberVerified, patch.phone_number_verified),
+    roles: keptList(user.roles, patch.roles),
+    locked: kept(user.locked, patch.locked),
+    mustChangePassword: kept(user.mustChangePassword, patch.must_change_password),
+    mustEnrolMfa: kept(user.mustEnrolMfa, patch.must_enrol_mfa),
   };
   const stored = totpFactor(user)?.secretSealed;
   const totp = seedTotpSecret(totpKey, user.id, patch.totp_secret, stored);
-  const columns = (Object.keys(WIRE_NAMES) as Column[]).filter((key) => JSON.stringify(after[key]) !== JSON.stringify(user[key]));
+  const columns = (Object.keys(WIRE_NAMES) as Column[]).filter((key) => !sameValue(after[key], user[key]));
   // Removing a factor the user does not have changes nothing.
   const totpChanged = totp !== 'keep' && (totp !== null || stored !== undefined);
   const names = new Set([...columns.map((key) => WIRE_NAMES[key]), ...(totpChanged ? ['totp_secret'] : [])]);

@@ -8,9 +8,9 @@ import type { SignInSourceKind, UserFlag, UserInput, UserRecord } from '../store
 import type { DurableStore } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { createOnly } from './create-only.ts';
-import { AdminError, formatPath } from './errors.ts';
+import { AdminError } from './errors.ts';
 import { canonicalUsername } from './rules.ts';
-import { NEW_USER_DEFAULTS, passwordProblem, profileProblems, quoted } from './user-fields.ts';
+import { NEW_USER_DEFAULTS, profileProblems, refusePassword, refuseProfileProblems } from './user-fields.ts';
 
 /** A local account to add: its profile (the full name is made of the parts given) and password. */
 export interface NewLocalUser {
@@ -26,14 +26,11 @@ export interface NewLocalUser {
 }
 
 function refuseProblems(input: NewLocalUser): void {
-  const problems = profileProblems({
+  refuseProfileProblems(input.username, profileProblems({
     username: input.username, given_name: input.givenName, family_name: input.familyName,
     email: input.email, phone_number: input.phoneNumber, roles: input.roles,
-  });
-  const first = problems[0];
-  if (first) throw new AdminError('invalid', `user ${quoted(input.username)}: ${formatPath(first.path)} ${first.message}`, problems);
-  const problem = passwordProblem(input.password, input.username);
-  if (problem !== undefined) throw new AdminError('invalid', `password of ${input.username} refused: ${problem}`, [{ path: ['password'], message: problem }]);
+  }));
+  refusePassword(input.password, input.username);
 }
 
 export async function createUser(durable: DurableStore, input: NewLocalUser): Promise<{ kind: 'created'; user: UserRecord }> {
