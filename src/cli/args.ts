@@ -75,3 +75,14 @@ export function subcommand(family: string, names: readonly string[], args: strin
   }
   return { name, rest };
 }
+
+/** `--NAME` / `--no-NAME`: true, false, or undefined when neither is given; both is bad usage. */
+export function onOrOff(values: Readonly<Record<string, unknown>>, name: string, usage: string): boolean | undefined {
+  if (values[name] && values[`no-${name}`]) throw new UsageError(`give --${name} or --no-${name}, not both (usage: ${usage})`);
+  return values[name] ? true : values[`no-${name}`] ? false : undefined;
+}
+
+/** A stored list with the values of `--add-X` appended and those of `--remove-X` taken out. */
+export function editedList(stored: readonly string[], added: readonly string[], removed: readonly string[]): string[] {
+  return [...stored, ...added].filter((value) => !removed.includes(value));
+}

@@ -6,7 +6,7 @@ import { updateClient, type ClientPatch } from '../admin/client-update.ts';
 import { getClient } from '../admin/clients.ts';
 import { RULE_MESSAGES, isGrantType, isOrigin, isRedirectUri, isScopeToken } from '../admin/rules.ts';
 import type { ClientRecord } from '../store/records.ts';
-import { parseCommand } from './args.ts';
+import { editedList, onOrOff, parseCommand } from './args.ts';
 import { auditChange } from './audit.ts';
 import { clientDocument } from './client-view.ts';
 import { checkEach, parseExpiry, parseLifetime } from './clients-add.ts';
@@ -46,17 +46,12 @@ type StoredLists = Pick<ClientRecord, (typeof LISTS)[ListFlag][1]>;
 const NO_LISTS: StoredLists = { redirectUris: [], postLogoutRedirectUris: [], corsOrigins: [], scopes: [], grantTypes: [] };
 
 /** The stored list with the added values appended and the removed ones taken out. */
-function editedList(flag: ListFlag, values: Values, stored: readonly string[]): string[] | undefined {
+function editedFlagList(flag: ListFlag, values: Values, stored: readonly string[]): string[] | undefined {
   const [, , rule, message] = LISTS[flag];
   const added = checkEach(`add-${flag}`, (values[`add-${flag}`] as string[] | undefined) ?? [], rule, message);
   const removed = (values[`remove-${flag}`] as string[] | undefined) ?? [];
   if (added.length === 0 && removed.length === 0) return undefined;
-  return [...stored, ...added].filter((value) => !removed.includes(value));
-}
-
-function consent(values: Values): boolean | undefined {
-  if (values['require-consent'] && values['no-require-consent']) throw new UsageError(`give --require-consent or --no-require-consent, not both (usage: ${USAGE})`);
-  return values['require-consent'] ? true : values['no-require-consent'] ? false : undefined;
+  return editedList(stored, added, removed);
 }
 
 /** The patch the flags describe against the stored client; a UsageError when they describe none. */
@@ -65,10 +60,10 @@ function patchFromFlags(values: Values, client: StoredLists): ClientPatch {
   const patch: ClientPatch = {
     display_name: values.name as string | undefined,
     access_token_lifetime: values['access-token-lifetime'] === undefined ? undefined : parseLifetime(values['access-token-lifetime'] as string),
-    require_consent: consent(values),
+    require_consent: onOrOff(values, 'require-consent', USAGE),
     // `--secret-expires-at none` takes the expiry away.
     secret_expires_at: expiresAt === undefined ? undefined : expiresAt === 'none' ? null : (parseExpiry(expiresAt), expiresAt),
-    ...Object.fromEntries(LIST_FLAGS.map((flag) => [LISTS[flag][0], editedList(flag, values, client[LISTS[flag][1]])])),
+    ...Object.fromEntries(LIST_FLAGS.map((flag) => [LISTS[flag][0], editedFlagList(flag, values, client[LISTS[flag][1]])])),
   };
   if (Object.values(patch).every((value) => value === undefined)) throw new UsageError(`no change given (usage: ${USAGE})`);
   return patch;

@@ -5,7 +5,7 @@
 import { RULE_MESSAGES, isEmail, isPlainText } from '../admin/rules.ts';
 import { findUser } from '../admin/users.ts';
 import { updateUser, type UserPatch } from '../admin/user-update.ts';
-import { parseCommand } from './args.ts';
+import { editedList, onOrOff, parseCommand } from './args.ts';
 import { auditChange } from './audit.ts';
 import { UsageError, type CliContext, type ExitCode } from './context.ts';
 import { report } from './output.ts';
@@ -36,12 +36,6 @@ const UPDATE_SPEC = {
 
 type Values = ReturnType<typeof parseCommand<typeof UPDATE_SPEC.options>>['values'];
 
-/** `--X` / `--no-X`: true, false, or undefined when neither is given. */
-function flag(values: Values, name: 'email-verified' | 'phone-verified'): boolean | undefined {
-  if (values[name] && values[`no-${name}`]) throw new UsageError(`give --${name} or --no-${name}, not both (usage: ${USAGE})`);
-  return values[name] ? true : values[`no-${name}`] ? false : undefined;
-}
-
 /** An empty value clears the field (`--email ""`). */
 const text = (value: string | undefined): string | null | undefined => (value === undefined ? undefined : value === '' ? null : value);
 
@@ -54,7 +48,7 @@ function roles(values: Values, stored: readonly string[]): string[] | undefined 
   if (values['no-roles']) return [];
   if (role !== undefined) return role;
   if (add === undefined && remove === undefined) return undefined;
-  return [...stored, ...(add ?? [])].filter((r) => !(remove ?? []).includes(r));
+  return editedList(stored, add ?? [], remove ?? []);
 }
 
 async function readPassword(context: CliContext): Promise<string> {
@@ -71,9 +65,9 @@ function patchFromFlags(values: Values, storedRoles: readonly string[]): UserPat
     family_name: text(values['family-name']),
     name: text(values.name),
     email,
-    email_verified: flag(values, 'email-verified'),
+    email_verified: onOrOff(values, 'email-verified', USAGE),
     phone_number: text(values.phone),
-    phone_number_verified: flag(values, 'phone-verified'),
+    phone_number_verified: onOrOff(values, 'phone-verified', USAGE),
     roles: roles(values, storedRoles),
   };
   if (Object.values(patch).every((value) => value === undefined) && !values['password-stdin']) throw new UsageError(`no change given (usage: ${USAGE})`);
