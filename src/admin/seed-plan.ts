@@ -38,13 +38,18 @@ async function planClient(durable: DurableStore, entry: SeedClient): Promise<Cli
   return { kind: 'create', record, fields: givenFields(entry, 'client_id') };
 }
 
-export async function planClients(durable: DurableStore, entries: readonly SeedClient[], problems: FieldProblem[]): Promise<ClientPlan[]> {
-  const plans: ClientPlan[] = [];
+/** The plan of each entry of a section, in order; an entry refused adds its problems instead. */
+async function planEach<E, P>(section: 'clients' | 'users', entries: readonly E[], problems: FieldProblem[], planOne: (entry: E) => Promise<P>): Promise<P[]> {
+  const plans: P[] = [];
   for (const [i, entry] of entries.entries()) {
-    const plan = await collect(['clients', i], problems, () => planClient(durable, entry));
+    const plan = await collect([section, i], problems, () => planOne(entry));
     if (plan) plans.push(plan);
   }
   return plans;
+}
+
+export function planClients(durable: DurableStore, entries: readonly SeedClient[], problems: FieldProblem[]): Promise<ClientPlan[]> {
+  return planEach('clients', entries, problems, (entry) => planClient(durable, entry));
 }
 
 async function planUser(durable: DurableStore, entry: SeedUser, totpKey: Buffer): Promise<UserPlan> {
@@ -56,11 +61,6 @@ async function planUser(durable: DurableStore, entry: SeedUser, totpKey: Buffer)
 }
 
 /** argon2 runs here, outside the transaction that writes the plans. */
-export async function planUsers(durable: DurableStore, entries: readonly SeedUser[], totpKey: Buffer, problems: FieldProblem[]): Promise<UserPlan[]> {
-  const plans: UserPlan[] = [];
-  for (const [i, entry] of entries.entries()) {
-    const plan = await collect(['users', i], problems, () => planUser(durable, entry, totpKey));
-    if (plan) plans.push(plan);
-  }
-  return plans;
+export function planUsers(durable: DurableStore, entries: readonly SeedUser[], totpKey: Buffer, problems: FieldProblem[]): Promise<UserPlan[]> {
+  return planEach('users', entries, problems, (entry) => planUser(durable, entry, totpKey));
 }
