@@ -11,12 +11,17 @@ import { OAuthError } from '../../errors.ts';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/** A Host value's name (an IPv6 address in its brackets) and port, in lower case; undefined when it is not host[:port]. */
+function splitHost(host: string): { name: string; port: string | undefined } | undefined {
+  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(host.trim().toLowerCase());
+  return match ? { name: match[1] ?? '', port: match[2] } : undefined;
+}
+
 /** host[:port] in lower case, without the scheme's default port. */
 function normalise(host: string, scheme: string): string {
-  const lower = host.trim().toLowerCase();
-  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(lower);
-  if (!match) return lower;
-  const [, name = '', port] = match;
+  const split = splitHost(host);
+  if (!split) return host.trim().toLowerCase();
+  const { name, port } = split;
   const defaultPort = scheme === 'https:' ? '443' : '80';
   const canonicalName = LOOPBACK.has(name) ? 'loopback' : name;
   return port === undefined || port === defaultPort ? canonicalName : `${canonicalName}:${port}`;
@@ -67,7 +72,7 @@ export function foreignHostCheck(config: Pick<Config, 'baseUrl'>, basePath: stri
 export function createManagementHostCheck(management: { host: string; hosts: readonly string[] }): (host: string | undefined) => boolean {
   const listed = new Set([management.host, ...management.hosts].map((name) => name.toLowerCase()));
   return (host) => {
-    const name = /^(\[[^\]]+\]|[^:]+)(?::\d+)?$/.exec(host?.trim().toLowerCase() ?? '')?.[1];
+    const name = splitHost(host ?? '')?.name;
     if (name === undefined) return false;
     return isIP(name.startsWith('[') ? name.slice(1, -1) : name) !== 0 || /^[a-z0-9_-]+$/.test(name) || listed.has(name);
   };
