@@ -5,6 +5,7 @@
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { DerivedServices } from './services-security.ts';
+import type { Mailer } from './mail/mailer.ts';
 import type { SessionStore } from './sessions/browser-session.ts';
 import type { InteractionStore } from './sessions/interaction.ts';
 import type { SignInSource } from './sources/types.ts';
@@ -32,6 +33,8 @@ export interface ServicesBase extends DerivedServices {
   revocations: RevocationList;
   sessions: SessionStore;
   interactions: InteractionStore;
+  /** Mail to users (recovery codes, security notices); `available` false when none can be sent. */
+  mailer: Mailer;
   /** The deployment's sign-in source (one per deployment). */
   source: SignInSource;
   close(): Promise<void>;

@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { describeDatabase } from './config/startup.ts';
 import { embeddedDatabaseHolder, embeddedDatabasePath, embeddedSocketPath, ensureDataDir } from './data-dir.ts';
+import { createLogMailer, NO_MAILER } from './mail/mailer.ts';
 import { deriveServices } from './services-security.ts';
 import type { ServicesBase } from './services-base.ts';
 import { createProtocolServices, type ProtocolServices } from './services-protocol.ts';
@@ -137,6 +138,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     revocations,
     sessions: createSessionStore(ephemeral, clock),
     interactions: createInteractionStore(ephemeral, clock),
+    mailer: config.production ? NO_MAILER : createLogMailer((fields, message) => options.logger?.info(fields, message)),
     source,
     async close() {
       stopKeyEvents();
