@@ -127,6 +127,29 @@ export interface AdminChange {
   fields: readonly string[];
 }
 
+/** A user changed their own password (the account page). */
+export interface PasswordChanged {
+  type: 'password_changed';
+  user_id: string;
+}
+
+/** The kinds of second factor events name. */
+export type SecondFactorKind = 'totp' | 'recovery_code' | 'passkey';
+
+/** A user added a second factor (the account page). */
+export interface MfaAdded {
+  type: 'mfa_added';
+  user_id: string;
+  kind: SecondFactorKind;
+}
+
+/** A user removed a second factor (the account page). */
+export interface MfaRemoved {
+  type: 'mfa_removed';
+  user_id: string;
+  kind: SecondFactorKind;
+}
+
 export type AuditEvent =
   | TokenIssued
   | RefreshTokenReuseDetected
@@ -138,7 +161,10 @@ export type AuditEvent =
   | KeyPublished
   | KeyRotated
   | KeyRetired
-  | AdminChange;
+  | AdminChange
+  | PasswordChanged
+  | MfaAdded
+  | MfaRemoved;
 
 export type AuditEventType = AuditEvent['type'];
 
@@ -155,4 +181,7 @@ export const AUDIT_EVENT_TYPES = Object.keys({
   key_rotated: true,
   key_retired: true,
   admin_change: true,
+  password_changed: true,
+  mfa_added: true,
+  mfa_removed: true,
 } satisfies Record<AuditEventType, true>) as AuditEventType[];

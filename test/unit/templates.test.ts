@@ -42,7 +42,16 @@ const PAGES: Record<string, Data> = {
   'form-post': { action: 'https://shop.example/callback', fields: [{ name: 'code', value: 'c-1' }, { name: 'state', value: 's-1' }], nonce: 'bm9uY2U' },
   otp: { action: '/signin/otp', csrfToken: 'csrf-4', error: 'That code did not work.', invalid: ['otp'] },
   enrol: { action: '/signin/enrol', csrfToken: 'csrf-5', qrSvg: QR_SVG, secret: 'JBSW Y3DP EHPK 3PXP',
-    otpauthUri: 'otpauth://totp/idp.example:alice?secret=JBSWY3DPEHPK3PXP&issuer=idp.example', account: 'alice', issuer: 'idp.example', error: 'That code did not work.', invalid: ['otp'] },
+    otpauthUri: 'otpauth://totp/idp.example:alice?secret=JBSWY3DPEHPK3PXP&issuer=idp.example', account: 'alice', issuer: 'idp.example', error: 'That code did not work.', invalid: ['otp'],
+    fields: [{ name: 'enrolment', value: 'sealed-1' }], cancelUrl: '/account' },
+  account: {
+    accountPath: '/account', csrfToken: 'csrf-7', username: 'alice', notice: 'Your password was changed.', emailCode: '12345678',
+    profile: [{ label: 'Name', claim: 'name', value: 'Alice Liddell' }, { label: 'Email', claim: 'email', value: 'alice@example.com' }],
+    email: 'alice@example.com', emailVerified: false, canChangePassword: true, recent: false,
+    totp: { since: '2026-11-27 10:00 UTC', lastUsed: '2026-11-27 11:00 UTC' }, rules: ['be at least 12 characters long'],
+    errors: { password: 'The current password is not right.', email: 'That code is not right.' },
+    invalid: ['password.current_password', 'email.code'],
+  },
   password: {
     action: '/signin/password', csrfToken: 'csrf-6', error: 'The passwords do not match.', invalid: ['confirm_password'],
     reason: 'Your administrator requires a new password.', rules: ['be at least 12 characters long', 'not contain your username'],
@@ -240,7 +249,8 @@ describe('the pages, with the names of the README\'s Pages section', () => {
   it('MFA enrolment: the QR code, the secret as text, otp and "Verify"', () => {
     const html = render('enrol', PAGES.enrol ?? {});
     const f = formOf(html, '/signin/enrol');
-    expect(f.hidden.map((i) => i.name)).toEqual(['csrf_token']);
+    // The account page's set-up adds its sealed secret as `fields`.
+    expect(f.hidden.map((i) => i.name)).toEqual(['csrf_token', 'enrolment']);
     expect(f.visible.map((i) => [i.name, f.labels.get(i.id ?? '')])).toEqual([['otp', 'Authentication code']]);
     expect(f.buttons.map((b) => b.text)).toEqual(['Verify']);
     expect(text(html)).toContain('JBSW Y3DP EHPK 3PXP');

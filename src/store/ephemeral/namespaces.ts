@@ -25,6 +25,8 @@ export const NAMESPACES = {
   upstreamSignIn: 'upstream-sign-in',
   /** The round trip to an upstream OpenID provider at sign-out. */
   upstreamSignOut: 'upstream-sign-out',
+  /** The email verification code a user asked for from the account page, by user id (15 minutes). */
+  emailVerification: 'email-verification',
   /** Revoked access-token ids as releases before the durable revocation list kept them (read once at start). */
   revokedJti: 'revoked-jti',
 } as const;
