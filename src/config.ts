@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { envSchema, EXAMPLES, type Env, type Problem } from './config/environment.ts';
 import { deploymentProblems, missingInProduction } from './config/deployment.ts';
+import { mailOf } from './config/mail.ts';
 import { cleartextSource, missingForSource, signInOf, unusedSettings, type SignIn } from './config/sign-in.ts';
 
 /**
@@ -29,6 +30,7 @@ export type SignInConfig = Config['signIn'];
 export type LdapConfig = Extract<SignInConfig, { source: 'ldap' }>['ldap'];
 export type UpstreamConfig = Extract<SignInConfig, { source: 'oidc' }>['upstream'];
 export type BrandConfig = Config['brand'];
+export type MailConfig = Config['mail'];
 
 /** `warnings`: settings that do nothing in this configuration, one line each. */
 export type ConfigResult = { ok: true; config: Config; warnings: string[] } | { ok: false; message: string };
@@ -151,6 +153,8 @@ function toConfig(env: Env, signIn: SignIn) {
       /** `#rrggbb`, lower case. */
       color: env.IDP_BRAND_COLOR,
     }),
+    /** The mail server (IDP_SMTP_URL; undefined: none) and the sender (IDP_MAIL_FROM). */
+    mail: mailOf({ smtp: env.IDP_SMTP_URL, from: env.IDP_MAIL_FROM, production: env.NODE_ENV === 'production', allowInsecure: env.IDP_ALLOW_INSECURE_MAIL }, baseUrl),
   });
 }
 

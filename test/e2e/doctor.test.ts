@@ -17,7 +17,7 @@ import { REDIS_URL, createTestDatabase, postgresAvailable, redisAvailable, type 
 import { waitUntil } from '../helpers/waits.ts';
 
 const IDP_SECRET = 'd'.repeat(64);
-const NAMES = ['discovery', 'issuer', 'jwks', 'https', 'cookies', 'forwarded', 'clock', 'database', 'secret', 'change feed', 'store', 'sign-in source'];
+const NAMES = ['discovery', 'issuer', 'jwks', 'https', 'cookies', 'forwarded', 'clock', 'database', 'secret', 'change feed', 'store', 'sign-in source', 'mail'];
 
 /** A Redis of our own, to stop under a running deployment. */
 async function startRedis(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
