@@ -38,6 +38,8 @@ export interface SmtpServerOptions {
   auth?: { user: string; pass: string };
   /** 'refuse': every recipient is refused (550); 'hang': the server never greets. Default 'accept'. */
   behaviour?: 'accept' | 'refuse' | 'hang';
+  /** The address to listen on; default 127.0.0.1 (a test of what production demands off loopback gives another). */
+  host?: string;
 }
 
 export interface SmtpCatcher {
@@ -60,7 +62,7 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
   const events = new EventEmitter();
   let connections = 0;
   let authFailures = 0;
-  const { auth, tls, behaviour = 'accept' } = options;
+  const { auth, tls, behaviour = 'accept', host = '127.0.0.1' } = options;
   const server = new SMTPServer({
     logger: false,
     // close() cuts what is left after a second (a client waiting for a greeting that never comes).
@@ -102,16 +104,16 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(0, host, () => resolve());
   });
   // A client that goes away mid-conversation is no failure of the test.
   server.on('error', () => {});
   const { port } = server.server.address() as AddressInfo;
   const credentials = auth ? `${encodeURIComponent(auth.user)}:${encodeURIComponent(auth.pass)}@` : '';
   return {
-    host: '127.0.0.1',
+    host,
     port,
-    url: `smtp://${credentials}127.0.0.1:${port}`,
+    url: `smtp://${credentials}${host.includes(':') ? `[${host}]` : host}:${port}`,
     messages,
     connections: () => connections,
     authFailures: () => authFailures,
