@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { envSchema, EXAMPLES, type Env, type Problem } from './config/environment.ts';
 import { deploymentProblems, missingInProduction } from './config/deployment.ts';
-import { mailOf } from './config/mail.ts';
+import { mailOf, unusedMailSettings } from './config/mail.ts';
 import { cleartextSource, missingForSource, signInOf, unusedSettings, type SignIn } from './config/sign-in.ts';
 
 /**
@@ -53,7 +53,8 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
     const lines = problems.filter((p) => !named.has(p.variable) && named.add(p.variable)).map((p) => configError(p.variable, p.message));
     return { ok: false, message: lines.join('\n') };
   }
-  return { ok: true, config: parsed.data, warnings: [...unusedSettings(env, parsed.data.signIn.source), ...trustProxyWarnings(parsed.data)] };
+  const warnings = [...unusedSettings(env, parsed.data.signIn.source), ...trustProxyWarnings(parsed.data), ...unusedMailSettings(env, parsed.data.mail.smtp !== undefined)];
+  return { ok: true, config: parsed.data, warnings };
 }
 
 /** `IDP_TRUST_PROXY=true` works, but lets every client choose the address it is counted under. */

@@ -86,3 +86,10 @@ export function describeSmtp(smtp: SmtpServer & { requireTls: boolean }): string
   const tls = smtp.implicitTls ? 'TLS' : smtp.requireTls ? 'STARTTLS required' : 'STARTTLS when offered';
   return `smtp ${host}:${smtp.port} (${tls})`;
 }
+
+/** IDP_MAIL_FROM or IDP_ALLOW_INSECURE_MAIL without IDP_SMTP_URL: set by mistake, or the server forgotten. */
+export function unusedMailSettings(env: Record<string, string | undefined>, smtpSet: boolean): string[] {
+  if (smtpSet) return [];
+  const set = ['IDP_MAIL_FROM', 'IDP_ALLOW_INSECURE_MAIL'].filter((name) => (env[name] ?? '').trim() !== '');
+  return set.length === 0 ? [] : [`${set.join(', ')} ${set.length === 1 ? 'is' : 'are'} set but IDP_SMTP_URL is not: no mail is sent through a mail server`];
+}

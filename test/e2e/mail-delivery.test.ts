@@ -116,18 +116,21 @@ describe('the SMTP mailer', () => {
     for (const secret of ['hunter2-secret', '48213907', CODE.link]) expect(lines.join('\n')).not.toContain(secret);
   });
 
-  it('gives up on a server that never greets, counting a failure, while later sends still return at once', async () => {
+  it('gives up on a server that never greets, counting a failure; sends return at once, and a full queue drops what is more', async () => {
     const server = await catcher({ behaviour: 'hang' });
     // One conversation at a time, and a short flush when the test ends, so that the wait is one greeting timeout.
-    const mailer = createSmtpMailer({ smtp: smtpOf(server.url), from: 'no-reply@id.example.com', warn: () => {}, concurrency: 1, flushMs: 100 });
+    const mailer = createSmtpMailer({ smtp: smtpOf(server.url), from: 'no-reply@id.example.com', warn: () => {}, concurrency: 1, queueLimit: 4, flushMs: 100 });
     open.push(mailer);
-    for (let i = 0; i < 6; i++) mailer.send(securityNoticeMessage(`u${i}@example.com`, { name: 'Acme' }, 'mfa_added', new Date(0)));
+    const notice = (to: string) => securityNoticeMessage(to, { name: 'Acme' }, 'mfa_added', new Date(0));
+    for (let i = 0; i < 6; i++) mailer.send(notice(`u${i}@example.com`));
     expect(server.connections()).toBe(0);
+    expect(mailer.results()).toStrictEqual({ sent: 0, failed: 0, dropped: 2 });
     await waitUntil('a connection to the hanging server', () => server.connections() > 0);
-    mailer.send(securityNoticeMessage('late@example.com', { name: 'Acme' }, 'mfa_added', new Date(0)));
-    expect(mailer.results()).toStrictEqual({ sent: 0, failed: 0, dropped: 0 });
+    // The first message is in flight: there is room for one more.
+    mailer.send(notice('late@example.com'));
+    expect(mailer.results()).toStrictEqual({ sent: 0, failed: 0, dropped: 2 });
     await waitUntil('the hanging server counted as a failure', async () => /^idp_mail_sent_total\{result="failed"\} [1-9]/m.test(await mailSeries(mailer)));
-    expect(await mailSeries(mailer)).toContain('idp_mail_sent_total{result="sent"} 0');
+    expect(await mailSeries(mailer)).toContain('idp_mail_sent_total{result="dropped"} 2');
   });
 
   it('sends what is queued when closed, and drops (counting and logging) what does not go within the flush time', async () => {

@@ -67,6 +67,17 @@ describe('IDP_MAIL_FROM', () => {
   });
 });
 
+describe('settings without a mail server', () => {
+  it('are warned about at start: they do nothing without IDP_SMTP_URL', () => {
+    const warnings = (env: Record<string, string>) => {
+      const parsed = parseConfig(env);
+      return parsed.ok ? parsed.warnings : [parsed.message];
+    };
+    expect(warnings({ IDP_MAIL_FROM: 'a@b.example' })).toStrictEqual(['IDP_MAIL_FROM is set but IDP_SMTP_URL is not: no mail is sent through a mail server']);
+    expect(warnings({ IDP_MAIL_FROM: 'a@b.example', IDP_SMTP_URL: 'smtp://127.0.0.1' })).toStrictEqual([]);
+  });
+});
+
 describe('the start line and the brand of the messages', () => {
   it('says where mail goes, and in production without a server that the features needing it are off', () => {
     const line = (env: Record<string, string>) => startupLine(describeStartup(configOf(env)));
