@@ -31,7 +31,7 @@ export interface SectionProblem {
 
 interface AccountFormOptions extends AccountRouteOptions {
   accountPath: string;
-  show(reply: FastifyReply, signedIn: SignedIn, extra?: { notice?: string; emailCode?: string; problem?: SectionProblem }): FastifyReply;
+  show(reply: FastifyReply, signedIn: SignedIn, extra?: { notice?: string; emailCode?: string; problem?: SectionProblem }): Promise<FastifyReply>;
 }
 
 type Handler = (signedIn: SignedIn, form: Params, browser: BrowserRequest, reply: FastifyReply) => Promise<FastifyReply>;
@@ -92,6 +92,18 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
   form('/totp/remove', true, async (signedIn, _fields, browser, reply) => {
     await account.security.removeTotp(signedIn, browser.audit);
     return done(reply, 'totp-removed');
+  });
+
+  form('/applications/remove', false, async (signedIn, fields, _browser, reply) => {
+    const clientId = fields.client_id;
+    if (!clientId) throw new OAuthError('invalid_request', 'The client_id parameter is required.', { redirectable: false });
+    await account.userSessions.removeApplicationAccess(signedIn.user.id, clientId);
+    return done(reply, 'access-removed');
+  });
+
+  form('/sessions/end-others', false, async (signedIn, _fields, _browser, reply) => {
+    await account.userSessions.endOtherBrowserSessions(signedIn.user.id, signedIn.loaded.key);
+    return done(reply, 'sessions-ended');
   });
 
   form('/email/send', false, async (signedIn, _fields, _browser, reply) => {

@@ -9,6 +9,7 @@ import type { SignedIn } from '../sessions/account.ts';
 import { accountView } from '../sessions/account-view.ts';
 import { EMAIL_CODE } from '../sessions/email-verification.ts';
 import { passwordRules } from '../sources/password-policy.ts';
+import { connectionsOf } from './account-connections.ts';
 import { accountFormRoutes, type AccountRouteOptions, type SectionProblem } from './account-forms.ts';
 import { renderPage } from './shared/pages.ts';
 
@@ -19,6 +20,8 @@ const NOTICES: Record<string, string> = {
   'totp-removed': 'The authenticator app was removed.',
   'email-sent': 'We sent a code to your email address. Enter it below.',
   'email-verified': 'Your email address is verified.',
+  'access-removed': 'The application no longer has access to your account. If you use it again, it asks for your permission again.',
+  'sessions-ended': 'Your other browser sessions were signed out.',
 };
 
 export type { AccountRouteOptions };
@@ -29,11 +32,12 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRouteO
   const config = { page: true };
 
   /** The page for the signed-in user, with a notice, a prefilled code or a section's refusal. */
-  function show(reply: FastifyReply, signedIn: SignedIn, extra: { notice?: string; emailCode?: string; problem?: SectionProblem } = {}): FastifyReply {
+  async function show(reply: FastifyReply, signedIn: SignedIn, extra: { notice?: string; emailCode?: string; problem?: SectionProblem } = {}): Promise<FastifyReply> {
     const view = accountView(signedIn, account.base.isRecent(signedIn));
     const { problem } = extra;
     return renderPage(reply, page, 'account', {
       ...view,
+      ...(await connectionsOf(account.userSessions, signedIn)),
       accountPath,
       csrfToken: account.base.csrfToken(signedIn),
       rules: passwordRules(),

@@ -70,6 +70,7 @@ describe('the account page', () => {
       ['/password', { current_password: CAROL.password, new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD }],
       ['/totp', {}], ['/totp/confirm', { enrolment: 'x', otp: '123456' }], ['/totp/remove', {}],
       ['/email/send', {}], ['/email/verify', { code: '12345678' }],
+      ['/applications/remove', { client_id: 'any' }], ['/sessions/end-others', {}],
     ];
     for (const [path, form] of forms) {
       for (const csrf of [{}, { csrf_token: 'wrong' }, { csrf_token: csrfOf(other.page) }] as Array<Record<string, string>>) {
@@ -80,6 +81,8 @@ describe('the account page', () => {
     }
     expect(await userRow()).toStrictEqual(before);
     expect(app.logs()).not.toContain('"mail":true');
+    // The other browser is still signed in.
+    expect(isAccountPage(await other.browser.get(accountUrl()))).toBe(true);
   });
 
   it('sends a security change more than 5 minutes after the sign-in to sign in again, then takes it', async () => {

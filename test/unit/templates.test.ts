@@ -51,6 +51,9 @@ const PAGES: Record<string, Data> = {
     totp: { since: '2026-11-27 10:00 UTC', lastUsed: '2026-11-27 11:00 UTC' }, rules: ['be at least 12 characters long'],
     errors: { password: 'The current password is not right.', email: 'That code is not right.' },
     invalid: ['password.current_password', 'email.code'],
+    applications: [{ clientId: 'web', name: 'Web shop', since: '2026-11-27 09:00 UTC', lastUsed: '2026-11-27 12:00 UTC' }],
+    sessions: [{ signedIn: '2026-11-27 10:00 UTC', methods: 'with password', current: true }, { signedIn: '2026-11-26 10:00 UTC', methods: 'with password', current: false }],
+    otherSessions: 1,
   },
   password: {
     action: '/signin/password', csrfToken: 'csrf-6', error: 'The passwords do not match.', invalid: ['confirm_password'],
