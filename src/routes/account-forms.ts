@@ -8,6 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../errors.ts';
 import type { SignedIn } from '../sessions/account.ts';
+import { canChangePassword } from '../sessions/account-security.ts';
 import type { BrowserRequest, Enrolment } from '../sessions/flow-types.ts';
 import type { AccountServices } from '../services-account.ts';
 import type { SignInFlow } from '../sessions/sign-in-flow.ts';
@@ -71,6 +72,8 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
     }, { status: problem ? 400 : 200 });
 
   form('/password', true, async (signedIn, fields, browser, reply) => {
+    // Directory and upstream accounts: their password is changed where it is kept.
+    if (!canChangePassword(signedIn)) throw new OAuthError('invalid_request', 'The password of this account is not kept by this service.', { redirectable: false });
     const refusal = await account.security.changePassword(signedIn, fields, browser.audit);
     return refusal ? show(reply, signedIn, { problem: { section: 'password', ...refusal } }) : done(reply, 'password');
   });

@@ -84,6 +84,7 @@ export function createAccountSecurity(deps: AccountSecurityDeps) {
   /** Keeps the app once its first code is right. */
   async function confirmTotp(signedIn: SignedIn, sealed: string, code: string, audit: Audit): Promise<Refusal | undefined> {
     const { user } = signedIn;
+    if (user.source === 'oidc') return { error: 'Your sign-in provider asks for your second factors.', invalid: [] };
     if (totpFactor(user)) return { error: 'An authenticator app is set up already. Remove it first.', invalid: [] };
     const secret = openEnrolment(signedIn, sealed);
     if (secret === undefined) return { error: 'This set-up has expired. Start again.', invalid: [] };

@@ -20,6 +20,11 @@ export interface AccountView {
   email: string | null;
   emailVerified: boolean;
   canChangePassword: boolean;
+  /**
+   * Whether sign-in here asks this account's second factors: not for an upstream provider's
+   * accounts, whose sign-in (and second factor) happens there.
+   */
+  factorsHere: boolean;
   /** Signed in recently enough to change the password or second factors without signing in again. */
   recent: boolean;
   /** The authenticator app, when set up. */
@@ -58,6 +63,7 @@ export function accountView(signedIn: SignedIn, recent: boolean): AccountView {
     email: user.email,
     emailVerified: user.emailVerified,
     canChangePassword: canChangePassword(signedIn),
+    factorsHere: user.source !== 'oidc',
     recent,
     totp: totp && { since: shownTime(totp.createdAt), lastUsed: totp.lastUsedAt && shownTime(totp.lastUsedAt) },
   };

@@ -47,7 +47,7 @@ const PAGES: Record<string, Data> = {
   account: {
     accountPath: '/account', csrfToken: 'csrf-7', username: 'alice', notice: 'Your password was changed.', emailCode: '12345678',
     profile: [{ label: 'Name', claim: 'name', value: 'Alice Liddell' }, { label: 'Email', claim: 'email', value: 'alice@example.com' }],
-    email: 'alice@example.com', emailVerified: false, canChangePassword: true, recent: false,
+    email: 'alice@example.com', emailVerified: false, canChangePassword: true, factorsHere: true, recent: false,
     totp: { since: '2026-11-27 10:00 UTC', lastUsed: '2026-11-27 11:00 UTC' }, rules: ['be at least 12 characters long'],
     errors: { password: 'The current password is not right.', email: 'That code is not right.' },
     invalid: ['password.current_password', 'email.code'],
