@@ -24,7 +24,8 @@ export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Ex
   const { interaction, client, user } = state;
   const common = { csrfToken: interaction.csrfToken, clientName: client.displayName || client.clientId, action };
   // Signing in ends in a redirect to the client: Chromium checks it against form-action.
-  const options = { formActions: [formActionSource(interaction.request.redirectUri)] };
+  // The account page's own sign-in ends on this service's page: 'self' covers it.
+  const options = { formActions: interaction.returnTo === undefined ? [formActionSource(interaction.request.redirectUri)] : [] };
   switch (step) {
     case 'consent':
       return renderPage(reply, page, 'consent', { ...common, userName: user?.name ?? user?.username ?? '', scopes: describeScopes(interaction.request.scopes) }, options);
