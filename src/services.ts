@@ -124,8 +124,9 @@ export async function openServices(options: OpenOptions): Promise<Services> {
   const stopKeyEvents = durable.onChange((event) => {
     if (event.kind === 'keys') keys.invalidate();
   });
+  const mailer = config.production ? NO_MAILER : createLogMailer((fields, message) => options.logger?.info(fields, message));
   const base: ServicesBase = {
-    ...deriveServices({ config, secrets, clock, ephemeral, users, factors: durable.factors, revocations, source }),
+    ...deriveServices({ config, secrets, clock, ephemeral, users, factors: durable.factors, revocations, source, mailer }),
     config,
     secret,
     secrets,
@@ -138,7 +139,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     revocations,
     sessions: createSessionStore(ephemeral, clock),
     interactions: createInteractionStore(ephemeral, clock),
-    mailer: config.production ? NO_MAILER : createLogMailer((fields, message) => options.logger?.info(fields, message)),
+    mailer,
     source,
     async close() {
       stopKeyEvents();
