@@ -83,15 +83,17 @@ export function createCodeForms(deps: CodeFormsDeps) {
     const secret = mfa.openEnrolSecret(current.interaction.id, pending.enrolSecretSealed);
     const problem = await codeProblem(deps, browser, current, pending, ENROL_CODE, () => acceptTotp(mfa.ephemeral, pending.userId, secret, form.otp ?? '', epochSeconds(flow.clock)));
     if (problem) return renderStep(current, problem);
-    await mfa.enrol(user.id, secret);
+    const stored = await mfa.enrol(user.id, secret);
+    // The user now has the factor; with `mfa` in amr no second factor is owed either way.
+    const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } };
+    const state = flow.withNextStep({ ...current, interaction, pendingUser: { ...user, mustEnrolMfa: false } });
+    // Another tab's enrolment was stored first: its codes stand, this one makes none to void them.
+    if (!stored) return flow.saveAndAdvance(browser, state);
     const codes = await generateRecoveryCodes(deps.recoveryCodes, user.id);
     browser.audit({ type: 'mfa_added', user_id: user.id, kind: 'totp' });
     browser.audit({ type: 'recovery_codes_generated', user_id: user.id, count: codes.length });
     deps.notices.mail(user, 'mfa_added', `An authenticator app was set up, with ${codes.length} new recovery codes.`);
-    // The user now has the factor; with `mfa` in amr no second factor is owed either way.
-    const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } };
     await deps.interactions.save(interaction);
-    const state = flow.withNextStep({ ...current, interaction, pendingUser: { ...user, mustEnrolMfa: false } });
     return { outcome: { kind: 'show-step', step: 'recovery-codes', action: `${flow.pageUrl(interaction)}/recovery-codes`, state, feedback: {}, recoveryCodes: codes } };
   }
 
