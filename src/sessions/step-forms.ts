@@ -3,7 +3,8 @@
  * form's fields and returns what to answer (a FlowResult). GET shows the page of the current
  * step; each form posts with the interaction's CSRF token, from the browser session it belongs
  * to. Steps: sign-in (password), otp (second factor; recovery, by recovery code), enrol (MFA
- * enrolment; recovery-codes, the new codes shown once), password (change), consent. What the request read is read once (sign-in-flow.ts FlowState).
+ * enrolment; recovery-codes, the new codes shown once), password (change), consent. What the
+ * request read is read once (sign-in-flow.ts FlowState).
  */
 import { OAuthError } from '../errors.ts';
 import { totpFactor } from '../store/records.ts';
