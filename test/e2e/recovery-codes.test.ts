@@ -24,6 +24,7 @@ const TESS = user('tess');
 const ROTA = user('rota');
 const RITA = user('rita');
 const RUTH = user('ruth');
+const RICK = user('rick');
 const CODE_FORMAT = /^[0-9a-hjkmnp-tv-z]{4}-[0-9a-hjkmnp-tv-z]{4}-[0-9a-hjkmnp-tv-z]{2}$/;
 
 /** JSON lines of a server's output. */
@@ -37,7 +38,7 @@ describe.runIf(postgresAvailable && redisAvailable)('recovery codes (two instanc
   let b: string;
 
   beforeAll(async () => {
-    stack = await startStack([ROSE, RACE, TESS, ROTA, RITA, RUTH], { REDIS_URL, IDP_TRUST_PROXY: 'true', IDP_LOGIN_MAX_FAILURES: '3', LOG_LEVEL: 'info' }, 2);
+    stack = await startStack([ROSE, RACE, TESS, ROTA, RITA, RUTH, RICK], { REDIS_URL, IDP_TRUST_PROXY: 'true', IDP_LOGIN_MAX_FAILURES: '3', LOG_LEVEL: 'info' }, 2);
     a = stack.servers[0]?.url ?? '';
     b = stack.servers[1]?.url ?? '';
   });
@@ -129,6 +130,24 @@ describe.runIf(postgresAvailable && redisAvailable)('recovery codes (two instanc
     const other = await toRecoveryPage(RITA, a);
     expectKind(await useCode(other.browser, other.page, a, codes[7]!), 'redirect');
     expect(await codesLeft(RITA)).toBe(8);
+  });
+
+  it('refuses a recovery code form without its CSRF token or from another browser, using up nothing', async () => {
+    const { codes } = await enrol(RICK, a);
+    const { browser, page } = await toRecoveryPage(RICK, a);
+    const action = new URL(/<form[^>]*action="([^"]+)"/.exec(page.body)?.[1] ?? '', a).href;
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+    for (const [who, form] of [
+      [browser, { recovery_code: codes[0]! }],
+      [browser, { recovery_code: codes[0]!, csrf_token: `${csrf}x` }],
+      [new AddressedBrowser(), { recovery_code: codes[0]!, csrf_token: csrf }],
+    ] as const) {
+      const refused = await who.post(action, form);
+      expect(refused.status, refused.body.slice(0, 200)).toBe(400);
+      expect(refused.body).toContain('invalid_request');
+    }
+    expect(await codesLeft(RICK)).toBe(10);
+    expectKind(await useCode(browser, page, a, codes[0]!), 'redirect');
   });
 
   it('gives a code sent at once from two browsers to instances A and B to exactly one', async () => {
