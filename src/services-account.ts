@@ -21,13 +21,15 @@ export interface AccountServices {
 export function createAccountServices(services: ServicesBase, userSessions: UserSessionServices): AccountServices {
   const { config, clock, durable, users, sessions, ephemeral, mailer, mailBrand: brand } = services;
   // The page reads the user from the database: a second factor removed a moment ago is gone.
-  const base = createAccountBase({ clock, sessions, users: durable.users, csrfKey: services.csrfKey, mailer, brand });
+  const base = createAccountBase({ clock, sessions, users: durable.users, csrfKey: services.csrfKey });
   const security = createAccountSecurity({
     base,
     ephemeral,
     mfa: services.mfa,
     factors: durable.factors,
     sessions,
+    recoveryCodes: services.recoveryCodes,
+    notices: services.notices,
     changePassword: services.changePassword,
     endOtherSessions: (userId, keepKey) => userSessions.endOtherBrowserSessions(userId, keepKey),
   });

@@ -71,6 +71,8 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     throttle,
     deviceCookies: services.deviceCookies,
     mfa: services.mfa,
+    recoveryCodes: services.recoveryCodes,
+    notices: services.notices,
     changePassword: services.changePassword,
     canonicalAccountName,
     ...(upstream ? { startUpstream: (interaction) => startUpstreamSignIn(upstream, interaction) } : {}),

@@ -74,8 +74,8 @@ export interface Logout {
 export interface SignIn {
   type: 'sign_in';
   result: 'success' | 'failure' | 'throttled';
-  /** The step a failure or throttle happened at. */
-  step?: 'password' | 'otp';
+  /** The step a failure or throttle happened at: the password, the authenticator code, a recovery code. */
+  step?: 'password' | 'otp' | 'recovery_code';
   /** Why a failure failed: `invalid_credentials`, `locked`, `unavailable` or `wrong_code`. */
   reason?: string;
   /** The account name typed, as the sign-in source reads it; never the password. */
@@ -133,21 +133,41 @@ export interface PasswordChanged {
   user_id: string;
 }
 
-/** The kinds of second factor events name. */
+/** The kinds of second factor (as `user_factors.kind` names them). */
 export type SecondFactorKind = 'totp' | 'recovery_code' | 'passkey';
 
-/** A user added a second factor (the account page). */
+/** A user enrolled a second factor (at sign-in, or on the account page). */
 export interface MfaAdded {
   type: 'mfa_added';
   user_id: string;
   kind: SecondFactorKind;
 }
 
-/** A user removed a second factor (the account page). */
+/**
+ * Second factors of a user were removed: by the user (`actor` `user`), or by an administrator
+ * (`cli`, `api`: `idp users reset-mfa`, which removes them all, recovery codes included).
+ */
 export interface MfaRemoved {
   type: 'mfa_removed';
   user_id: string;
-  kind: SecondFactorKind;
+  /** The kinds removed, each once. */
+  kinds: readonly SecondFactorKind[];
+  actor: 'user' | 'cli' | 'api';
+}
+
+/** A new set of recovery codes was stored for a user; the previous set no longer works. */
+export interface RecoveryCodesGenerated {
+  type: 'recovery_codes_generated';
+  user_id: string;
+  count: number;
+}
+
+/** A recovery code was used as the second factor of a sign-in (it works once). */
+export interface RecoveryCodeUsed {
+  type: 'recovery_code_used';
+  user_id: string;
+  /** The user's recovery codes left unused. */
+  remaining: number;
 }
 
 export type AuditEvent =
@@ -162,9 +182,11 @@ export type AuditEvent =
   | KeyRotated
   | KeyRetired
   | AdminChange
-  | PasswordChanged
   | MfaAdded
-  | MfaRemoved;
+  | MfaRemoved
+  | RecoveryCodesGenerated
+  | RecoveryCodeUsed
+  | PasswordChanged;
 
 export type AuditEventType = AuditEvent['type'];
 
@@ -181,7 +203,9 @@ export const AUDIT_EVENT_TYPES = Object.keys({
   key_rotated: true,
   key_retired: true,
   admin_change: true,
-  password_changed: true,
   mfa_added: true,
   mfa_removed: true,
+  recovery_codes_generated: true,
+  recovery_code_used: true,
+  password_changed: true,
 } satisfies Record<AuditEventType, true>) as AuditEventType[];

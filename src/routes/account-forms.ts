@@ -83,14 +83,23 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
     return showEnrolment(reply, signedIn, enrolment, sealed);
   });
 
+  /** The new recovery codes, shown this once; "Continue" goes back to the page with `notice`. */
+  const showCodes = (reply: FastifyReply, signedIn: SignedIn, codes: readonly string[], notice: string) =>
+    renderPage(reply, page, 'recovery-codes', { codes, action: `${accountPath}/continue/${notice}`, csrfToken: account.base.csrfToken(signedIn) });
+
   form('/totp/confirm', true, async (signedIn, fields, browser, reply) => {
     const sealed = fields.enrolment ?? '';
-    const refusal = await account.security.confirmTotp(signedIn, sealed, fields.otp ?? '', browser.audit);
-    if (!refusal) return done(reply, 'totp-added');
-    const enrolment = refusal.invalid.includes('otp') ? await account.security.resumeTotp(signedIn, sealed) : undefined;
-    if (enrolment) return showEnrolment(reply, signedIn, enrolment, sealed, refusal);
-    throw new OAuthError('invalid_request', refusal.error, { redirectable: false });
+    const result = await account.security.confirmTotp(signedIn, sealed, fields.otp ?? '', browser.audit);
+    if ('codes' in result) return result.codes ? showCodes(reply, signedIn, result.codes, 'totp-added') : done(reply, 'totp-added');
+    const enrolment = result.invalid.includes('otp') ? await account.security.resumeTotp(signedIn, sealed) : undefined;
+    if (enrolment) return showEnrolment(reply, signedIn, enrolment, sealed, result);
+    throw new OAuthError('invalid_request', result.error, { redirectable: false });
   });
+
+  form('/recovery-codes', true, async (signedIn, _fields, browser, reply) =>
+    showCodes(reply, signedIn, await account.security.newRecoveryCodes(signedIn, browser.audit), 'codes-generated'));
+
+  for (const notice of ['totp-added', 'codes-generated']) form(`/continue/${notice}`, false, async (_signedIn, _fields, _browser, reply) => done(reply, notice));
 
   form('/totp/remove', true, async (signedIn, _fields, browser, reply) => {
     await account.security.removeTotp(signedIn, browser.audit);

@@ -17,6 +17,7 @@ import { renderPage } from './shared/pages.ts';
 const NOTICES: Record<string, string> = {
   password: 'Your password was changed. Your applications and other browsers were signed out.',
   'totp-added': 'The authenticator app is set up. Sign-ins now ask for its code.',
+  'codes-generated': 'Your new recovery codes are in force; the old ones no longer work.',
   'totp-removed': 'The authenticator app was removed.',
   'email-sent': 'We sent a code to your email address. Enter it below.',
   'email-verified': 'Your email address is verified.',

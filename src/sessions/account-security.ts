@@ -4,8 +4,10 @@
  * then mails the user and records its audit event. A refusal changes nothing.
  */
 import type { Audit } from '../events/record.ts';
+import { generateRecoveryCodes, RECOVERY_CODE_NAME, recoveryCodesLeft, regenerateRecoveryCodes, type RecoveryCodeDeps } from '../factors/recovery-codes.ts';
+import type { SecurityNotices } from '../factors/security-notices.ts';
 import { verifyPassword } from '../sources/passwords.ts';
-import { totpFactor } from '../store/records.ts';
+import { factorKinds, totpFactor } from '../store/records.ts';
 import type { EphemeralStore, FactorRepository } from '../store/types.ts';
 import type { AccountBase, SignedIn } from './account.ts';
 import type { SessionStore } from './browser-session.ts';
@@ -19,6 +21,8 @@ export interface AccountSecurityDeps {
   mfa: MfaSecrets;
   factors: Pick<FactorRepository, 'remove'>;
   sessions: Pick<SessionStore, 'save'>;
+  recoveryCodes: RecoveryCodeDeps;
+  notices: SecurityNotices;
   /** A local account's new password under the policy, revoking the user's tokens; the problem, if any. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
   /** Ends the user's browser sessions but the one at `keepKey` (the one making the change). */
@@ -29,6 +33,11 @@ export interface AccountSecurityDeps {
 export interface Refusal {
   error: string;
   invalid: string[];
+}
+
+/** An authenticator app set up: the new recovery codes to show once (none when another tab's app was stored first). */
+export interface TotpAdded {
+  codes: string[] | undefined;
 }
 
 /** Tries of the current password per user in a window: a session left open is not its owner. */
@@ -57,7 +66,7 @@ export function createAccountSecurity(deps: AccountSecurityDeps) {
     if (problem) return { error: problem, invalid: [newPassword === confirm ? 'new_password' : 'confirm_password'] };
     await deps.endOtherSessions(user.id, signedIn.loaded.key);
     audit({ type: 'password_changed', user_id: user.id });
-    base.notify(user, 'password_changed');
+    deps.notices.mail(user, 'password_changed');
     return undefined;
   }
 
@@ -81,8 +90,8 @@ export function createAccountSecurity(deps: AccountSecurityDeps) {
     }
   }
 
-  /** Keeps the app once its first code is right. */
-  async function confirmTotp(signedIn: SignedIn, sealed: string, code: string, audit: Audit): Promise<Refusal | undefined> {
+  /** Keeps the app once its first code is right, with a new set of recovery codes (as at enrolment during sign-in). */
+  async function confirmTotp(signedIn: SignedIn, sealed: string, code: string, audit: Audit): Promise<Refusal | TotpAdded> {
     const { user } = signedIn;
     if (user.source === 'oidc') return { error: 'Your sign-in provider asks for your second factors.', invalid: [] };
     if (totpFactor(user)) return { error: 'An authenticator app is set up already. Remove it first.', invalid: [] };
@@ -91,24 +100,39 @@ export function createAccountSecurity(deps: AccountSecurityDeps) {
     if (!(await acceptTotp(deps.ephemeral, user.id, secret, code, base.now()))) {
       return { error: 'That code is not right. Enter the code your app shows now.', invalid: ['otp'] };
     }
-    await mfa.enrol(user.id, secret);
+    const stored = await mfa.enrol(user.id, secret);
     // As at enrolment during sign-in: the code just given is this session's second factor.
     const { key, session } = signedIn.loaded;
     await deps.sessions.save(key, { ...session, amr: [...new Set([...session.amr, 'mfa'])] });
+    // Another tab's app was stored first: its codes stand, this one makes none to void them.
+    if (!stored) return { codes: undefined };
+    const codes = await generateRecoveryCodes(deps.recoveryCodes, user.id);
     audit({ type: 'mfa_added', user_id: user.id, kind: 'totp' });
-    base.notify(user, 'mfa_added', 'Second factor: authenticator app.');
-    return undefined;
+    audit({ type: 'recovery_codes_generated', user_id: user.id, count: codes.length });
+    deps.notices.mail(user, 'mfa_added', `An authenticator app was set up, with ${codes.length} new recovery codes.`);
+    return { codes };
   }
 
+  /**
+   * Removes the app; recovery codes go with it when no other second factor is left (a recovery
+   * code stands in for a factor, and is no factor of its own).
+   */
   async function removeTotp(signedIn: SignedIn, audit: Audit): Promise<void> {
-    const factor = totpFactor(signedIn.user);
+    const { user } = signedIn;
+    const factor = totpFactor(user);
     // Of two removals at once, the one that deleted the row reports it.
     if (!factor || !(await deps.factors.remove(factor.id))) return;
-    audit({ type: 'mfa_removed', user_id: signedIn.user.id, kind: 'totp' });
-    base.notify(signedIn.user, 'mfa_removed', 'Second factor: authenticator app.');
+    const othersLeft = factorKinds(user).some((kind) => kind !== 'totp' && kind !== 'recovery_code');
+    const codesToo = !othersLeft && recoveryCodesLeft(user) > 0;
+    if (codesToo) await deps.recoveryCodes.factors.replaceRecoveryCodes(user.id, [], RECOVERY_CODE_NAME);
+    audit({ type: 'mfa_removed', user_id: user.id, kinds: codesToo ? ['totp', 'recovery_code'] : ['totp'], actor: 'user' });
+    deps.notices.mail(user, 'mfa_removed', codesToo ? 'The authenticator app was removed, and your recovery codes with it.' : 'The authenticator app was removed.');
   }
 
-  return { changePassword, startTotp, resumeTotp, confirmTotp, removeTotp };
+  /** "Generate new codes": a new set to show once; the old set no longer works. */
+  const newRecoveryCodes = (signedIn: SignedIn, audit: Audit) => regenerateRecoveryCodes({ ...deps.recoveryCodes, notices: deps.notices }, signedIn.user, audit);
+
+  return { changePassword, startTotp, resumeTotp, confirmTotp, removeTotp, newRecoveryCodes };
 }
 
 export type AccountSecurity = ReturnType<typeof createAccountSecurity>;

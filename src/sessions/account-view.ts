@@ -3,7 +3,8 @@
  * profile (the claims the service holds, named as the claims are), what can be changed here and
  * the second factors. No HTTP, no markup.
  */
-import { totpFactor, type UserRecord } from '../store/records.ts';
+import { RECOVERY_CODE_COUNT, recoveryCodesLeft } from '../factors/recovery-codes.ts';
+import { factorKinds, totpFactor, type UserRecord } from '../store/records.ts';
 import type { SignedIn } from './account.ts';
 import { canChangePassword } from './account-security.ts';
 
@@ -29,6 +30,8 @@ export interface AccountView {
   recent: boolean;
   /** The authenticator app, when set up. */
   totp: { since: string; lastUsed: string | null } | undefined;
+  /** Recovery codes: offered with a second factor; how many are left unused. */
+  recoveryCodes: { offered: boolean; left: number; total: number };
 }
 
 /** A moment as people read it, the same on every instance: UTC to the minute. */
@@ -66,5 +69,6 @@ export function accountView(signedIn: SignedIn, recent: boolean): AccountView {
     factorsHere: user.source !== 'oidc',
     recent,
     totp: totp && { since: shownTime(totp.createdAt), lastUsed: totp.lastUsedAt && shownTime(totp.lastUsedAt) },
+    recoveryCodes: { offered: factorKinds(user).some((kind) => kind !== 'recovery_code'), left: recoveryCodesLeft(user), total: RECOVERY_CODE_COUNT },
   };
 }

@@ -1,12 +1,10 @@
 /**
  * The account page's signed-in user, without HTTP: who the browser session belongs to (a
  * complete sign-in, nothing owed), the CSRF token of the page's forms, whether the sign-in is
- * recent enough for a security change, and the mail and audit event that follow such a change.
+ * recent enough for a security change.
  */
 import type { Clock } from '../clock.ts';
 import { epochSeconds } from '../clock.ts';
-import type { Mailer } from '../mail/mailer.ts';
-import { securityNoticeMessage, type MailBrand, type SecurityNotice } from '../mail/messages.ts';
 import type { UserRecord } from '../store/records.ts';
 import type { UserRepository } from '../store/types.ts';
 import type { Keyring } from '../tokens/secret-box.ts';
@@ -32,8 +30,6 @@ export interface AccountBaseDeps {
   users: Pick<UserRepository, 'getById'>;
   /** The 'cookies' keyring: the forms' CSRF tokens are keyed with it. */
   csrfKey: Keyring;
-  mailer: Mailer;
-  brand: MailBrand;
 }
 
 export function createAccountBase(deps: AccountBaseDeps) {
@@ -54,11 +50,6 @@ export function createAccountBase(deps: AccountBaseDeps) {
     validCsrf: ({ loaded }: SignedIn, token: string | undefined) => isValidSessionCsrfToken(deps.csrfKey, loaded.key, CSRF_PURPOSE, token),
     /** Whether the sign-in is recent enough for a security change. */
     isRecent: ({ loaded }: SignedIn) => now() - loaded.session.authTime <= RECENT_SIGN_IN_SECONDS,
-    /** Tells the user of a security change by mail, when they have an address and mail can be sent. */
-    notify(user: UserRecord, notice: SecurityNotice, detail?: string): void {
-      if (!user.email || !deps.mailer.available) return;
-      deps.mailer.send(securityNoticeMessage(user.email, deps.brand, notice, new Date(deps.clock()), detail));
-    },
   };
 }
 

@@ -53,6 +53,18 @@ async function signedInBrowser(): Promise<{ browser: Browser; page: Page }> {
 const csrfOf = (page: Page) => /name="csrf_token" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
 const post = (browser: Browser, path: string, form: Record<string, string>) => browser.post(`${accountUrl()}${path}`, form);
 const userRow = async () => (await app.sql<{ email_verified: boolean; password_hash: string }>('SELECT email_verified, password_hash FROM users WHERE username = $1', ['carol']))[0];
+const codesOf = (html: string) => [...html.matchAll(/<li><code>([^<]+)<\/code><\/li>/g)].map((m) => m[1] ?? '');
+
+/** Whether a new browser signs in with the password and `code` as the second factor. */
+async function recoveryCodeSignIn(code: string): Promise<boolean> {
+  const browser = new Browser();
+  const otpPage = await signIn(browser, await browser.follow(await browser.get(accountUrl()), app.base));
+  const link = /href="([^"]*\/recovery)"/.exec(otpPage.body)?.[1];
+  expect(link, otpPage.body.slice(0, 400)).toBeTruthy();
+  const form = await browser.get(new URL(link ?? '', app.base).href);
+  const { action, fields } = readForm(form.body, form.url);
+  return isAccountPage(await browser.follow(await browser.post(action, { ...fields, recovery_code: code }), app.base));
+}
 const factorCount = async () => Number((await app.sql<{ n: string }>("SELECT count(*) AS n FROM user_factors WHERE kind = 'totp'"))[0]?.n);
 
 describe('the account page', () => {
@@ -70,7 +82,7 @@ describe('the account page', () => {
       ['/password', { current_password: CAROL.password, new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD }],
       ['/totp', {}], ['/totp/confirm', { enrolment: 'x', otp: '123456' }], ['/totp/remove', {}],
       ['/email/send', {}], ['/email/verify', { code: '12345678' }],
-      ['/applications/remove', { client_id: 'any' }], ['/sessions/end-others', {}],
+      ['/applications/remove', { client_id: 'any' }], ['/sessions/end-others', {}], ['/recovery-codes', {}], ['/continue/totp-added', {}],
     ];
     for (const [path, form] of forms) {
       for (const csrf of [{}, { csrf_token: 'wrong' }, { csrf_token: csrfOf(other.page) }] as Array<Record<string, string>>) {
@@ -113,8 +125,9 @@ describe('the account page', () => {
     expect(back.status).toBe(303);
   });
 
-  it('sets the authenticator app up with its first code, and removes it', async () => {
+  it('sets the authenticator app up with its first code (recovery codes shown once), renews the codes, and removes the app', async () => {
     const { browser, page } = await signedInBrowser();
+    expect(page.body).toContain('Recovery codes come with a second factor');
     const setUp = await post(browser, '/totp', { csrf_token: csrfOf(page) });
     expect(setUp.status).toBe(200);
     expect(setUp.body).toContain('QR code');
@@ -123,14 +136,32 @@ describe('the account page', () => {
     const wrong = await browser.post(action, { ...fields, otp: '000000' === (await totp(secret, serverSeconds())) ? '111111' : '000000' });
     expect(wrong.status).toBe(400);
     expect(await factorCount()).toBe(0);
-    const added = await browser.follow(await browser.post(action, { ...fields, otp: await totp(secret, serverSeconds()) }), app.base);
-    expect(added.body).toContain('The authenticator app is set up.');
+    const codesPage = await browser.post(action, { ...fields, otp: await totp(secret, serverSeconds()) });
+    const first = codesOf(codesPage.body);
+    expect(first).toHaveLength(10);
     expect(await factorCount()).toBe(1);
     expect(app.logs()).toContain('"event":"mfa_added"');
+    const continued = readForm(codesPage.body, codesPage.url);
+    const added = await browser.follow(await browser.post(continued.action, continued.fields), app.base);
+    expect(added.body).toContain('The authenticator app is set up.');
+    expect(added.body).toContain('10 of 10 recovery codes left.');
+
+    // "Generate new codes": a new set, shown once; the old set no longer signs in.
+    const renewed = await post(browser, '/recovery-codes', { csrf_token: csrfOf(added) });
+    const second = codesOf(renewed.body);
+    expect(second).toHaveLength(10);
+    expect(second.some((code) => first.includes(code))).toBe(false);
+    expect(app.logs()).toContain('"event":"recovery_codes_generated"');
+    expect(await recoveryCodeSignIn(first[0] ?? '')).toBe(false);
+    expect(await recoveryCodeSignIn(second[0] ?? '')).toBe(true);
+    expect((await browser.get(accountUrl())).body).toContain('9 of 10 recovery codes left.');
+
     const removed = await browser.follow(await post(browser, '/totp/remove', { csrf_token: csrfOf(added) }), app.base);
     expect(removed.body).toContain('The authenticator app was removed.');
     expect(await factorCount()).toBe(0);
-    expect(app.logs()).toContain('"event":"mfa_removed"');
+    // No second factor left: the recovery codes went with the app.
+    expect(Number((await app.sql<{ n: string }>("SELECT count(*) AS n FROM user_factors WHERE kind = 'recovery_code'"))[0]?.n)).toBe(0);
+    expect(app.logs()).toMatch(/"event":"mfa_removed"[^\n]*"kinds":\["totp","recovery_code"\]/);
   });
 
   it('verifies the email address with the mailed code; wrong tries void it', async () => {

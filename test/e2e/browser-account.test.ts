@@ -143,7 +143,7 @@ describe.runIf(chromiumReady)('the account page in a browser', () => {
     await other.waitForURL((url) => url.pathname === '/account');
   });
 
-  it('sets the authenticator app up from the QR code page, and removes it', async () => {
+  it('sets the authenticator app up from the QR code page (recovery codes shown once), renews the codes, removes the app', async () => {
     await page.getByRole('button', { name: 'Set up authenticator app', exact: true }).click();
     await page.locator('.qr svg').waitFor();
     await expectAccessible(page, 'totp-set-up');
@@ -151,7 +151,17 @@ describe.runIf(chromiumReady)('the account page in a browser', () => {
     await awayFromStepEnd();
     await page.getByLabel('Authentication code', { exact: true }).fill(await totp(secret, Math.floor(Date.now() / 1000)));
     await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    // The recovery codes, shown once.
+    expect(await heading(page)).toBe('Save your recovery codes');
+    await expect(page.locator('.codes li').count()).resolves.toBe(10);
+    await expectAccessible(page, 'recovery-codes');
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
     await expect(page.getByRole('status').innerText()).resolves.toContain('authenticator app is set up');
+    await expect(page.locator('body').innerText()).resolves.toContain('10 of 10 recovery codes left.');
+    await page.getByRole('button', { name: 'Generate new codes', exact: true }).click();
+    expect(await heading(page)).toBe('Save your recovery codes');
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
+    await expect(page.getByRole('status').innerText()).resolves.toContain('new recovery codes are in force');
     await expectAccessible(page, 'totp-added');
     await page.getByRole('button', { name: 'Remove authenticator app', exact: true }).click();
     await expect(page.getByRole('status').innerText()).resolves.toContain('authenticator app was removed');
