@@ -102,7 +102,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
   await app.register(authorizeRoutes, { clients, flow, adapter, rateLimiter: services.authorizeRateLimiter, hintVerification: { issuer: config.issuer, keys, clock } });
   await app.register(interactionRoutes, { forms, adapter });
   await app.register(logoutRoutes, { page, secureCookies, audit, endSession: services.endSession });
-  await app.register(accountRoutes, { account: services.account, flow, adapter, page });
+  await app.register(accountRoutes, { account: services.account, flow, adapter, page, rateLimiter: services.authorizeRateLimiter });
   if (upstream) await app.register(upstreamRoutes, { ...upstream, page, adapter, interactions, sessions, flow });
 }
 

@@ -11,6 +11,7 @@ import type { SignedIn } from '../sessions/account.ts';
 import { canChangePassword } from '../sessions/account-security.ts';
 import type { BrowserRequest, Enrolment } from '../sessions/flow-types.ts';
 import type { AccountServices } from '../services-account.ts';
+import type { RateLimiter } from '../sessions/rate-limiters.ts';
 import type { SignInFlow } from '../sessions/sign-in-flow.ts';
 import type { FlowAdapter } from './shared/flow-adapter.ts';
 import { renderPage, type PageContext } from './shared/pages.ts';
@@ -19,6 +20,8 @@ import { enrolPageData } from './shared/step-pages.ts';
 
 export interface AccountRouteOptions extends AccountServices {
   flow: SignInFlow;
+  /** IDP_AUTHORIZE_RATE_LIMIT per source address: starting a sign-in stores an interaction, as an authorization request does. */
+  rateLimiter: RateLimiter;
   adapter: FlowAdapter;
   page: PageContext;
 }

@@ -28,7 +28,7 @@ const NOTICES: Record<string, string> = {
 export type { AccountRouteOptions };
 
 export async function accountRoutes(app: FastifyInstance, options: AccountRouteOptions): Promise<void> {
-  const { account, flow, adapter, page } = options;
+  const { account, flow, adapter, page, rateLimiter } = options;
   const accountPath = `${page.basePath}/account`;
   const config = { page: true };
 
@@ -56,13 +56,18 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRouteO
     const emailCode = typeof request.query.email_code === 'string' && EMAIL_CODE.test(request.query.email_code) ? request.query.email_code : undefined;
     const signedIn = await account.base.signedIn(browser.sessionId);
     // The mailed link's code is kept through the sign-in: it comes back to this page filled in.
-    if (!signedIn) return adapter.send(reply, await flow.beginAccount(browser, emailCode ? `${accountPath}?email_code=${emailCode}` : accountPath, false));
+    if (!signedIn) {
+      await rateLimiter.consume(`authorize:${request.ip}`);
+      return adapter.send(reply, await flow.beginAccount(browser, emailCode ? `${accountPath}?email_code=${emailCode}` : accountPath, false));
+    }
     const done = typeof request.query.done === 'string' ? NOTICES[request.query.done] : undefined;
     return show(reply, signedIn, { ...(done ? { notice: done } : {}), ...(emailCode ? { emailCode } : {}) });
   });
 
-  app.get('/account/sign-in-again', { config }, async (request: FastifyRequest, reply) =>
-    adapter.send(reply, await flow.beginAccount(adapter.browserRequest(request), accountPath, true)));
+  app.get('/account/sign-in-again', { config }, async (request: FastifyRequest, reply) => {
+    await rateLimiter.consume(`authorize:${request.ip}`);
+    return adapter.send(reply, await flow.beginAccount(adapter.browserRequest(request), accountPath, true));
+  });
 
   await accountFormRoutes(app, { ...options, accountPath, show });
 }

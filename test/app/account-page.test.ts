@@ -188,3 +188,21 @@ describe('the account page', () => {
     expect(replayed.body).toContain('No code is waiting');
   });
 });
+
+describe('starting the account page\'s sign-in', () => {
+  let limited: InProcessApp;
+  beforeAll(async () => {
+    limited = await startInProcess({ seed: SEED, env: { IDP_AUTHORIZE_RATE_LIMIT: '3' } });
+  });
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  it('counts against the authorize budget of the source address: a flood of visits stores no flood of sign-ins', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await new Browser().get(`${limited.base}/account`)).status);
+    expect(statuses.slice(0, 3)).toStrictEqual([303, 303, 303]);
+    // Ten in a row span at most two of the one-minute windows: some are refused.
+    expect(statuses.slice(3)).toContain(429);
+  });
+});
