@@ -10,6 +10,10 @@ import type { IntrospectionDeps } from './protocol/introspection.ts';
 import type { RevocationDeps } from './protocol/revocation.ts';
 import { createSignInFlow, type SignInFlow } from './sessions/sign-in-flow.ts';
 import { createStepForms, type StepForms } from './sessions/step-forms.ts';
+import type { MailBrand } from './mail/messages.ts';
+import { createPasswordChanged } from './sessions/password-changed.ts';
+import { createPasswordRecovery } from './sessions/password-recovery.ts';
+import { createRecoveryFlow, type RecoveryFlow } from './sessions/recovery-flow.ts';
 import { startUpstreamSignIn, upstreamSignOutUrl, type SignOutTrip, type UpstreamDeps } from './sessions/upstream.ts';
 
 export interface ProtocolServices {
@@ -23,6 +27,13 @@ export interface ProtocolServices {
   endSession: EndSessionDeps;
   /** With an upstream OpenID Connect provider as the sign-in source: its round trips. */
   upstream: UpstreamDeps | undefined;
+  /** "Forgot password" by mail: local accounts, and a mailer that can send (else undefined). */
+  recovery: RecoveryFlow | undefined;
+}
+
+/** What a mail is signed with: IDP_BRAND_NAME, else the service's host. */
+function mailBrand(services: ServicesBase): MailBrand {
+  return { name: services.config.brand.name ?? new URL(services.config.baseUrl).host, color: services.config.brand.color };
 }
 
 /** The path part of the base URL, without a trailing slash: every route lives under it. */
@@ -37,6 +48,15 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     issuer: config.issuer, basePath: basePathOf(config.baseUrl), clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, canonicalAccountName,
     deviceCookies: services.deviceCookies,
   });
+  const brand = mailBrand(services);
+  const recoveryPath = `${config.baseUrl}/account/recover/code`;
+  const passwordRecovery = createPasswordRecovery({
+    clock, ephemeral, users, throttle, mailer: services.mailer, brand,
+    codeLink: (recoveryId, code) => `${recoveryPath}?${new URLSearchParams({ recovery: recoveryId, code })}`,
+  });
+  const recovery = source.kind === 'local' && services.mailer.available
+    ? createRecoveryFlow({ recovery: passwordRecovery, flow: signInFlow, interactions, sessions, users, csrfKey: services.csrfKey, canonicalAccountName })
+    : undefined;
   const stepForms = createStepForms({
     flow: signInFlow,
     interactions,
@@ -47,6 +67,7 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     deviceCookies: services.deviceCookies,
     mfa: services.mfa,
     changePassword: services.changePassword,
+    passwordChanged: createPasswordChanged({ clock, mailer: services.mailer, brand, endOtherSessions: async () => undefined }),
     canonicalAccountName,
     ...(upstream ? { startUpstream: (interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
   });
@@ -77,5 +98,5 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     revocations: services.revocations,
     ...(upstream ? { continueUpstream: (idToken: string, trip: SignOutTrip) => upstreamSignOutUrl(upstream, idToken, trip) } : {}),
   };
-  return { signInFlow, stepForms, grants: createGrants(grantsDeps), tokenEndpoints: grantsDeps, endSession, upstream };
+  return { signInFlow, stepForms, grants: createGrants(grantsDeps), tokenEndpoints: grantsDeps, endSession, upstream, recovery };
 }

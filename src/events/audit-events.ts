@@ -127,6 +127,26 @@ export interface AdminChange {
   fields: readonly string[];
 }
 
+/**
+ * Someone asked for a password recovery code ("Forgot password"). The page answers the same
+ * whatever was typed; the event says what happened: `sent` (a code was mailed), `no_account`
+ * (no local account with an address matched what was typed) or `limited` (the account was sent
+ * its most messages for the hour). Never the code, never what was typed.
+ */
+export interface PasswordRecoveryRequested {
+  type: 'password_recovery_requested';
+  /** The account's `sub`, when one matched. */
+  user_id: string | null;
+  result: 'sent' | 'no_account' | 'limited';
+}
+
+/** A user set a new password: after a password recovery, or because an administrator required it. */
+export interface PasswordChanged {
+  type: 'password_changed';
+  user_id: string;
+  via: 'recovery' | 'required_change';
+}
+
 export type AuditEvent =
   | TokenIssued
   | RefreshTokenReuseDetected
@@ -138,7 +158,9 @@ export type AuditEvent =
   | KeyPublished
   | KeyRotated
   | KeyRetired
-  | AdminChange;
+  | AdminChange
+  | PasswordRecoveryRequested
+  | PasswordChanged;
 
 export type AuditEventType = AuditEvent['type'];
 
@@ -155,4 +177,6 @@ export const AUDIT_EVENT_TYPES = Object.keys({
   key_rotated: true,
   key_retired: true,
   admin_change: true,
+  password_recovery_requested: true,
+  password_changed: true,
 } satisfies Record<AuditEventType, true>) as AuditEventType[];

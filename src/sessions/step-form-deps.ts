@@ -4,6 +4,7 @@
  * forms import it rather than each other.
  */
 import type { SignInSource } from '../sources/types.ts';
+import type { UserRecord } from '../store/records.ts';
 import type { ConsentRepository } from '../store/types.ts';
 import type { SessionStore } from './browser-session.ts';
 import type { DeviceCookies } from './device-cookie.ts';
@@ -25,6 +26,11 @@ export interface StepFormsDeps {
   mfa: MfaSecrets;
   /** Changes a password after the policy allows it; returns the problem to show, if any. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
+  /**
+   * After a new password was taken (and the user's tokens revoked): ends the user's other
+   * browser sessions, tells them by mail, records the event. `sessionKey`: this browser's.
+   */
+  passwordChanged(user: UserRecord, via: 'recovery' | 'required_change', browser: BrowserRequest, sessionKey: string): Promise<void>;
   /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
   canonicalAccountName(typed: string): string;
   /** With an upstream provider: where to send the browser for the sign-in step. */

@@ -26,20 +26,23 @@ export interface StepInput {
   now: number;
 }
 
-/** What a user still owes after the password, given the methods used so far. */
-export function owedStep(user: UserRecord, amr: readonly string[]): 'otp' | 'enrol' | 'password' | undefined {
+/**
+ * What a user still owes after the password, given the methods used so far. A password
+ * recovery (`recovery`) owes the second factor the user has, then a new password; it enrols none.
+ */
+export function owedStep(user: UserRecord, amr: readonly string[], recovery = false): 'otp' | 'enrol' | 'password' | undefined {
   if (!amr.includes('mfa') && !amr.includes('external')) {
     if (factorKinds(user).includes('totp')) return 'otp';
-    if (user.mustEnrolMfa) return 'enrol';
+    if (user.mustEnrolMfa && !recovery) return 'enrol';
   }
-  if (user.mustChangePassword && user.source === 'local') return 'password';
+  if (recovery || (user.mustChangePassword && user.source === 'local')) return 'password';
   return undefined;
 }
 
 function pendingStep({ interaction, pendingUser }: StepInput): Step | undefined {
   if (!interaction.pending) return undefined;
   if (!pendingUser || pendingUser.locked) return 'sign-in';
-  return owedStep(pendingUser, interaction.pending.amr) ?? 'finish-sign-in';
+  return owedStep(pendingUser, interaction.pending.amr, interaction.pending.recovery) ?? 'finish-sign-in';
 }
 
 /** Why the session cannot be used as it is: no usable sign-in, or one that owes a step. */

@@ -5,10 +5,14 @@ import { passwordRules } from '../../sources/password-policy.ts';
 import { formActionSource, renderPage, type PageContext } from './pages.ts';
 import { describeScopes } from './scope-descriptions.ts';
 
-/** The one reason a password change is asked for: an administrator flagged the account. */
+/** Why a password change is asked for: an administrator flagged the account, or the user is recovering it. */
 const PASSWORD_CHANGE_REASON = 'Your administrator requires a new password for this account before you continue.';
+const RECOVERY_REASON = 'Choose a new password for your account.';
 
-export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Extract<FlowOutcome, { kind: 'show-step' }>): FastifyReply {
+/** Where the sign-in page's "Forgot password?" leads for an interaction; undefined: no link. */
+export type ForgotPasswordLink = ((interactionId: string) => string) | undefined;
+
+export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Extract<FlowOutcome, { kind: 'show-step' }>, forgotPassword?: ForgotPasswordLink): FastifyReply {
   const { step, action, state, feedback, enrolment } = shown;
   const { interaction, client, user } = state;
   const common = { csrfToken: interaction.csrfToken, clientName: client.displayName || client.clientId, action };
@@ -20,7 +24,9 @@ export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Ex
     case 'otp':
       return renderPage(reply, page, 'otp', { ...common, ...feedback }, options);
     case 'password':
-      return renderPage(reply, page, 'password', { ...common, reason: PASSWORD_CHANGE_REASON, rules: passwordRules(), ...feedback }, options);
+      return renderPage(reply, page, 'password', {
+        ...common, reason: interaction.pending?.recovery ? RECOVERY_REASON : PASSWORD_CHANGE_REASON, rules: passwordRules(), ...feedback,
+      }, options);
     case 'enrol':
       return renderPage(reply, page, 'enrol', {
         ...common,
@@ -32,6 +38,6 @@ export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Ex
         ...feedback,
       }, options);
     default:
-      return renderPage(reply, page, 'sign-in', { ...common, username: '', ...feedback }, options);
+      return renderPage(reply, page, 'sign-in', { ...common, username: '', forgotPasswordUrl: forgotPassword?.(interaction.id), ...feedback }, options);
   }
 }

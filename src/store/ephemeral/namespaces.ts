@@ -25,6 +25,13 @@ export const NAMESPACES = {
   upstreamSignIn: 'upstream-sign-in',
   /** The round trip to an upstream OpenID provider at sign-out. */
   upstreamSignOut: 'upstream-sign-out',
+  /**
+   * Password recoveries ("Forgot password") by the hash of their id: the account, the keyed hash
+   * of the one-time code, the authorization request it came from (15 minutes).
+   */
+  passwordRecovery: 'password-recovery',
+  /** Per account, the key of the recovery whose code is the good one: a new request voids the previous code. */
+  passwordRecoveryCurrent: 'password-recovery-current',
   /** Revoked access-token ids as releases before the durable revocation list kept them (read once at start). */
   revokedJti: 'revoked-jti',
 } as const;
