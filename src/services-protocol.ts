@@ -52,7 +52,8 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
   const recoveryPath = `${config.baseUrl}/account/recover/code`;
   const passwordRecovery = createPasswordRecovery({
     clock, ephemeral, users, throttle, mailer: services.mailer, brand,
-    codeLink: (recoveryId, code) => `${recoveryPath}?${new URLSearchParams({ recovery: recoveryId, code })}`,
+    // Grouped: the code stays the only run of 8 digits in the message (what a reader or a mail client picks out).
+    codeLink: (recoveryId, code) => `${recoveryPath}?${new URLSearchParams({ recovery: recoveryId, code: `${code.slice(0, 4)}-${code.slice(4)}` })}`,
   });
   const recovery = source.kind === 'local' && services.mailer.available
     ? createRecoveryFlow({ recovery: passwordRecovery, flow: signInFlow, interactions, sessions, users, csrfKey: services.csrfKey, canonicalAccountName })

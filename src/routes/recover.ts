@@ -61,7 +61,8 @@ export async function recoverRoutes(app: FastifyInstance, options: RecoverRouteO
     const query = singleValued(request.query);
     const session = await formSession(recovery, request, reply);
     const error = await recovery.linkProblem(query.recovery ?? '');
-    const code = /^\d{8}$/.test(query.code ?? '') ? query.code : undefined;
+    const typed = (query.code ?? '').replace('-', '');
+    const code = /^\d{8}$/.test(typed) ? typed : undefined;
     return codeForm(reply, { csrfToken: session.csrfToken, recovery: query.recovery ?? '', ...(error ? { error } : { code }) });
   });
 

@@ -61,6 +61,13 @@ export type CodeCheck =
 
 const MAX_IDENTIFIER = 320;
 const codeMac = (recoveryId: string, code: string) => createHmac('sha256', recoveryId).update(code).digest('base64url');
+/** A recovery id (it is in the mailed link) with no run of 8 digits: the code is the only one in the message. */
+function newRecoveryId(): string {
+  for (;;) {
+    const id = randomToken();
+    if (!/\d{8}/.test(id)) return id;
+  }
+}
 const newCode = () => String(randomInt(0, 100_000_000)).padStart(8, '0');
 /** Who may recover here: a local account with a password and an address, not locked. */
 const eligible = (user: UserRecord | undefined): user is UserRecord =>
@@ -84,7 +91,7 @@ export function createPasswordRecovery(deps: PasswordRecoveryDeps) {
     const account = found ? `user:${found.id}` : `unknown:${createHash('sha256').update(identifier.toLowerCase()).digest('base64url')}`;
     const sent = await ephemeral.rates.add(`recovery-mail:${account}`, 0, HOUR);
     const user = found && sent <= RECOVERY_MESSAGES_PER_HOUR ? found : undefined;
-    const recoveryId = randomToken();
+    const recoveryId = newRecoveryId();
     const key = hashToken(recoveryId);
     const code = newCode();
     // A request that sends nothing (over the limit) must not void the code last sent: its
