@@ -4,6 +4,8 @@
  * upstream round trips use. No I/O here; app.ts hands them to the routes.
  */
 import type { ServicesBase } from './services-base.ts';
+import { listApplications, removeApplicationAccess, type Application, type ApplicationsDeps } from './admin/applications.ts';
+import { endOtherBrowserSessions, endUserSession, endUserSessions, listUserSessions, type UserSessions, type UserSessionsDeps } from './admin/sessions.ts';
 import { createGrants, type Grants, type GrantsDeps } from './grants/index.ts';
 import type { EndSessionDeps } from './sessions/end-session.ts';
 import type { IntrospectionDeps } from './protocol/introspection.ts';
@@ -29,6 +31,29 @@ export interface ProtocolServices {
   upstream: UpstreamDeps | undefined;
   /** "Forgot password" by mail: local accounts, and a mailer that can send (else undefined). */
   recovery: RecoveryFlow | undefined;
+  /** A user's sessions and applications, listed and ended (admin/sessions.ts, admin/applications.ts). */
+  userSessions: UserSessionServices;
+}
+
+/** The functions of admin/sessions.ts and admin/applications.ts with their dependencies given. */
+export interface UserSessionServices {
+  listUserSessions(userId: string, options?: { currentKey?: string | undefined }): Promise<UserSessions>;
+  endUserSessions(userId: string): ReturnType<typeof endUserSessions>;
+  endUserSession(userId: string, sessionId: string): ReturnType<typeof endUserSession>;
+  endOtherBrowserSessions(userId: string, exceptKey: string | undefined): Promise<number>;
+  listApplications(userId: string): Promise<Application[]>;
+  removeApplicationAccess(userId: string, clientId: string): Promise<void>;
+}
+
+function userSessionServices(deps: UserSessionsDeps & ApplicationsDeps): UserSessionServices {
+  return {
+    listUserSessions: (userId, options) => listUserSessions(deps, userId, options),
+    endUserSessions: (userId) => endUserSessions(deps, userId),
+    endUserSession: (userId, sessionId) => endUserSession(deps, userId, sessionId),
+    endOtherBrowserSessions: (userId, exceptKey) => endOtherBrowserSessions(deps, userId, exceptKey),
+    listApplications: (userId) => listApplications(deps, userId),
+    removeApplicationAccess: (userId, clientId) => removeApplicationAccess(deps, userId, clientId),
+  };
 }
 
 /** What a mail is signed with: IDP_BRAND_NAME, else the service's host. */
@@ -47,6 +72,9 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
   const signInFlow = createSignInFlow({
     issuer: config.issuer, basePath: basePathOf(config.baseUrl), clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, canonicalAccountName,
     deviceCookies: services.deviceCookies,
+  });
+  const userSessions = userSessionServices({
+    clock, users, clients, sessions, consents: durable.consents, refreshTokens: durable.refreshTokens, accessTokens: durable.accessTokens, revocations: services.revocations,
   });
   const brand = mailBrand(services);
   const recoveryPath = `${config.baseUrl}/account/recover/code`;
@@ -68,7 +96,7 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     deviceCookies: services.deviceCookies,
     mfa: services.mfa,
     changePassword: services.changePassword,
-    passwordChanged: createPasswordChanged({ clock, mailer: services.mailer, brand, endOtherSessions: async () => undefined }),
+    passwordChanged: createPasswordChanged({ clock, mailer: services.mailer, brand, endOtherSessions: userSessions.endOtherBrowserSessions }),
     canonicalAccountName,
     ...(upstream ? { startUpstream: (interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
   });
@@ -99,5 +127,5 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     revocations: services.revocations,
     ...(upstream ? { continueUpstream: (idToken: string, trip: SignOutTrip) => upstreamSignOutUrl(upstream, idToken, trip) } : {}),
   };
-  return { signInFlow, stepForms, grants: createGrants(grantsDeps), tokenEndpoints: grantsDeps, endSession, upstream, recovery };
+  return { signInFlow, stepForms, grants: createGrants(grantsDeps), tokenEndpoints: grantsDeps, endSession, upstream, userSessions, recovery };
 }
