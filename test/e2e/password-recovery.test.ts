@@ -77,6 +77,9 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     const { code: authCode, verifier } = await authorize(earlier, lb.url, 'web', WEB_REDIRECT, ALICE, 'openid offline_access');
     const tokens = await redeem(lb.url, authCode, WEB_REDIRECT, verifier, WEB);
     expect(tokens.status, tokens.text).toBe(200);
+    // That browser's session signs in without a page while it lasts.
+    const silent = await beginAuthorization(earlier, lb.url, 'web', WEB_REDIRECT, { scope: 'openid' });
+    expect(silent.page.location?.startsWith(`${WEB_REDIRECT}?code=`), silent.page.body.slice(0, 300)).toBe(true);
 
     const { mail, code } = await codeFor(new Browser(), ALICE, 'Alice@Example.com');
     expect(mail.subject).toContain('password reset code');
@@ -112,6 +115,9 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     const other = new Browser();
     const withOld = await submitSignIn(other, await signInPage(other), ALICE);
     expect(alertOf(withOld)).toMatch(/username or password is incorrect/);
+    // The session from before no longer signs in.
+    const afterwards = await beginAuthorization(earlier, lb.url, 'web', WEB_REDIRECT, { scope: 'openid' });
+    expect(isSignInPage(afterwards.page), afterwards.page.location ?? afterwards.page.body.slice(0, 300)).toBe(true);
 
     // The sign-in page shown (of the same authorization request) takes the new password.
     const signedIn = await phone.follow(await submitSignIn(phone, changed, { username: 'alice', password: NEW_PASSWORD }), lb.url);
