@@ -31,6 +31,8 @@ export interface InProcessOptions {
   seed?: object;
   /** More of the service's environment (IDP_TOKEN_RATE_LIMIT, IDP_BRAND_NAME, ...). */
   env?: Record<string, string>;
+  /** The service's clock (milliseconds), for tests that move time; the system's by default. */
+  clock?: () => number;
 }
 
 export interface InProcessApp {
@@ -90,7 +92,7 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
     if (!config.secret) throw new Error('the in-process app needs IDP_SECRET');
     await copyMigratedDatabase(config.dataDir);
     const logger = createLogger(config.logLevel, { write: (line: string) => void lines.push(line) });
-    const services = await openServices({ config, secret: config.secret, logger });
+    const services = await openServices({ config, secret: config.secret, logger, ...(options.clock ? { clock: options.clock } : {}) });
     closers.push(() => services.close());
     await services.keys.ensureSigningKey();
     if (options.seed) await seedWith(options.seed, services, data.path);
