@@ -1,5 +1,6 @@
 /** Every variable of the environment (the README's Configuration table), each read on its own, and an example of each. */
 import { z } from 'zod';
+import { mailFrom, smtpUrl } from './mail.ts';
 import { masterSecret, previousSecrets } from './secrets.ts';
 import { baseUrl, brandColor, brandLogo, brandName, flag, hostNames, integerIn, onOff, optionalText, redisUrl, trustProxy, urlWithSchemes } from './values.ts';
 
@@ -51,6 +52,9 @@ export const EXAMPLES: Record<string, string> = {
   IDP_BRAND_LOGO: '/etc/idp/logo.svg',
   IDP_BRAND_COLOR: '#0b5cad',
   IDP_PASSWORD_RESET_URL: 'https://password.corp.example/reset',
+  IDP_SMTP_URL: 'smtp://idp:secret@mail.example.com:587',
+  IDP_MAIL_FROM: 'Acme sign-in <no-reply@example.com>',
+  IDP_ALLOW_INSECURE_MAIL: '1',
 };
 
 
@@ -116,6 +120,9 @@ export const envSchema = z.object({
   IDP_BRAND_LOGO: brandLogo,
   IDP_BRAND_COLOR: brandColor,
   IDP_PASSWORD_RESET_URL: urlWithSchemes(['https:', 'http:']),
+  IDP_SMTP_URL: smtpUrl,
+  IDP_MAIL_FROM: mailFrom,
+  IDP_ALLOW_INSECURE_MAIL: flag,
 });
 
 export type Env = z.output<typeof envSchema>;
