@@ -15,6 +15,7 @@ import {
   type Deployment, type OwnRedis,
 } from './operations-support.ts';
 import { alertOf, askForCode, codeIn, enterCode, forgotLink, isCodeForm, linkIn, mailsIn, nthMailTo, withoutTokens } from './recovery-support.ts';
+import { startSmtpServer, type SmtpCatcher } from '../helpers/smtp.ts';
 import { awayFromStepEnd, nowSeconds, totp } from '../helpers/totp.ts';
 import {
   Browser, authorize, beginAuthorization, formTo, isSignInPage, readForm, redeem, refresh, submitSignIn, type Page,
@@ -280,5 +281,44 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     expect(bare.status).toBe(400);
     expect(bare.body).toContain('choose &quot;Forgot password?&quot; on its sign-in page');
     expect(forgotLink(await signInPage(new Browser()))).toMatch(/\/account\/recover\?interaction=/);
+  });
+});
+
+describe.runIf(postgresAvailable)('forgot password through a real SMTP server', () => {
+  let smtp: SmtpCatcher;
+  let deployment: Deployment;
+  let base: string;
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    deployment = await startDeployment({
+      seed: seedOf([webClient('web')], [ALICE]),
+      env: { IDP_SMTP_URL: smtp.url, IDP_MAIL_FROM: 'Sign-in <no-reply@example.com>' },
+    });
+    base = (deployment.servers[0] as RunningServer).url;
+  });
+  afterAll(async () => {
+    await deployment?.stop();
+    await smtp?.close();
+  });
+
+  it('the code and the link arrive by SMTP; the link leads to the new password and the notice follows', async () => {
+    const browser = new Browser();
+    const { page } = await beginAuthorization(browser, base, 'web', WEB_REDIRECT, { scope: 'openid' });
+    const form = await askForCode(browser, page, ALICE.username);
+    expect(isCodeForm(form)).toBe(true);
+    const mail = await smtp.waitForMessage((m) => m.to === email(ALICE) && m.subject.includes('reset code'));
+    expect(mail.from).toContain('<no-reply@example.com>');
+    const code = codeIn(mail);
+    expect(mail.html).toContain(code);
+    const phone = new Browser();
+    const opened = await phone.get(linkIn(mail));
+    expect(opened.body).toContain(`value="${code}"`);
+    const steps = await phone.follow(await enterCode(phone, opened, code), base);
+    const { action, fields } = readForm(steps.body, steps.url);
+    const changed = await phone.post(action, { ...fields, new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD });
+    expect(isSignInPage(changed), changed.body.slice(0, 300)).toBe(true);
+    const notice = await smtp.waitForMessage((m) => m.to === email(ALICE) && m.subject.includes('Your password was changed'));
+    expect(notice.text).toContain('If this was not you');
+    expect(/\d{8}/.test(notice.text)).toBe(false);
   });
 });

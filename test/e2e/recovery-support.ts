@@ -6,7 +6,10 @@
  */
 import { expect } from 'vitest';
 import { readForm, type Browser, type Page } from '../helpers/relying-party.ts';
+import { linksIn } from '../helpers/smtp.ts';
 import { waitUntil } from '../helpers/waits.ts';
+
+export { codeIn } from '../helpers/smtp.ts';
 import type { RunningServer } from '../helpers/process.ts';
 
 export interface Mail {
@@ -33,17 +36,9 @@ export async function nthMailTo(servers: readonly RunningServer[], to: string, c
   return mails[count - 1] as Mail;
 }
 
-/** The one-time code: the only run of 8 digits in the text. */
-export function codeIn(mail: Mail): string {
-  const runs = mail.text.match(/\d{8,}/g) ?? [];
-  expect(runs, mail.text).toHaveLength(1);
-  expect(runs[0]).toMatch(/^\d{8}$/);
-  return runs[0] ?? '';
-}
-
 /** The link that opens the code form with the code filled in. */
-export function linkIn(mail: Mail): string {
-  const link = /https?:\/\/\S+\/account\/recover\/code\?\S+/.exec(mail.text)?.[0];
+export function linkIn(mail: Pick<Mail, 'text'>): string {
+  const link = linksIn(mail).find((l) => /\/account\/recover\/code\?/.test(l));
   expect(link, mail.text).toBeTruthy();
   return link ?? '';
 }
