@@ -322,3 +322,34 @@ describe.runIf(postgresAvailable)('forgot password through a real SMTP server', 
     expect(/\d{8}/.test(notice.text)).toBe(false);
   });
 });
+
+describe.runIf(postgresAvailable)('forgot password in production without a mail server', () => {
+  let redis: OwnRedis;
+  let deployment: Deployment;
+  let base: string;
+  beforeAll(async () => {
+    redis = await startOwnRedis();
+    deployment = await startDeployment({
+      seed: seedOf([webClient('web')], [ALICE]),
+      env: { NODE_ENV: 'production', REDIS_URL: redis.url, IDP_ALLOW_HTTP: '1', IDP_PASSWORD_RESET_URL: 'https://password.example.com/reset' },
+    });
+    base = (deployment.servers[0] as RunningServer).url;
+  });
+  afterAll(async () => {
+    await deployment?.stop();
+    await redis?.stop();
+  });
+
+  it('is not offered: "Forgot password?" leads to IDP_PASSWORD_RESET_URL, and the recovery pages say so', async () => {
+    const browser = new Browser();
+    const { page } = await beginAuthorization(browser, base, 'web', WEB_REDIRECT, { scope: 'openid' });
+    expect(isSignInPage(page)).toBe(true);
+    expect(forgotLink(page)).toBe('https://password.example.com/reset');
+    const own = await browser.get(`${base}/account/recover`);
+    expect(own.status).toBe(404);
+    expect(own.body).toContain('Passwords cannot be reset here');
+    const posted = await browser.post(`${base}/account/recover`, { identifier: ALICE.username });
+    expect(posted.status).toBe(404);
+    expect(mailsIn(deployment.servers)).toEqual([]);
+  });
+});
