@@ -90,13 +90,15 @@ export function createPasswordRecovery(deps: PasswordRecoveryDeps) {
     const found = identifier === '' ? undefined : await findAccount(identifier);
     const account = found ? `user:${found.id}` : `unknown:${createHash('sha256').update(identifier.toLowerCase()).digest('base64url')}`;
     const sent = await ephemeral.rates.add(`recovery-mail:${account}`, 0, HOUR);
-    const user = found && sent <= RECOVERY_MESSAGES_PER_HOUR ? found : undefined;
+    const limited = sent > RECOVERY_MESSAGES_PER_HOUR;
+    const user = limited ? undefined : found;
     const recoveryId = newRecoveryId();
     const key = hashToken(recoveryId);
     const code = newCode();
-    // A request that sends nothing (over the limit) must not void the code last sent: its
-    // pointer goes to a key of its own. Same reads and writes either way.
-    const pointer = found && !user ? `limited:${key}` : account;
+    // A request over the limit must not void the code last sent: its pointer goes to a key of
+    // its own. So for a name without an account, or whether a previous form still takes its
+    // code would tell (same reads and writes either way).
+    const pointer = limited ? `limited:${key}` : account;
     const previous = await ephemeral.get<string>(NAMESPACES.passwordRecoveryCurrent, pointer);
     const record: RecoveryRecord = {
       userId: user?.id ?? null, account: pointer, codeMac: codeMac(recoveryId, code),

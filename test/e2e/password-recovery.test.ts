@@ -180,6 +180,13 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     const onward = await enterCode(browser, fifth.form, fifth.code);
     expect(onward.status, onward.body.slice(0, 300)).toBe(303);
     expect(A.output() + B.output()).toMatch(/"event":"password_recovery_requested".*"result":"limited"/);
+
+    // A name without an account behaves alike: the sixth request leaves the fifth form as it was,
+    // and a new request within the limit voids the previous form.
+    const nobody: Page[] = [];
+    for (let i = 0; i < 6; i++) nobody.push(await askForCode(browser, await signInPage(browser), 'nobody-counted'));
+    expect(alertOf(await enterCode(browser, nobody[4] as Page, '00000000'))).toMatch(/That code is not right/);
+    expect(alertOf(await enterCode(browser, nobody[3] as Page, '00000000'))).toMatch(/replaced by a newer one/);
   });
 
   it('guesses raced on both instances: 5 are judged, the rest refused; a right code raced on both continues once', async () => {
