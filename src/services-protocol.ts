@@ -12,7 +12,6 @@ import type { IntrospectionDeps } from './protocol/introspection.ts';
 import type { RevocationDeps } from './protocol/revocation.ts';
 import { createSignInFlow, type SignInFlow } from './sessions/sign-in-flow.ts';
 import { createStepForms, type StepForms } from './sessions/step-forms.ts';
-import type { MailBrand } from './mail/messages.ts';
 import { createPasswordChanged } from './sessions/password-changed.ts';
 import { createPasswordRecovery } from './sessions/password-recovery.ts';
 import { createRecoveryFlow, type RecoveryFlow } from './sessions/recovery-flow.ts';
@@ -56,11 +55,6 @@ function userSessionServices(deps: UserSessionsDeps & ApplicationsDeps): UserSes
   };
 }
 
-/** What a mail is signed with: IDP_BRAND_NAME, else the service's host. */
-function mailBrand(services: ServicesBase): MailBrand {
-  return { name: services.config.brand.name ?? new URL(services.config.baseUrl).host, color: services.config.brand.color };
-}
-
 /** The path part of the base URL, without a trailing slash: every route lives under it. */
 export function basePathOf(baseUrl: string): string {
   return new URL(baseUrl).pathname.replace(/\/+$/, '');
@@ -76,10 +70,9 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
   const userSessions = userSessionServices({
     clock, users, clients, sessions, consents: durable.consents, refreshTokens: durable.refreshTokens, accessTokens: durable.accessTokens, revocations: services.revocations,
   });
-  const brand = mailBrand(services);
   const recoveryPath = `${config.baseUrl}/account/recover/code`;
   const passwordRecovery = createPasswordRecovery({
-    clock, ephemeral, users, throttle, mailer: services.mailer, brand,
+    clock, ephemeral, users, throttle, mailer: services.mailer, brand: services.mailBrand,
     // Grouped: the code stays the only run of 8 digits in the message (what a reader or a mail client picks out).
     codeLink: (recoveryId, code) => `${recoveryPath}?${new URLSearchParams({ recovery: recoveryId, code: `${code.slice(0, 4)}-${code.slice(4)}` })}`,
   });
@@ -95,8 +88,10 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     throttle,
     deviceCookies: services.deviceCookies,
     mfa: services.mfa,
+    recoveryCodes: services.recoveryCodes,
+    notices: services.notices,
     changePassword: services.changePassword,
-    passwordChanged: createPasswordChanged({ clock, mailer: services.mailer, brand, endOtherSessions: userSessions.endOtherBrowserSessions }),
+    passwordChanged: createPasswordChanged({ notices: services.notices, endOtherSessions: userSessions.endOtherBrowserSessions }),
     canonicalAccountName,
     ...(upstream ? { startUpstream: (interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
   });

@@ -129,7 +129,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     if (event.kind === 'keys') keys.invalidate();
   });
   const base: ServicesBase = {
-    ...deriveServices({ config, secrets, clock, ephemeral, users, factors: durable.factors, revocations, source }),
+    ...deriveServices({ config, secrets, clock, ephemeral, users, factors: durable.factors, revocations, source, mailer }),
     config,
     secret,
     secrets,

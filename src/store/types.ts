@@ -63,6 +63,21 @@ export interface FactorRepository {
   touch(id: string, at: Date): Promise<void>;
   /** Replaces the sealed secret (the same secret, sealed under another master secret). */
   reseal(id: string, secretSealed: string): Promise<void>;
+  /**
+   * Makes `hashes` (keyed hashes of new codes) the user's recovery codes, each a row named
+   * `name`, in one statement: the old set stops working as the new one is stored. Throws,
+   * writing nothing, when the user does not exist or a hash repeats.
+   */
+  replaceRecoveryCodes(userId: string, hashes: readonly string[], name: string): Promise<FactorRecord[]>;
+  /**
+   * Uses up the user's recovery code whose hash is one of `candidates` (one code's hash under
+   * each master secret in force) by deleting its row: of any number of callers at once, on any
+   * instance, one gets it. The codes left are marked used at `at` (the set was last used then).
+   * Undefined when no code matched; else how many are left.
+   */
+  consumeRecoveryCode(userId: string, candidates: readonly string[], at: Date): Promise<{ remaining: number } | undefined>;
+  /** Removes every second factor of the user (recovery codes included); returns what was removed. */
+  removeAllForUser(userId: string): Promise<FactorRecord[]>;
 }
 
 export interface ApiScopeRepository {

@@ -17,6 +17,7 @@ import { createKeyManager, type KeyManager } from '../../src/tokens/keys.ts';
 import { hashClientSecret } from '../../src/tokens/opaque.ts';
 import { deriveKey, open as openSealed } from '../../src/tokens/secret-box.ts';
 import { factorsContract } from './factors-contract.ts';
+import { recoveryCodesContract } from './recovery-codes-contract.ts';
 
 export interface OpenedDurableStore {
   /** A store on an empty database, already migrated. */
@@ -419,6 +420,7 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
     });
 
     factorsContract(() => store);
+    recoveryCodesContract(() => store);
 
     describe('api scopes', () => {
       it('add says true then false; remove says true then false', async () => {
