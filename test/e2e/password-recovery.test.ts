@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/process.ts';
 import { postgresAvailable } from '../helpers/services.ts';
-import { AddressedBrowser } from './account-support.ts';
+import { AddressedBrowser, expectKind, recoveryCodesOf, signIn, startAuthorization, submit } from './account-support.ts';
 import {
   ALICE, Balancer, MIA, TOTP_SECRET, WEB_REDIRECT, WEB_SECRET, rawRequest, seedOf, startDeployment, startOwnRedis, webClient,
   type Deployment, type OwnRedis,
@@ -27,6 +27,8 @@ const [BOB, CAROL, DAVE, FRANK, GINA, HANK, IVY, ERIN, JILL] = [
   user('bob'), user('carol'), user('dave'), user('frank'), user('gina'), user('hank'), user('ivy'), user('erin'), user('jill'),
 ] as const;
 const NEW_PASSWORD = 'a brand new password for recovery 7';
+/** Enrols at her first sign-in: an authenticator app and recovery codes. */
+const KATE = { username: 'kate', password: 'the long old password of 4 letters', must_enrol_mfa: true };
 const email = (u: { username: string }) => `${u.username}@example.com`;
 
 describe.runIf(postgresAvailable)('forgot password', () => {
@@ -40,7 +42,7 @@ describe.runIf(postgresAvailable)('forgot password', () => {
   beforeAll(async () => {
     [redis, lb] = await Promise.all([startOwnRedis(), Balancer.start()]);
     deployment = await startDeployment({
-      seed: seedOf([webClient('web')], [ALICE, MIA, BOB, CAROL, DAVE, FRANK, GINA, HANK, IVY, ERIN, JILL]),
+      seed: seedOf([webClient('web')], [ALICE, MIA, BOB, CAROL, DAVE, FRANK, GINA, HANK, IVY, ERIN, JILL, KATE]),
       env: { IDP_BASE_URL: lb.url, REDIS_URL: redis.url, IDP_TRUST_PROXY: 'true', IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: '8' },
       instances: 2,
     });
@@ -154,6 +156,30 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     await awayFromStepEnd();
     const next = await browser.follow(await browser.post(action, { ...fields, otp: await totp(TOTP_SECRET, nowSeconds()) }), lb.url);
     expect(formTo(next, 'password'), next.body.slice(0, 500)).toBe(true);
+  });
+
+  it('takes a recovery code as the second factor, as a sign-in does', async () => {
+    // Kate enrols at her first sign-in and is shown her recovery codes.
+    const enrolling = new Browser();
+    const started = await startAuthorization(enrolling, lb.url);
+    const enrol = await signIn(enrolling, started.page, lb.url, KATE.username, KATE.password);
+    expectKind(enrol, 'enrol');
+    const secret = (/<code>([^<]*)<\/code>/.exec(enrol.body)?.[1] ?? '').replace(/\s+/g, '');
+    await awayFromStepEnd();
+    const codes = recoveryCodesOf(await submit(enrolling, enrol, lb.url, { otp: await totp(secret, nowSeconds()) }));
+    expect(codes).toHaveLength(10);
+
+    const browser = new Browser();
+    const { form, code } = await codeFor(browser, KATE);
+    const otpPage = await browser.follow(await enterCode(browser, form, code), lb.url);
+    expectKind(otpPage, 'otp');
+    const link = /<a href="([^"]*\/recovery)">Use a recovery code<\/a>/.exec(otpPage.body)?.[1] ?? '';
+    const recoveryPage = await browser.follow(await browser.get(new URL(link.replace(/&#x2F;|&#47;/g, '/'), lb.url).href), lb.url);
+    expectKind(recoveryPage, 'recovery');
+    const next = await submit(browser, recoveryPage, lb.url, { recovery_code: codes[0] ?? '' });
+    expect(formTo(next, 'password'), next.body.slice(0, 500)).toBe(true);
+    const changed = await submit(browser, next, lb.url, { new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD });
+    expectKind(changed, 'sign-in');
   });
 
   it('a new request voids the previous code; 5 wrong codes void a code; 5 messages an hour, the sixth request changing nothing', async () => {
