@@ -104,7 +104,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
   const adapter = createFlowAdapter({ page, secureCookies, audit, basePath, forgotPassword });
   await app.register(authorizeRoutes, { clients, flow, adapter, rateLimiter: services.authorizeRateLimiter, hintVerification: { issuer: config.issuer, keys, clock } });
   await app.register(interactionRoutes, { forms, adapter });
-  await app.register(recoverRoutes, { recovery: services.recovery, adapter, page, secureCookies });
+  await app.register(recoverRoutes, { recovery: services.recovery, adapter, page, secureCookies, rateLimiter: services.authorizeRateLimiter });
   await app.register(logoutRoutes, { page, secureCookies, audit, endSession: services.endSession });
   if (upstream) await app.register(upstreamRoutes, { ...upstream, page, adapter, interactions, sessions, flow });
 }

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isRecoveryId } from '../sessions/password-recovery.ts';
+import type { RateLimiter } from '../sessions/rate-limiters.ts';
 import type { RecoveryFlow } from '../sessions/recovery-flow.ts';
 import { SESSION_TTL_SECONDS } from '../sessions/browser-session.ts';
 import { setSessionCookie } from './shared/cookies.ts';
@@ -18,6 +19,8 @@ export interface RecoverRouteOptions {
   adapter: FlowAdapter;
   page: PageContext;
   secureCookies: boolean;
+  /** IDP_AUTHORIZE_RATE_LIMIT per source address: requests for a code count against it too. */
+  rateLimiter: RateLimiter;
 }
 
 const NOT_OFFERED = 'Passwords cannot be reset here. Contact your administrator.';
@@ -50,6 +53,9 @@ export async function recoverRoutes(app: FastifyInstance, options: RecoverRouteO
 
   app.post('/account/recover', { config }, async (request, reply) => {
     if (!recovery) return message(reply, NOT_OFFERED, 404);
+    // Before anything is read or stored: a flood from one address neither fills the store nor
+    // mails account after account.
+    await options.rateLimiter.consume(`recover:${request.ip}`);
     const form = singleValued(request.body);
     const answer = await recovery.request(adapter.browserRequest(request), form);
     if ('noOrigin' in answer) return message(reply, NO_ORIGIN, 400);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import { startInProcess, type InProcessApp } from '../helpers/in-process.ts';
 import { Browser, beginAuthorization, formTo, isSignInPage, readForm, type Page } from '../helpers/relying-party.ts';
+import { roomInRateWindow } from '../e2e/operations-support.ts';
 import { alertOf, askForCode, enterCode, forgotLink, isCodeForm } from '../e2e/recovery-support.ts';
 
 const REDIRECT = 'https://rp.test/cb';
@@ -68,6 +69,30 @@ describe('forgot password, with the clock moved', () => {
     const { action: signInAction, fields: signInFields } = readForm(signIn.body, signIn.url);
     const done = await browser.follow(await browser.post(signInAction, { ...signInFields, username: USER.username, password: newPassword }), app.base);
     expect(done.location?.startsWith(`${REDIRECT}?code=`), done.body.slice(0, 300)).toBe(true);
+  });
+});
+
+describe('forgot password, from one address', () => {
+  let app: InProcessApp;
+  beforeAll(async () => {
+    app = await startInProcess({ seed: { api_scopes: [], clients: [CLIENT], users: [USER] }, env: { IDP_AUTHORIZE_RATE_LIMIT: '3' } });
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('asks for codes at most IDP_AUTHORIZE_RATE_LIMIT times a minute', async () => {
+    const browser = new Browser();
+    const page = await signInPage(browser, app.base);
+    const form = await browser.get(forgotLink(page) ?? '');
+    const { action, fields } = readForm(form.body, form.url);
+    // The four in one minute's window.
+    await roomInRateWindow(5);
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await browser.post(action, { ...fields, identifier: `someone-${i}` }));
+    expect(answers.slice(0, 3).map((a) => isCodeForm(a))).toEqual([true, true, true]);
+    expect(answers[3]?.status).toBe(429);
+    expect(answers[3]?.body).toContain('slow_down');
   });
 });
 
