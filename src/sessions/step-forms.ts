@@ -17,7 +17,7 @@ import type { Form, StepFormsDeps } from './step-form-deps.ts';
 import type { Step } from './steps.ts';
 
 const expired = () => new OAuthError('invalid_request', 'This sign-in has expired or was already used. Start again from the application.', { redirectable: false });
-const PASSWORD_RECOVERED = 'Your password was changed, and every session and application signed in with the old one was signed out. Sign in with your new password.';
+const PASSWORD_RECOVERED = 'Your password was changed, and the applications and other browsers signed in to your account were signed out. Sign in with your new password.';
 const foreign = () => new OAuthError('invalid_request', 'This form was not sent from the browser that started the sign-in.', { redirectable: false });
 
 /** The page a step is shown on: its own, or the sign-in page for a step that has none. */
