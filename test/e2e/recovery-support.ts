@@ -27,10 +27,10 @@ export function mailsIn(servers: readonly RunningServer[]): Mail[] {
   })).sort((a, b) => a.time - b.time).map(({ to, subject, text }) => ({ to, subject, text }));
 }
 
-/** Waits for the `count`-th mail to `to` (1-based) and returns it. */
-export async function nthMailTo(servers: readonly RunningServer[], to: string, count: number): Promise<Mail> {
-  const mails = await waitUntil(`mail number ${count} to ${to}`, () => {
-    const found = mailsIn(servers).filter((m) => m.to === to);
+/** Waits for the `count`-th mail to `to` (1-based) whose subject holds `about` (other notices come and go), and returns it. */
+export async function nthMailTo(servers: readonly RunningServer[], to: string, count: number, about = 'password reset code'): Promise<Mail> {
+  const mails = await waitUntil(`mail number ${count} to ${to} about ${about}`, () => {
+    const found = mailsIn(servers).filter((m) => m.to === to && m.subject.includes(about));
     return found.length >= count ? found : undefined;
   }, { processes: servers.map((s) => s.child) });
   return mails[count - 1] as Mail;
