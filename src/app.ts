@@ -24,6 +24,7 @@ import { introspectRoutes } from './routes/introspect.ts';
 import { logoutRoutes } from './routes/logout.ts';
 import { serveManagementPort } from './routes/management.ts';
 import { addRequestLog, prepareEveryRequest } from './routes/request-hooks.ts';
+import { recoverRoutes } from './routes/recover.ts';
 import { revokeRoutes } from './routes/revoke.ts';
 import { serverOptions } from './routes/server-options.ts';
 import { registerClientCors } from './routes/shared/cors.ts';
@@ -98,9 +99,13 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
   const { clock, keys, clients, interactions, sessions, signInFlow: flow, stepForms: forms, upstream } = services;
   const secureCookies = config.baseUrl.startsWith('https:');
   const page = pageContext(config, basePath);
-  const adapter = createFlowAdapter({ page, secureCookies, audit, basePath });
+  const forgotPassword = services.recovery
+    ? (interactionId: string) => `${basePath}/account/recover?${new URLSearchParams({ interaction: interactionId })}`
+    : config.passwordResetUrl === undefined ? undefined : () => config.passwordResetUrl ?? '';
+  const adapter = createFlowAdapter({ page, secureCookies, audit, basePath, forgotPassword });
   await app.register(authorizeRoutes, { clients, flow, adapter, rateLimiter: services.authorizeRateLimiter, hintVerification: { issuer: config.issuer, keys, clock } });
   await app.register(interactionRoutes, { forms, adapter });
+  await app.register(recoverRoutes, { recovery: services.recovery, adapter, page, secureCookies, rateLimiter: services.authorizeRateLimiter });
   await app.register(logoutRoutes, { page, secureCookies, audit, endSession: services.endSession });
   await app.register(accountRoutes, { account: services.account, flow, adapter, page, rateLimiter: services.authorizeRateLimiter });
   if (upstream) await app.register(upstreamRoutes, { ...upstream, page, adapter, interactions, sessions, flow });

@@ -146,6 +146,11 @@ function toConfig(env: Env, signIn: SignIn) {
     /** Passwords one interaction (one sign-in page and its CSRF token) may try. */
     loginMaxAttemptsPerInteraction: env.IDP_LOGIN_MAX_ATTEMPTS_PER_INTERACTION,
     logLevel: env.LOG_LEVEL,
+    /**
+     * IDP_PASSWORD_RESET_URL: where the sign-in page's "Forgot password?" leads when the service
+     * does not recover passwords itself (a directory or upstream provider, or no mail).
+     */
+    passwordResetUrl: env.IDP_PASSWORD_RESET_URL,
     /** What every page shows instead of the default mark: a name, a local logo, a colour. */
     brand: Object.freeze({
       name: env.IDP_BRAND_NAME,

@@ -6,6 +6,7 @@ import type { ServicesBase } from './services-base.ts';
 import type { UserSessionServices } from './services-protocol.ts';
 import { createAccountBase, type AccountBase } from './sessions/account.ts';
 import { createAccountSecurity, type AccountSecurity } from './sessions/account-security.ts';
+import { createPasswordChanged } from './sessions/password-changed.ts';
 import { createEmailVerification, type EmailVerification } from './sessions/email-verification.ts';
 
 export interface AccountServices {
@@ -31,7 +32,7 @@ export function createAccountServices(services: ServicesBase, userSessions: User
     recoveryCodes: services.recoveryCodes,
     notices: services.notices,
     changePassword: services.changePassword,
-    endOtherSessions: (userId, keepKey) => userSessions.endOtherBrowserSessions(userId, keepKey),
+    passwordChanged: createPasswordChanged({ notices: services.notices, endOtherSessions: userSessions.endOtherBrowserSessions }),
   });
   const email = createEmailVerification({
     ephemeral, users, mailer, brand, now: base.now,

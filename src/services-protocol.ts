@@ -12,6 +12,9 @@ import type { IntrospectionDeps } from './protocol/introspection.ts';
 import type { RevocationDeps } from './protocol/revocation.ts';
 import { createSignInFlow, type SignInFlow } from './sessions/sign-in-flow.ts';
 import { createStepForms, type StepForms } from './sessions/step-forms.ts';
+import { createPasswordChanged } from './sessions/password-changed.ts';
+import { createPasswordRecovery } from './sessions/password-recovery.ts';
+import { createRecoveryFlow, type RecoveryFlow } from './sessions/recovery-flow.ts';
 import { startUpstreamSignIn, upstreamSignOutUrl, type SignOutTrip, type UpstreamDeps } from './sessions/upstream.ts';
 
 export interface ProtocolServices {
@@ -25,6 +28,8 @@ export interface ProtocolServices {
   endSession: EndSessionDeps;
   /** With an upstream OpenID Connect provider as the sign-in source: its round trips. */
   upstream: UpstreamDeps | undefined;
+  /** "Forgot password" by mail: local accounts, and a mailer that can send (else undefined). */
+  recovery: RecoveryFlow | undefined;
   /** A user's sessions and applications, listed and ended (admin/sessions.ts, admin/applications.ts). */
   userSessions: UserSessionServices;
 }
@@ -62,6 +67,18 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     issuer: config.issuer, basePath: basePathOf(config.baseUrl), clock, clients, users, consents: durable.consents, sessions, interactions, ephemeral, throttle, canonicalAccountName,
     deviceCookies: services.deviceCookies,
   });
+  const userSessions = userSessionServices({
+    clock, users, clients, sessions, consents: durable.consents, refreshTokens: durable.refreshTokens, accessTokens: durable.accessTokens, revocations: services.revocations,
+  });
+  const recoveryPath = `${config.baseUrl}/account/recover/code`;
+  const passwordRecovery = createPasswordRecovery({
+    clock, ephemeral, users, throttle, mailer: services.mailer, brand: services.mailBrand,
+    // Grouped: the code stays the only run of 8 digits in the message (what a reader or a mail client picks out).
+    codeLink: (recoveryId, code) => `${recoveryPath}?${new URLSearchParams({ recovery: recoveryId, code: `${code.slice(0, 4)}-${code.slice(4)}` })}`,
+  });
+  const recovery = source.kind === 'local' && services.mailer.available
+    ? createRecoveryFlow({ recovery: passwordRecovery, flow: signInFlow, interactions, sessions, users, csrfKey: services.csrfKey, canonicalAccountName })
+    : undefined;
   const stepForms = createStepForms({
     flow: signInFlow,
     interactions,
@@ -74,6 +91,7 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     recoveryCodes: services.recoveryCodes,
     notices: services.notices,
     changePassword: services.changePassword,
+    passwordChanged: createPasswordChanged({ notices: services.notices, endOtherSessions: userSessions.endOtherBrowserSessions }),
     canonicalAccountName,
     ...(upstream ? { startUpstream: (interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
   });
@@ -104,8 +122,5 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     revocations: services.revocations,
     ...(upstream ? { continueUpstream: (idToken: string, trip: SignOutTrip) => upstreamSignOutUrl(upstream, idToken, trip) } : {}),
   };
-  const userSessions = userSessionServices({
-    clock, users, clients, sessions, consents: durable.consents, refreshTokens: durable.refreshTokens, accessTokens: durable.accessTokens, revocations: services.revocations,
-  });
-  return { signInFlow, stepForms, grants: createGrants(grantsDeps), tokenEndpoints: grantsDeps, endSession, upstream, userSessions };
+  return { signInFlow, stepForms, grants: createGrants(grantsDeps), tokenEndpoints: grantsDeps, endSession, upstream, userSessions, recovery };
 }

@@ -127,12 +127,6 @@ export interface AdminChange {
   fields: readonly string[];
 }
 
-/** A user changed their own password (the account page). */
-export interface PasswordChanged {
-  type: 'password_changed';
-  user_id: string;
-}
-
 /** The kinds of second factor (as `user_factors.kind` names them). */
 export type SecondFactorKind = 'totp' | 'recovery_code' | 'passkey';
 
@@ -170,6 +164,26 @@ export interface RecoveryCodeUsed {
   remaining: number;
 }
 
+/**
+ * Someone asked for a password recovery code ("Forgot password"). The page answers the same
+ * whatever was typed; the event says what happened: `sent` (a code was mailed), `no_account`
+ * (no local account with an address matched what was typed) or `limited` (the account was sent
+ * its most messages for the hour). Never the code, never what was typed.
+ */
+export interface PasswordRecoveryRequested {
+  type: 'password_recovery_requested';
+  /** The account's `sub`, when one matched. */
+  user_id: string | null;
+  result: 'sent' | 'no_account' | 'limited';
+}
+
+/** A user set a new password: on the account page, after a password recovery, or because an administrator required it. */
+export interface PasswordChanged {
+  type: 'password_changed';
+  user_id: string;
+  via: 'account_page' | 'recovery' | 'required_change';
+}
+
 export type AuditEvent =
   | TokenIssued
   | RefreshTokenReuseDetected
@@ -186,6 +200,7 @@ export type AuditEvent =
   | MfaRemoved
   | RecoveryCodesGenerated
   | RecoveryCodeUsed
+  | PasswordRecoveryRequested
   | PasswordChanged;
 
 export type AuditEventType = AuditEvent['type'];
@@ -207,5 +222,6 @@ export const AUDIT_EVENT_TYPES = Object.keys({
   mfa_removed: true,
   recovery_codes_generated: true,
   recovery_code_used: true,
+  password_recovery_requested: true,
   password_changed: true,
 } satisfies Record<AuditEventType, true>) as AuditEventType[];

@@ -13,6 +13,7 @@ import type { AccountBase, SignedIn } from './account.ts';
 import type { SessionStore } from './browser-session.ts';
 import type { Enrolment } from './flow-types.ts';
 import { enrolmentOf, type MfaSecrets } from './mfa.ts';
+import type { AfterPasswordChange } from './password-changed.ts';
 import { acceptTotp } from './totp.ts';
 
 export interface AccountSecurityDeps {
@@ -25,8 +26,8 @@ export interface AccountSecurityDeps {
   notices: SecurityNotices;
   /** A local account's new password under the policy, revoking the user's tokens; the problem, if any. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
-  /** Ends the user's browser sessions but the one at `keepKey` (the one making the change). */
-  endOtherSessions(userId: string, keepKey: string): Promise<unknown>;
+  /** Ends the user's other browser sessions, tells the user, records the event. */
+  passwordChanged: AfterPasswordChange;
 }
 
 /** What the page says of a refused change, and the fields in error. */
@@ -64,9 +65,7 @@ export function createAccountSecurity(deps: AccountSecurityDeps) {
     const [newPassword, confirm] = [form.new_password ?? '', form.confirm_password ?? ''];
     const problem = await deps.changePassword(user.id, newPassword, confirm);
     if (problem) return { error: problem, invalid: [newPassword === confirm ? 'new_password' : 'confirm_password'] };
-    await deps.endOtherSessions(user.id, signedIn.loaded.key);
-    audit({ type: 'password_changed', user_id: user.id });
-    deps.notices.mail(user, 'password_changed');
+    await deps.passwordChanged(user, 'account_page', audit, signedIn.loaded.key);
     return undefined;
   }
 

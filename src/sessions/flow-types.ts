@@ -35,6 +35,8 @@ export interface StepFeedback {
   username?: string;
   error?: string;
   invalid?: string[];
+  /** Something to tell that is no error (the password was changed). */
+  notice?: string;
 }
 
 /**

@@ -22,6 +22,12 @@ export interface PendingSignIn {
   /** The secret shown during MFA enrolment, sealed, until the first code confirms it. */
   enrolSecretSealed: string | null;
   upstreamIdToken?: string | undefined;
+  /**
+   * A password recovery (password-recovery.ts), not a sign-in: the right code stood in for the
+   * password; the second factor, then a new password, are owed, and the browser is then shown
+   * the sign-in page (the session never becomes the user's from a recovery).
+   */
+  recovery?: true;
 }
 
 export interface Interaction {

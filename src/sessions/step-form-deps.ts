@@ -14,6 +14,7 @@ import type { Interaction, InteractionStore } from './interaction.ts';
 import type { MfaSecrets } from './mfa.ts';
 import type { SignInFlow } from './sign-in-flow.ts';
 import type { SignInThrottle } from './throttle.ts';
+import type { AfterPasswordChange } from './password-changed.ts';
 
 export interface StepFormsDeps {
   flow: SignInFlow;
@@ -30,6 +31,11 @@ export interface StepFormsDeps {
   notices: SecurityNotices;
   /** Changes a password after the policy allows it; returns the problem to show, if any. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
+  /**
+   * After a new password was taken (and the user's tokens revoked): ends the user's other
+   * browser sessions, tells them by mail, records the event. `sessionKey`: this browser's.
+   */
+  passwordChanged: AfterPasswordChange;
   /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
   canonicalAccountName(typed: string): string;
   /** With an upstream provider: where to send the browser for the sign-in step. */

@@ -26,21 +26,24 @@ export interface StepInput {
   now: number;
 }
 
-/** What a user still owes after the password, given the methods used so far. */
-export function owedStep(user: UserRecord, amr: readonly string[]): 'otp' | 'enrol' | 'password' | undefined {
+/**
+ * What a user still owes after the password, given the methods used so far. A password
+ * recovery (`recovery`) owes the second factor the user has, then a new password; it enrols none.
+ */
+export function owedStep(user: UserRecord, amr: readonly string[], recovery = false): 'otp' | 'enrol' | 'password' | undefined {
   if (!amr.includes('mfa') && !amr.includes('external')) {
     // The authenticator code, or a recovery code: any second factor the user holds is asked for.
     if (factorKinds(user).length > 0) return 'otp';
-    if (user.mustEnrolMfa) return 'enrol';
+    if (user.mustEnrolMfa && !recovery) return 'enrol';
   }
-  if (user.mustChangePassword && user.source === 'local') return 'password';
+  if (recovery || (user.mustChangePassword && user.source === 'local')) return 'password';
   return undefined;
 }
 
 function pendingStep({ interaction, pendingUser }: StepInput): Step | undefined {
   if (!interaction.pending) return undefined;
   if (!pendingUser || pendingUser.locked) return 'sign-in';
-  return owedStep(pendingUser, interaction.pending.amr) ?? 'finish-sign-in';
+  return owedStep(pendingUser, interaction.pending.amr, interaction.pending.recovery) ?? 'finish-sign-in';
 }
 
 /**

@@ -11,7 +11,8 @@
  * and none of those locks: failures from elsewhere never lock it out, and one with too many
  * failures is refused until its lock ends. One interaction (a sign-in page and its CSRF token)
  * takes at most IDP_LOGIN_MAX_ATTEMPTS_PER_INTERACTION passwords. Wrong second-factor and
- * enrolment codes count as failures too.
+ * enrolment codes count as failures too, and so do wrong password recovery codes: on the
+ * address, and on the recovery itself, which takes RECOVERY_CODE_GUESSES before it is void.
  *
  * A guess takes its attempt before it is judged, atomically and on every count at once
  * (AttemptStore.take, one round trip): the attempt that reaches a limit locks
@@ -61,6 +62,11 @@ export interface SignInThrottle {
    * typed) from `address`; with nothing taken, why not when refused.
    */
   attempt(account: string, address: string, context?: GuessContext): Promise<SignInAttempt | { refused: Refusal }>;
+  /**
+   * Takes an attempt at a password recovery's code (`recovery`: the key of the recovery) from
+   * `address`: refused when the recovery took its guesses (`used-up`) or the address is locked.
+   */
+  recoveryCodeAttempt(recovery: string, address: string): Promise<SignInAttempt | { refused: 'used-up' | 'throttled' }>;
   /** Forgets the failures of an account from the address it signed in from (a write for the caller to send, batched). */
   successWrite(account: string, address: string): EphemeralWrite;
 }
@@ -73,6 +79,10 @@ const accountKey = (account: string) => `account:${canonicalAccount(account)}`;
 const addressKey = (address: string) => `addr:${address}`;
 const deviceKey = (device: string) => `device:${device}`;
 const interactionKey = (interaction: string) => `interaction:${interaction}`;
+const recoveryKey = (recovery: string) => `recovery:${recovery}`;
+
+/** Wrong codes a password recovery takes; the one that reaches it voids the recovery. */
+export const RECOVERY_CODE_GUESSES = 5;
 
 const rule = (limit: number, windowSeconds: number, lockSeconds: number): AttemptRule => ({ limit, windowSeconds, lockSeconds, maxLockSeconds: windowSeconds });
 
@@ -81,6 +91,8 @@ export function createSignInThrottle(ephemeral: EphemeralStore, limits: Throttle
   const addressRule = rule(limits.maxFailuresPerAddress, WINDOW_SECONDS, WINDOW_SECONDS);
   const accountRule = rule(limits.maxFailuresPerAccount, WINDOW_SECONDS, WINDOW_SECONDS);
   const interactionRule = rule(limits.maxAttemptsPerInteraction, INTERACTION_SECONDS, INTERACTION_SECONDS);
+  // A recovery lives 15 minutes: its lock outlives it, so a used-up recovery never opens again.
+  const recoveryRule = rule(RECOVERY_CODE_GUESSES, WINDOW_SECONDS, WINDOW_SECONDS);
 
   /** What a guess counts on, the first locked one naming the refusal. */
   function countsOf(account: string, address: string, { device, interaction }: GuessContext) {
@@ -101,6 +113,12 @@ export function createSignInThrottle(ephemeral: EphemeralStore, limits: Throttle
       // nor the reverse): one round trip, one script outside a cluster.
       const locked = await ephemeral.attempts.take(counted);
       if (locked !== undefined) return { refused: refusalOf(locked) };
+      return { giveBack: () => ephemeral.attempts.giveBack(counted.map(({ key }) => key)) };
+    },
+    async recoveryCodeAttempt(recovery, address) {
+      const counted = [{ key: recoveryKey(recovery), rule: recoveryRule }, { key: addressKey(address), rule: addressRule }];
+      const locked = await ephemeral.attempts.take(counted);
+      if (locked !== undefined) return { refused: locked.startsWith('recovery:') ? 'used-up' : 'throttled' };
       return { giveBack: () => ephemeral.attempts.giveBack(counted.map(({ key }) => key)) };
     },
     // Only the pair: the count over every address is what bounds guessing, and a sign-in must

@@ -39,6 +39,8 @@ export interface UserRepository {
   /** Case-insensitive lookup within one sign-in source. */
   getByUsername(source: SignInSourceKind, username: string): Promise<UserRecord | undefined>;
   getBySubject(source: SignInSourceKind, subject: string): Promise<UserRecord | undefined>;
+  /** Case-insensitive lookup by email address within one sign-in source: at most two (more than one is ambiguous). */
+  findByEmail(source: SignInSourceKind, email: string): Promise<UserRecord[]>;
   list(): Promise<UserRecord[]>;
   /** Inserts or replaces by (source, username); keeps the existing id. */
   upsert(user: UserInput): Promise<UpsertResult>;

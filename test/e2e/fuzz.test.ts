@@ -250,6 +250,21 @@ describe('fuzzing every endpoint', () => {
     await run(() => shot(path, ['GET', 'POST'], names, { csrf_token: interaction.csrf, username: ALICE.username, decision: 'allow' }, headers(fc.constant(undefined), cookie)));
   }, TIMEOUT_MS);
 
+  it('the forgot-password pages and their forms, with a real recovery and cookie or with made-up ones', async () => {
+    const browser = new Browser();
+    browser.cookies.set(...(interaction.cookie.split('=') as [string, string]));
+    const interactionId = interaction.path.replace('/interaction/', '');
+    const request = await browser.get(`${base}/account/recover?interaction=${encodeURIComponent(interactionId)}`);
+    const asked = readForm(request.body, request.url);
+    const codeForm = await browser.post(asked.action, { ...asked.fields, identifier: ALICE.username });
+    const { fields } = readForm(codeForm.body, codeForm.url);
+    const path = fc.constantFrom('/account/recover', '/account/recover/code');
+    const cookie = fc.oneof({ weight: 3, arbitrary: fc.constant(interaction.cookie) }, { weight: 1, arbitrary: noCookie });
+    const names = ['csrf_token', 'identifier', 'interaction', 'recovery', 'code'];
+    const valid = { csrf_token: fields.csrf_token ?? '', interaction: interactionId, recovery: fields.recovery ?? '', identifier: ALICE.username, code: '12345678' };
+    await run(() => shot(path, ['GET', 'POST'], names, valid, headers(fc.constant(undefined), cookie)));
+  });
+
   it('reached the service, not only its parser: most answers came from a route', () => {
     const total = [...answered.values()].reduce((a, b) => a + b, 0);
     expect(total).toBeGreaterThanOrEqual(RUNS * 7);

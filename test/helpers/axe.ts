@@ -1,6 +1,6 @@
 /**
- * axe-core's WCAG 2.1 A and AA rules on a page as it is, at a desktop width and at a phone's
- * 390 px, with a screenshot of each for people to look at.
+ * axe-core's WCAG 2.1 A and AA rules in Chromium, at a desktop width and at a phone's 390 px,
+ * with a screenshot of each width in test-artifacts/screenshots/ for people to look at.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -18,8 +18,8 @@ interface Violation {
   nodes: Array<{ target: string[]; failureSummary?: string }>;
 }
 
-/** The violations at each width, readable; screenshots go to test-artifacts/screenshots/{prefix}-{name}-{width}.png. */
-export async function axeViolations(page: Page, name: string, prefix: string): Promise<string[]> {
+/** The violations on the page as it is, at each width, readable; screenshots named `{prefix}-{name}-{width}.png`. */
+export async function axeViolations(page: Page, name: string, prefix = 'branded'): Promise<string[]> {
   const found: string[] = [];
   for (const size of WIDTHS) {
     await page.setViewportSize(size);

@@ -143,14 +143,14 @@ function waitForMessage(messages: CapturedMail[], events: EventEmitter, matches:
 }
 
 /** The one-time code of a message: the only run of 8 digits in its text. */
-export function codeIn(mail: CapturedMail): string {
+export function codeIn(mail: Pick<CapturedMail, 'subject' | 'text'>): string {
   const codes = mail.text.match(/(?<!\d)\d{8}(?!\d)/g) ?? [];
   if (codes.length !== 1) throw new Error(`expected one run of 8 digits in "${mail.subject}", found ${codes.length}`);
   return codes[0] as string;
 }
 
 /** The http(s) links of a message's text, in order. */
-export function linksIn(mail: CapturedMail): string[] {
+export function linksIn(mail: Pick<CapturedMail, 'text'>): string[] {
   return mail.text.match(/https?:\/\/[^\s<>"]+/g) ?? [];
 }
 

@@ -350,6 +350,18 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect(await store.users.upsert(sampleUser({ source: 'oidc', username: name.toUpperCase() }))).toBe('created');
       });
 
+      it('findByEmail is case-insensitive, within one source, and finds at most two', async () => {
+        const address = `${uniqueId('Shared')}@Example.test`;
+        const first = sampleUser({ email: address });
+        await store.users.upsert(first);
+        expect((await store.users.findByEmail('local', address.toLowerCase())).map((u) => u.id)).toEqual([first.id]);
+        expect(await store.users.findByEmail('ldap', address)).toEqual([]);
+        expect(await store.users.findByEmail('local', `x${address}`)).toEqual([]);
+        await store.users.upsert(sampleUser({ email: address.toUpperCase() }));
+        await store.users.upsert(sampleUser({ email: address }));
+        expect(await store.users.findByEmail('local', address)).toHaveLength(2);
+      });
+
       it('getBySubject finds a user by the subject of its source', async () => {
         const subject = `uid=${uniqueId('ada')},ou=people,dc=example,dc=test`;
         const user = sampleUser({ source: 'ldap', subject, passwordHash: null });

@@ -23,8 +23,10 @@ const BRAND = { name: 'Acme Corp', hasLogo: true };
 const PAGES: Record<string, Data> = {
   'sign-in': {
     action: '/signin?step=1', csrfToken: 'csrf-1', clientName: 'Web shop', username: '', error: 'Wrong username or password.', notice: 'Your password was changed.',
-    invalid: ['username', 'password'], brand: BRAND,
+    invalid: ['username', 'password'], brand: BRAND, forgotPasswordUrl: '/account/recover?interaction=i-1',
   },
+  recover: { action: '/account/recover', csrfToken: 'csrf-7', interaction: 'i-1' },
+  'recover-code': { action: '/account/recover/code', csrfToken: 'csrf-8', recovery: 'r-1', code: '12345678', error: 'That code is not right.' },
   consent: {
     action: '/consent', csrfToken: 'csrf-2', clientName: 'Web shop', userName: 'Alice Liddell',
     scopes: [{ name: 'openid', description: 'Know who you are' }, { name: 'email', description: 'See your email address' }],
@@ -249,6 +251,24 @@ describe('the pages, with the names of the README\'s Pages section', () => {
     ]);
     expect(f.buttons.map((b) => b.text)).toEqual(['Verify']);
     expect(f.form['aria-describedby']).toBe('form-error');
+  });
+
+  it('forgot password: identifier "Username or email" and "Send code"; the code form with code "Code" and "Continue"', () => {
+    const html = render('recover', PAGES.recover ?? {});
+    const f = formOf(html, '/account/recover');
+    expect(f.hidden.map((i) => [i.name, i.value])).toEqual([['csrf_token', 'csrf-7'], ['interaction', 'i-1']]);
+    expect(f.visible.map((i) => [i.name, f.labels.get(i.id ?? '')])).toEqual([['identifier', 'Username or email']]);
+    expect(f.buttons.map((b) => b.text)).toEqual(['Send code']);
+    const code = render('recover-code', PAGES['recover-code'] ?? {});
+    const c = formOf(code, '/account/recover/code');
+    expect(c.hidden.map((i) => [i.name, i.value])).toEqual([['csrf_token', 'csrf-8'], ['recovery', 'r-1']]);
+    expect(c.visible.map((i) => [i.name, c.labels.get(i.id ?? ''), i.value, i.autocomplete])).toEqual([['code', 'Code', '12345678', 'one-time-code']]);
+    expect(c.buttons.map((b) => b.text)).toEqual(['Continue']);
+    // The sign-in page links it; without a link, nothing.
+    expect(tags(render('sign-in', PAGES['sign-in'] ?? {}), 'a').map((a) => a.href)).toEqual(['/account/recover?interaction=i-1']);
+    expect(render('sign-in', { ...PAGES['sign-in'], forgotPasswordUrl: undefined })).not.toContain('Forgot password');
+    // A page that only says why there is no form.
+    expect(forms(render('recover', { message: 'Start from the application.' }))).toEqual([]);
   });
 
   it('second factor: "Use a recovery code" leads to the recovery code form, only when there are codes', () => {

@@ -10,7 +10,7 @@ import type { RequestAudit } from './audit.ts';
 import { sendClientResponse } from './authorization-response.ts';
 import { deviceCookieName, readCookie, readSessionCookie, setDeviceCookie, setSessionCookie } from './cookies.ts';
 import type { PageContext } from './pages.ts';
-import { renderStepPage } from './step-pages.ts';
+import { renderStepPage, type ForgotPasswordLink } from './step-pages.ts';
 
 export interface FlowAdapterOptions {
   page: PageContext;
@@ -18,9 +18,11 @@ export interface FlowAdapterOptions {
   audit: RequestAudit;
   /** The path of IDP_BASE_URL, without a trailing slash. */
   basePath: string;
+  /** Where the sign-in page's "Forgot password?" leads, if anywhere. */
+  forgotPassword?: ForgotPasswordLink;
 }
 
-export function createFlowAdapter({ page, secureCookies, audit, basePath }: FlowAdapterOptions) {
+export function createFlowAdapter({ page, secureCookies, audit, basePath, forgotPassword }: FlowAdapterOptions) {
   // Device cookies go only where passwords and codes are posted.
   const devicePath = `${basePath}/interaction`;
   return {
@@ -47,7 +49,7 @@ export function createFlowAdapter({ page, secureCookies, audit, basePath }: Flow
         case 'respond-to-client':
           return sendClientResponse(reply, outcome.response);
         case 'show-step':
-          return renderStepPage(reply, page, outcome);
+          return renderStepPage(reply, page, outcome, forgotPassword);
       }
     },
   };

@@ -7,8 +7,9 @@ import { passwordRules } from '../../sources/password-policy.ts';
 import { formActionSource, renderPage, type PageContext } from './pages.ts';
 import { describeScopes } from './scope-descriptions.ts';
 
-/** The one reason a password change is asked for: an administrator flagged the account. */
+/** Why a password change is asked for: an administrator flagged the account, or the user is recovering it. */
 const PASSWORD_CHANGE_REASON = 'Your administrator requires a new password for this account before you continue.';
+const RECOVERY_REASON = 'Choose a new password for your account.';
 
 /** What the enrolment page shows of an enrolment (the key in groups of four, as apps show it). */
 export function enrolPageData(enrolment: Enrolment | undefined): Record<string, unknown> {
@@ -21,7 +22,10 @@ export function enrolPageData(enrolment: Enrolment | undefined): Record<string, 
   };
 }
 
-export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Extract<FlowOutcome, { kind: 'show-step' }>): FastifyReply {
+/** Where the sign-in page's "Forgot password?" leads for an interaction; undefined: no link. */
+export type ForgotPasswordLink = ((interactionId: string) => string) | undefined;
+
+export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Extract<FlowOutcome, { kind: 'show-step' }>, forgotPassword?: ForgotPasswordLink): FastifyReply {
   const { step, action, state, feedback, enrolment } = shown;
   const { interaction, client, user, pendingUser } = state;
   // The interaction's page: its forms post to `{page}/{step}`, its other pages are below it.
@@ -40,10 +44,12 @@ export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Ex
     case 'recovery-codes':
       return renderPage(reply, page, 'recovery-codes', { ...common, codes: shown.recoveryCodes ?? [] }, options);
     case 'password':
-      return renderPage(reply, page, 'password', { ...common, reason: PASSWORD_CHANGE_REASON, rules: passwordRules(), ...feedback }, options);
+      return renderPage(reply, page, 'password', {
+        ...common, reason: interaction.pending?.recovery ? RECOVERY_REASON : PASSWORD_CHANGE_REASON, rules: passwordRules(), ...feedback,
+      }, options);
     case 'enrol':
       return renderPage(reply, page, 'enrol', { ...common, ...enrolPageData(enrolment), ...feedback }, options);
     default:
-      return renderPage(reply, page, 'sign-in', { ...common, username: '', ...feedback }, options);
+      return renderPage(reply, page, 'sign-in', { ...common, username: '', forgotPasswordUrl: forgotPassword?.(interaction.id), ...feedback }, options);
   }
 }

@@ -29,6 +29,13 @@ export const NAMESPACES = {
   upstreamSignOut: 'upstream-sign-out',
   /** The email verification code a user asked for from the account page, by user id (15 minutes). */
   emailVerification: 'email-verification',
+  /**
+   * Password recoveries ("Forgot password") by the hash of their id: the account, the keyed hash
+   * of the one-time code, the authorization request it came from (15 minutes).
+   */
+  passwordRecovery: 'password-recovery',
+  /** Per account, the key of the recovery whose code is the good one: a new request voids the previous code. */
+  passwordRecoveryCurrent: 'password-recovery-current',
   /** Revoked access-token ids as releases before the durable revocation list kept them (read once at start). */
   revokedJti: 'revoked-jti',
 } as const;

@@ -76,6 +76,14 @@ export function sqlUsers(db: Db): UserRepository {
       const row = await selectUsers().where('source', '=', source).where('subject', '=', subject).executeTakeFirst();
       return row ? toRecord(row) : undefined;
     },
+    async findByEmail(source, email) {
+      const rows = await selectUsers()
+        .where('source', '=', source)
+        .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+        .limit(2)
+        .execute();
+      return rows.map(toRecord);
+    },
     async list() {
       const rows = await selectUsers().orderBy('source').orderBy('username').execute();
       return rows.map(toRecord);

@@ -67,7 +67,7 @@ function harness(clientOverrides: Partial<ClientRecord> = {}) {
   const forms = createStepForms({
     flow, interactions, sessions, consents, source, throttle, deviceCookies, mfa: {} as MfaSecrets,
     recoveryCodes: {} as RecoveryCodeDeps, notices: { mail: () => {} },
-    changePassword: async () => undefined, canonicalAccountName: (typed) => typed.toLowerCase(),
+    changePassword: async () => undefined, passwordChanged: async () => undefined, canonicalAccountName: (typed) => typed.toLowerCase(),
   });
   const audits: Array<Record<string, unknown>> = [];
   const trusted: AuthorizationTarget[] = [];

@@ -135,6 +135,12 @@ const rows: Array<[string, Given, Step | string]> = [
   ['pending, every step passed', { interaction: { pending: pending(['pwd', 'mfa']) }, pendingUser: bob({ factors: [TOTP] }) }, 'finish-sign-in'],
   ['pending, nothing owed', { interaction: { pending: pending() }, pendingUser: bob() }, 'finish-sign-in'],
   ['pending from an upstream (external) with TOTP', { interaction: { pending: pending(['external']) }, pendingUser: bob({ factors: [TOTP] }) }, 'finish-sign-in'],
+  // A password recovery: the right code stood in for the password; never a sign-in.
+  ['recovery, the user has TOTP', { interaction: { pending: { ...pending([]), recovery: true } }, pendingUser: bob({ factors: [TOTP] }) }, 'otp'],
+  ['recovery, code given', { interaction: { pending: { ...pending(['mfa']), recovery: true } }, pendingUser: bob({ factors: [TOTP] }) }, 'password'],
+  ['recovery, no second factor', { interaction: { pending: { ...pending([]), recovery: true } }, pendingUser: bob() }, 'password'],
+  ['recovery of a user flagged to enrol: no enrolment on the way', { interaction: { pending: { ...pending([]), recovery: true } }, pendingUser: bob({ mustEnrolMfa: true }) }, 'password'],
+  ['recovery, its user locked since', { interaction: { pending: { ...pending([]), recovery: true } }, pendingUser: bob({ locked: true }) }, 'sign-in'],
   ['pending wins over prompt=none and a missing session', { request: { prompt: ['none'] }, session: undefined, user: undefined, interaction: { pending: pending() }, pendingUser: bob() }, 'finish-sign-in'],
 ];
 

@@ -1,0 +1,83 @@
+/**
+ * "Forgot password" (sessions/recovery-flow.ts): GET and POST /account/recover (the request
+ * form; its answer is the code form, whatever was typed), GET and POST /account/recover/code
+ * (the code form; GET is what the mailed link opens, and changes nothing).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isRecoveryId } from '../sessions/password-recovery.ts';
+import type { RateLimiter } from '../sessions/rate-limiters.ts';
+import type { RecoveryFlow } from '../sessions/recovery-flow.ts';
+import { SESSION_TTL_SECONDS } from '../sessions/browser-session.ts';
+import { setSessionCookie } from './shared/cookies.ts';
+import type { FlowAdapter } from './shared/flow-adapter.ts';
+import { renderPage, type PageContext } from './shared/pages.ts';
+import { singleValued } from './shared/params.ts';
+
+export interface RecoverRouteOptions {
+  /** Undefined when the service recovers no passwords (no local accounts, or no mail). */
+  recovery: RecoveryFlow | undefined;
+  adapter: FlowAdapter;
+  page: PageContext;
+  secureCookies: boolean;
+  /** IDP_AUTHORIZE_RATE_LIMIT per source address: requests for a code count against it too. */
+  rateLimiter: RateLimiter;
+}
+
+const NOT_OFFERED = 'Passwords cannot be reset here. Contact your administrator.';
+const NO_ORIGIN = 'To reset your password, open the application you want to use and choose "Forgot password?" on its sign-in page.';
+
+export async function recoverRoutes(app: FastifyInstance, options: RecoverRouteOptions): Promise<void> {
+  const { recovery, adapter, page } = options;
+  const config = { page: true };
+  const requestAction = `${page.basePath}/account/recover`;
+  const codeAction = `${page.basePath}/account/recover/code`;
+
+  const message = (reply: FastifyReply, text: string, status: number) => renderPage(reply, page, 'recover', { message: text }, { status });
+  const codeForm = (reply: FastifyReply, fields: { csrfToken: string; recovery: string; code?: string; error?: string }) =>
+    renderPage(reply, page, 'recover-code', { action: codeAction, ...fields, recovery: isRecoveryId(fields.recovery) ? fields.recovery : '' });
+
+  /** The browser's session for a page's form, with its cookie set when it is new. */
+  async function formSession(flow: RecoveryFlow, request: FastifyRequest, reply: FastifyReply) {
+    const session = await flow.formSession(adapter.browserRequest(request));
+    if (session.newSessionId) setSessionCookie(reply, session.newSessionId, { secure: options.secureCookies, maxAgeSeconds: SESSION_TTL_SECONDS });
+    return session;
+  }
+
+  app.get('/account/recover', { config }, async (request, reply) => {
+    if (!recovery) return message(reply, NOT_OFFERED, 404);
+    const session = await formSession(recovery, request, reply);
+    const origin = await recovery.originOf(session.loaded, singleValued(request.query).interaction);
+    if (!origin) return message(reply, NO_ORIGIN, 400);
+    return renderPage(reply, page, 'recover', { action: requestAction, csrfToken: session.csrfToken, interaction: origin.interactionId });
+  });
+
+  app.post('/account/recover', { config }, async (request, reply) => {
+    if (!recovery) return message(reply, NOT_OFFERED, 404);
+    // Before anything is read or stored: a flood from one address neither fills the store nor
+    // mails account after account.
+    await options.rateLimiter.consume(`recover:${request.ip}`);
+    const form = singleValued(request.body);
+    const answer = await recovery.request(adapter.browserRequest(request), form);
+    if ('noOrigin' in answer) return message(reply, NO_ORIGIN, 400);
+    return codeForm(reply, { csrfToken: form.csrf_token ?? '', recovery: answer.recoveryId });
+  });
+
+  app.get('/account/recover/code', { config }, async (request, reply) => {
+    if (!recovery) return message(reply, NOT_OFFERED, 404);
+    const query = singleValued(request.query);
+    const session = await formSession(recovery, request, reply);
+    const error = await recovery.linkProblem(query.recovery ?? '');
+    const typed = (query.code ?? '').replace('-', '');
+    const code = /^\d{8}$/.test(typed) ? typed : undefined;
+    return codeForm(reply, { csrfToken: session.csrfToken, recovery: query.recovery ?? '', ...(error ? { error } : { code }) });
+  });
+
+  app.post('/account/recover/code', { config }, async (request, reply) => {
+    if (!recovery) return message(reply, NOT_OFFERED, 404);
+    const form = singleValued(request.body);
+    const browser = adapter.browserRequest(request);
+    const result = await recovery.enterCode(browser, form);
+    if ('error' in result) return codeForm(reply, { csrfToken: form.csrf_token ?? '', recovery: form.recovery ?? '', error: result.error });
+    return adapter.send(reply, result);
+  });
+}
