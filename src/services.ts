@@ -12,6 +12,7 @@ import { createLogMailer, NO_MAILER } from './mail/mailer.ts';
 import { deriveServices } from './services-security.ts';
 import type { ServicesBase } from './services-base.ts';
 import { createProtocolServices, type ProtocolServices } from './services-protocol.ts';
+import { createWebhookServices, type WebhookServices } from './services-webhooks.ts';
 import { createSessionStore } from './sessions/browser-session.ts';
 import { createInteractionStore } from './sessions/interaction.ts';
 import { createLdapSource } from './sources/ldap.ts';
@@ -30,7 +31,7 @@ import { deriveKeyring, type MasterSecrets } from './tokens/secret-box.ts';
 
 /** What the service runs on: the stores, the keys, the source and what derives from them. */
 /** Everything the service runs on, opened or made once per process (the composition root). */
-export interface Services extends ServicesBase, ProtocolServices {}
+export interface Services extends ServicesBase, ProtocolServices, WebhookServices {}
 
 export interface OpenOptions {
   config: Config;
@@ -149,7 +150,18 @@ export async function openServices(options: OpenOptions): Promise<Services> {
       await Promise.allSettled([ephemeral.close(), durable.close()]);
     },
   };
-  return { ...base, ...createProtocolServices(base) };
+  const webhooks = createWebhookServices({ config, durable, secrets, clock, logger: options.logger });
+  const close = base.close;
+  return {
+    ...base,
+    ...createProtocolServices(base),
+    ...webhooks,
+    async close() {
+      webhooks.subscriptions.close();
+      await webhooks.outboxSink.flush();
+      await close();
+    },
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 /** Every variable of the environment (the README's Configuration table), each read on its own, and an example of each. */
 import { z } from 'zod';
 import { masterSecret, previousSecrets } from './secrets.ts';
-import { baseUrl, brandColor, brandLogo, brandName, flag, hostNames, integerIn, onOff, optionalText, redisUrl, trustProxy, urlWithSchemes } from './values.ts';
+import { baseUrl, brandColor, brandLogo, brandName, cidrList, decimalIn, flag, hostNames, integerIn, onOff, optionalText, redisUrl, trustProxy, urlWithSchemes } from './values.ts';
 
 /** A good value for each variable, quoted in the one-line error. */
 export const EXAMPLES: Record<string, string> = {
@@ -50,6 +50,9 @@ export const EXAMPLES: Record<string, string> = {
   IDP_BRAND_NAME: 'Acme Corporation',
   IDP_BRAND_LOGO: '/etc/idp/logo.svg',
   IDP_BRAND_COLOR: '#0b5cad',
+  IDP_EVENT_RETENTION: '604800',
+  IDP_WEBHOOK_RETRY_SCALE: '1',
+  IDP_WEBHOOK_ALLOWED_NETWORKS: '10.20.0.0/16,fd12:3456::/48',
 };
 
 
@@ -114,6 +117,10 @@ export const envSchema = z.object({
   IDP_BRAND_NAME: brandName,
   IDP_BRAND_LOGO: brandLogo,
   IDP_BRAND_COLOR: brandColor,
+  IDP_EVENT_RETENTION: integerIn(3600, 365 * 86400, 7 * 86400),
+  // Tests shrink the retry schedule of webhooks (and the 5 days that disable an endpoint) with it.
+  IDP_WEBHOOK_RETRY_SCALE: decimalIn(0.00001, 100, 1),
+  IDP_WEBHOOK_ALLOWED_NETWORKS: cidrList,
 });
 
 export type Env = z.output<typeof envSchema>;

@@ -120,11 +120,21 @@ export interface AdminChange {
   /** The administration API's caller. */
   client_id?: string;
   action: 'create' | 'update' | 'delete' | 'seed' | 'reseal';
-  resource: 'client' | 'user' | 'api_scope' | 'seed_file' | 'sealed_values';
-  /** The client id, the user's `sub`, the scope's name, the seed file's path. */
+  resource: 'client' | 'user' | 'api_scope' | 'seed_file' | 'sealed_values' | 'webhook';
+  /** The client id, the user's `sub`, the scope's name, the seed file's path, the webhook endpoint's id. */
   resource_id: string;
   /** The names of the fields written, never their values. */
   fields: readonly string[];
+}
+
+/**
+ * The service disabled a webhook endpoint: it answered 410 Gone (`gone`), or every attempt to
+ * it has failed for 5 days (`failing`). An administrator enables it again.
+ */
+export interface WebhookEndpointDisabled {
+  type: 'webhook_endpoint_disabled';
+  endpoint_id: string;
+  reason: 'gone' | 'failing';
 }
 
 export type AuditEvent =
@@ -138,7 +148,8 @@ export type AuditEvent =
   | KeyPublished
   | KeyRotated
   | KeyRetired
-  | AdminChange;
+  | AdminChange
+  | WebhookEndpointDisabled;
 
 export type AuditEventType = AuditEvent['type'];
 
@@ -155,4 +166,5 @@ export const AUDIT_EVENT_TYPES = Object.keys({
   key_rotated: true,
   key_retired: true,
   admin_change: true,
+  webhook_endpoint_disabled: true,
 } satisfies Record<AuditEventType, true>) as AuditEventType[];
