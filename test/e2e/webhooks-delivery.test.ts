@@ -5,12 +5,15 @@
  * a redirect not followed, and 5 days of failures (scaled) that disable the endpoint.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RETRY_DELAYS_SECONDS } from '../../src/events/retry.ts';
 import { runIdp, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 import { waitUntil } from '../helpers/waits.ts';
-import { startReceiver, verifySignature } from '../helpers/webhook-receiver.ts';
+import { startReceiver, verifySignature, type Receiver } from '../helpers/webhook-receiver.ts';
 
 const CLIENT = { client_id: 'svc', client_secret: 'svc-secret-0123456789abcdefghijklmnopqrstu' };
+/** The retry schedule's 3.1 days in 13.6 s, and the 5 days of failures that disable an endpoint in 21.6 s. */
+const SCALE = 0.00005;
 const PASSWORD = 'a password that must never travel 42';
 
 async function clientCredentials(server: RunningServer): Promise<string> {
@@ -39,7 +42,7 @@ describe.runIf(postgresAvailable)('webhooks on PostgreSQL', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    env = { DATABASE_URL: db.url, IDP_SECRET: Buffer.alloc(32, 7).toString('base64'), IDP_WEBHOOK_RETRY_SCALE: '0.00002' };
+    env = { DATABASE_URL: db.url, IDP_SECRET: Buffer.alloc(32, 7).toString('base64'), IDP_WEBHOOK_RETRY_SCALE: String(SCALE) };
     await seedWith({
       clients: [{ ...CLIENT, display_name: 'Service', grant_types: ['client_credentials'], scopes: [], redirect_uris: [] }],
     }, env);
@@ -60,8 +63,7 @@ describe.runIf(postgresAvailable)('webhooks on PostgreSQL', () => {
       expect(added.code, added.stderr).toBe(0);
       // 20 tokens, the user added, and the endpoint's own creation (an admin change too).
       await waitUntil('22 events at the receiver', () => receiver.received.length >= 22);
-      const delivered = await runSql<{ n: number }>(db.url, "SELECT count(*)::int AS n FROM webhook_deliveries WHERE state = 'succeeded'");
-      expect(delivered[0]?.n).toBe(22);
+      await waitUntil('22 deliveries recorded', async () => (await runSql<{ n: number }>(db.url, "SELECT count(*)::int AS n FROM webhook_deliveries WHERE state = 'succeeded'"))[0]?.n === 22);
       const ids = receiver.received.map((r) => r.headers['webhook-id']);
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids.length).toBe(22);
@@ -87,5 +89,81 @@ describe.runIf(postgresAvailable)('webhooks on PostgreSQL', () => {
       await Promise.all(servers.map((s) => s.stop()));
       await receiver.close();
     }
+  });
+
+  describe('one instance and a receiver that fails', () => {
+    let receiver: Receiver;
+    let server: RunningServer;
+    const endpointState = async (id: string) => (await runSql<{ enabled: boolean; disabled_reason: string | null }>(db.url, 'SELECT enabled, disabled_reason FROM webhook_endpoints WHERE id = $1', [id]))[0];
+    const at = (path: string) => receiver.received.filter((r) => r.path === path);
+    const test = async (id: string) => expect((await idp('webhooks', 'test', id)).code).toBe(0);
+
+    beforeAll(async () => {
+      receiver = await startReceiver((request) => {
+        if (request.path === '/gone') return { status: 410 };
+        if (request.path === '/redirect') return { status: 302, headers: { location: `${receiver.url}/target` } };
+        if (request.path === '/fail') return { status: 500 };
+        return { status: 200 };
+      });
+      server = await startServer({ ...env, LOG_LEVEL: 'info' });
+    });
+    afterAll(async () => {
+      await server?.stop();
+      await receiver?.close();
+    });
+
+    it('retries on the Standard Webhooks schedule (scaled), then gives up; 5 days of failures (scaled) disable the endpoint', async () => {
+      const endpoint = await add(`${receiver.url}/fail`, 'key_rotated');
+      await test(endpoint.id);
+      await waitUntil('ten attempts', () => at('/fail').length >= 10, { detail: () => `${at('/fail').length} attempts\n${server.output()}` });
+      await waitUntil('the delivery failed', async () => (await attempts(endpoint.id))[0]?.delivery_state === 'failed');
+      const requests = at('/fail');
+      expect(new Set(requests.map((r) => r.headers['webhook-id'])).size).toBe(1);
+      const log = await attempts(endpoint.id);
+      expect(log.map((a) => a.attempt)).toStrictEqual([10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+      expect(log.every((a) => a.status === 500 && a.error === 'status' && a.next_attempt_at === null)).toBe(true);
+      // Each retry came no sooner than its delay of the schedule, scaled.
+      const gaps = requests.slice(1).map((r, i) => r.at - (requests[i] as { at: number }).at);
+      gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(Math.floor((RETRY_DELAYS_SECONDS[i] as number) * SCALE * 1000) - 2));
+      expect((gaps[8] as number)).toBeGreaterThan(gaps[1] as number);
+      // Failing for longer than 5 days (scaled: 21.6 s) disables it at the next failure.
+      await waitUntil('the failing endpoint disabled', async () => {
+        if ((await endpointState(endpoint.id))?.enabled === false) return true;
+        await test(endpoint.id);
+        return false;
+      });
+      expect(await endpointState(endpoint.id)).toStrictEqual({ enabled: false, disabled_reason: 'failing' });
+      await waitUntil('the audit line', () => server.output().includes(`"event":"webhook_endpoint_disabled","endpoint_id":"${endpoint.id}","reason":"failing"`));
+    });
+
+    it('disables an endpoint that answers 410 Gone, without retrying', async () => {
+      const endpoint = await add(`${receiver.url}/gone`, 'key_rotated');
+      await test(endpoint.id);
+      await waitUntil('the endpoint disabled', async () => (await endpointState(endpoint.id))?.enabled === false);
+      expect(await endpointState(endpoint.id)).toStrictEqual({ enabled: false, disabled_reason: 'gone' });
+      await waitUntil('the audit line', () => server.output().includes(`"event":"webhook_endpoint_disabled","endpoint_id":"${endpoint.id}","reason":"gone"`));
+      const log = await attempts(endpoint.id);
+      expect(log).toHaveLength(1);
+      expect(log[0]).toMatchObject({ status: 410, error: 'status', delivery_state: 'failed', next_attempt_at: null });
+      const shown = await idp('webhooks', 'show', endpoint.id);
+      expect(shown.json).toMatchObject({ enabled: false, disabled_reason: 'gone' });
+      // Enabled again by an administrator, it receives again.
+      expect((await idp('webhooks', 'enable', endpoint.id)).code).toBe(0);
+      expect((await endpointState(endpoint.id))).toStrictEqual({ enabled: true, disabled_reason: null });
+    });
+
+    it('does not follow a redirect: the attempt fails with its status', async () => {
+      const endpoint = await add(`${receiver.url}/redirect`, 'key_rotated');
+      await test(endpoint.id);
+      await waitUntil('the first attempt recorded', async () => (await attempts(endpoint.id)).some((a) => a.duration_ms !== null));
+      const [first] = (await attempts(endpoint.id)).filter((a) => a.attempt === 1);
+      expect(first).toMatchObject({ status: 302, error: 'redirect', delivery_state: 'pending' });
+      expect(at('/redirect').length).toBeGreaterThanOrEqual(1);
+      expect(at('/target')).toHaveLength(0);
+      const text = await runIdp(['webhooks', 'deliveries', endpoint.id], env);
+      expect(text.stdout).toContain('redirect 302');
+      expect(text.stdout).not.toContain('receiver answer');
+      expect((await idp('webhooks', 'remove', endpoint.id)).code).toBe(0);
+    });
   });
 });
