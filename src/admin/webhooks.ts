@@ -8,7 +8,7 @@
 import type { Clock } from '../clock.ts';
 import type { AddressPolicy } from '../events/addresses.ts';
 import type { AdminChange } from '../events/audit-events.ts';
-import { newEventId, outboxEventOf } from '../events/outbox-sink.ts';
+import { newEventId } from '../events/outbox-sink.ts';
 import { newWebhookSecret } from '../events/signature.ts';
 import type { WebhookEndpointRecord } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
@@ -16,6 +16,7 @@ import { randomToken } from '../tokens/opaque.ts';
 import type { Keyring } from '../tokens/secret-box.ts';
 import { sealWebhookSecret } from '../tokens/webhook-secrets.ts';
 import { AdminError } from './errors.ts';
+import { recordedChange as changed, type ChangeActor } from './recorded-change.ts';
 import { normalEventTypes, refuseWebhookFields, resolveHost, type ResolveHost } from './webhook-rules.ts';
 import { toWebhookView, type WebhookView } from './webhook-view.ts';
 
@@ -30,9 +31,6 @@ export interface WebhookDeps {
   resolve?: ResolveHost;
 }
 
-/** Who makes a change: the command line, or the administration API's calling client. */
-export type ChangeActor = { actor: 'cli' } | { actor: 'api'; client_id: string };
-
 /** A new endpoint (wire names). `event_types` defaults to `["*"]`, `enabled` to true. */
 export interface WebhookInput {
   url: string;
@@ -45,16 +43,6 @@ export type WebhookChange = Partial<Omit<WebhookInput, 'url'> & { url: string }>
 
 /** A secret change keeps the old secret signing beside the new one this long. */
 export const PREVIOUS_SECRET_SECONDS = 24 * 3600;
-
-async function changed<T>(deps: WebhookDeps, actor: ChangeActor, change: Omit<AdminChange, 'type' | 'actor' | 'client_id'>, write: (tx: DurableStore) => Promise<T>): Promise<{ result: T; event: AdminChange }> {
-  const event: AdminChange = { type: 'admin_change', ...actor, ...change };
-  const result = await deps.durable.transaction(async (tx) => {
-    const value = await write(tx);
-    await tx.outbox.append(outboxEventOf(event, deps.clock));
-    return value;
-  });
-  return { result, event };
-}
 
 async function existing(durable: DurableStore, id: string): Promise<WebhookEndpointRecord> {
   const endpoint = await durable.webhooks.get(id);
@@ -124,3 +112,4 @@ export async function testWebhook(deps: Pick<WebhookDeps, 'durable' | 'clock'>, 
 }
 
 export { listWebhookDeliveries, redeliverWebhook } from './webhook-deliveries.ts';
+export type { ChangeActor } from './recorded-change.ts';
