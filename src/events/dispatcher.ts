@@ -16,6 +16,7 @@ const TOTAL = 64;
 /** A claimed attempt is this instance's this long: past the request's timeout, with a margin. */
 const LEASE_SECONDS = WEBHOOK_TIMEOUT_MS / 1000 + 5;
 const POLL_MS = 5000;
+const BUSY_POLL_MS = 1000;
 
 export interface DeliveryDeps extends AttemptDeps {
   durable: Pick<DurableStore, 'webhooks' | 'transaction' | 'onChange'>;
@@ -74,9 +75,14 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         for (const attempt of claimed) run(attempt);
         if (claimed.length === room) again = true;
       } while (again && !stopped);
-      const dueIn = await webhooks.nextDueIn();
-      // Due now but nothing could be claimed: those left wait for an attempt in flight to end.
-      schedule(dueIn === undefined || (dueIn === 0 && !claimedAny) ? POLL_MS : dueIn * 1000);
+      if (inFlight > 0) {
+        // Each attempt that ends claims again: while some are in flight, retries coming due
+        // meanwhile are looked for once a second rather than after every attempt.
+        schedule(BUSY_POLL_MS);
+      } else {
+        const dueIn = await webhooks.nextDueIn();
+        schedule(dueIn === undefined || (dueIn === 0 && !claimedAny) ? POLL_MS : dueIn * 1000);
+      }
     } catch (error) {
       deps.onError(error);
       schedule(1000);

@@ -22,9 +22,13 @@ export function outboxEventOf(event: AuditEvent, clock: Clock): OutboxEvent {
   return { id: newEventId(), type, occurredAt: new Date(clock()), data };
 }
 
+/** Events written together at most, and how long the first of a batch waits for others. */
+const BATCH_SIZE = 200;
+const BATCH_DELAY_MS = 5;
+
 export interface OutboxSinkDeps {
   /** The outbox (opened on first use by the command line). */
-  outbox: () => Promise<Pick<OutboxRepository, 'append'>>;
+  outbox: () => Promise<Pick<OutboxRepository, 'appendMany'>>;
   /** Whether an enabled endpoint may subscribe to the type; absent: ask the database each time. */
   subscribed?: (type: string) => boolean;
   clock: Clock;
@@ -36,18 +40,36 @@ export interface OutboxSink extends AuditSink {
   flush(): Promise<void>;
 }
 
+/**
+ * Events are written in batches: those recorded within a few milliseconds of each other go in
+ * one statement, so that a busy token endpoint adds one commit (and one notification) per
+ * batch rather than per request.
+ */
 export function createOutboxSink(deps: OutboxSinkDeps): OutboxSink {
   const writes = new Set<Promise<void>>();
+  let batch: OutboxEvent[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const send = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    const events = batch;
+    batch = [];
+    if (events.length === 0) return;
+    const write = deps.outbox()
+      .then((outbox) => outbox.appendMany(events))
+      .then(() => undefined, deps.onError)
+      .finally(() => writes.delete(write));
+    writes.add(write);
+  };
   return {
     record(event, _origin, options) {
       if (options?.inOutbox || (deps.subscribed && !deps.subscribed(event.type))) return;
-      const write = deps.outbox()
-        .then((outbox) => outbox.append(outboxEventOf(event, deps.clock)))
-        .then(() => undefined, deps.onError)
-        .finally(() => writes.delete(write));
-      writes.add(write);
+      batch.push(outboxEventOf(event, deps.clock));
+      if (batch.length >= BATCH_SIZE) send();
+      else timer ??= setTimeout(send, BATCH_DELAY_MS);
     },
     async flush() {
+      send();
       await Promise.all([...writes]);
     },
   };

@@ -192,6 +192,8 @@ export interface OutboxRepository {
    * to only `endpointId` when given, enabled or not); nothing when none is. Returns how many.
    */
   append(event: OutboxEvent, endpointId?: string): Promise<number>;
+  /** Writes several events at once, each as `append` without an endpoint would; returns the deliveries written. */
+  appendMany(events: readonly OutboxEvent[]): Promise<number>;
 }
 
 /** What claiming due attempts may take (DurableStore.webhooks.claim). */

@@ -13,3 +13,9 @@ export function sealWebhookSecret(ring: Keyring, endpointId: string, secret: str
 export function openWebhookSecret(ring: Keyring, endpointId: string, sealed: string): string {
   return openWithKeyring(ring, sealed, context(endpointId)).text;
 }
+
+/** The secret sealed again under the current key; undefined when it is sealed under it already. */
+export function resealedWebhookSecret(ring: Keyring, endpointId: string, sealed: string): string | undefined {
+  const opened = openWithKeyring(ring, sealed, context(endpointId));
+  return opened.current ? undefined : sealWebhookSecret(ring, endpointId, opened.text);
+}
