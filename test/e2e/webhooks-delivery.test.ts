@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RETRY_DELAYS_SECONDS } from '../../src/events/retry.ts';
 import { runIdp, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
-import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { createTestDatabase, postgresAvailable, REDIS_URL, redisAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 import { waitUntil } from '../helpers/waits.ts';
 import { startReceiver, verifySignature, type Receiver } from '../helpers/webhook-receiver.ts';
 
@@ -85,10 +85,31 @@ describe.runIf(postgresAvailable)('webhooks on PostgreSQL', () => {
       expect(log).toHaveLength(22);
       expect(log.every((a) => a.status === 204 && a.error === null && a.delivery_state === 'succeeded')).toBe(true);
       expect(JSON.stringify(log)).not.toContain('receiver answer');
+      const metrics = await Promise.all(servers.map(async (s) => (await fetch(`${s.url}/metrics`)).text()));
+      const succeeded = metrics.map((text) => Number(/^idp_webhook_deliveries_total\{result="succeeded"\} (\d+)$/m.exec(text)?.[1] ?? 0));
+      expect(succeeded.reduce((a, b) => a + b, 0)).toBe(22);
+      expect(metrics[0]).toMatch(/^idp_webhook_backlog 0$/m);
+      expect(metrics[0]).toMatch(/^idp_webhook_oldest_pending_seconds 0$/m);
     } finally {
       await Promise.all(servers.map((s) => s.stop()));
       await receiver.close();
     }
+  });
+
+  it.runIf(redisAvailable)('refuses in production a URL that is not https or points to a refused address, a name resolving to one included', async () => {
+    const production = { ...env, NODE_ENV: 'production', REDIS_URL, IDP_BASE_URL: 'https://id.example.com' };
+    const urls = ['https://localhost/hook', 'https://127.0.0.1/hook', 'https://169.254.169.254/latest/meta-data', 'https://[::ffff:10.0.0.1]/hook', 'https://[fe80::1]/hook', 'https://100.64.0.1/hook', 'https://0.0.0.0/hook'];
+    for (const url of urls) {
+      const refused = await runIdp(['webhooks', 'add', '--url', url], production);
+      expect(refused.code, url).toBe(1);
+      expect(refused.stderr, url).toMatch(/^url must not point to /m);
+    }
+    const http = await runIdp(['webhooks', 'add', '--url', 'http://hooks.example.com/hook'], production);
+    expect(http.code).toBe(1);
+    expect(http.stderr).toContain('must be an https URL');
+    const allowed = await runIdp(['webhooks', 'add', '--url', 'https://10.20.0.5/hook', '--json'], { ...production, IDP_WEBHOOK_ALLOWED_NETWORKS: '10.20.0.0/16' });
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect((await idp('webhooks', 'remove', (JSON.parse(allowed.stdout) as { id: string }).id)).code).toBe(0);
   });
 
   describe('one instance and a receiver that fails', () => {
