@@ -11,7 +11,7 @@ import { attemptDelivery, type AttemptDeps } from './delivery.ts';
 import { WEBHOOK_TIMEOUT_MS } from './webhook-request.ts';
 
 /** Requests in flight per endpoint, and in all, on one instance. */
-const PER_ENDPOINT = 8;
+const PER_ENDPOINT = 16;
 const TOTAL = 64;
 /** A claimed attempt is this instance's this long: past the request's timeout, with a margin. */
 const LEASE_SECONDS = WEBHOOK_TIMEOUT_MS / 1000 + 5;
