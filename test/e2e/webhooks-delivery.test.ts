@@ -168,9 +168,14 @@ describe.runIf(postgresAvailable)('webhooks on PostgreSQL', () => {
       expect(log[0]).toMatchObject({ status: 410, error: 'status', delivery_state: 'failed', next_attempt_at: null });
       const shown = await idp('webhooks', 'show', endpoint.id);
       expect(shown.json).toMatchObject({ enabled: false, disabled_reason: 'gone' });
-      // Enabled again by an administrator, it receives again.
+      // Enabled again by an administrator and the delivery redelivered, it receives it again.
       expect((await idp('webhooks', 'enable', endpoint.id)).code).toBe(0);
       expect((await endpointState(endpoint.id))).toStrictEqual({ enabled: true, disabled_reason: null });
+      expect((await idp('webhooks', 'redeliver', endpoint.id, String(log[0]?.delivery_id))).code).toBe(0);
+      await waitUntil('the redelivery', () => at('/gone').length === 2);
+      expect(at('/gone')[1]?.headers['webhook-id']).toBe(at('/gone')[0]?.headers['webhook-id']);
+      await waitUntil('disabled again', async () => (await endpointState(endpoint.id))?.enabled === false);
+      expect((await idp('webhooks', 'redeliver', endpoint.id, '999999')).code).toBe(1);
     });
 
     it('does not follow a redirect: the attempt fails with its status', async () => {

@@ -50,5 +50,16 @@ describe('webhooks on the embedded database', () => {
     expect(JSON.parse(request?.body ?? '{}')).toMatchObject({ type: 'webhook.test', data: { endpoint_id: id } });
     const listed = await idp('webhooks', 'list');
     expect(JSON.stringify(listed)).not.toContain('whsec_');
+
+    // A new secret: for 24 hours each delivery is signed with both, the new one first.
+    const rotated = await idp('webhooks', 'rotate-secret', id) as { secret: string; previous_secret_expires_at: string };
+    expect(rotated.secret).not.toBe(secret);
+    expect(Date.parse(rotated.previous_secret_expires_at) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
+    const { event_id: second } = await idp('webhooks', 'test', id) as { event_id: string };
+    await waitUntil('the second test event', () => receiver.received.some((r) => r.headers['webhook-id'] === second));
+    const signed = receiver.received.find((r) => r.headers['webhook-id'] === second) as NonNullable<typeof request>;
+    expect(String(signed.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(verifySignature(rotated.secret, signed)).toBe(true);
+    expect(verifySignature(secret, signed)).toBe(true);
   });
 });
