@@ -44,7 +44,10 @@ export async function buildApp(config: Config, services: Services, logger: Logge
   const app = Fastify(serverOptions(config, logger, headers));
   const basePath = basePathOf(config.baseUrl);
   const page = pageContext(config, basePath);
-  const metrics = createMetrics({ durable: services.durable, ephemeral: services.ephemeral, webhooks: { results: services.deliveryResults, backlog: () => services.durable.webhooks.backlog() } });
+  const metrics = createMetrics({
+    durable: services.durable, ephemeral: services.ephemeral, mail: services.mailer,
+    webhooks: { results: services.deliveryResults, backlog: () => services.durable.webhooks.backlog() },
+  });
   if (config.otlpEndpoint) await traceRequests(app);
   registerErrorHandler(app, { issuer: config.issuer, page });
   prepareEveryRequest(app, { metrics, headers, refuseForeignHost: foreignHostCheck(config, basePath) });

@@ -1,5 +1,6 @@
 /** Every variable of the environment (the README's Configuration table), each read on its own, and an example of each. */
 import { z } from 'zod';
+import { mailFrom, smtpUrl } from './mail.ts';
 import { masterSecret, previousSecrets } from './secrets.ts';
 import { baseUrl, brandColor, brandLogo, brandName, cidrList, decimalIn, flag, hostNames, integerIn, onOff, optionalText, redisUrl, trustProxy, urlWithSchemes } from './values.ts';
 
@@ -53,6 +54,9 @@ export const EXAMPLES: Record<string, string> = {
   IDP_EVENT_RETENTION: '604800',
   IDP_WEBHOOK_RETRY_SCALE: '1',
   IDP_WEBHOOK_ALLOWED_NETWORKS: '10.20.0.0/16,fd12:3456::/48',
+  IDP_SMTP_URL: 'smtp://idp:secret@mail.example.com:587',
+  IDP_MAIL_FROM: 'Acme sign-in <no-reply@example.com>',
+  IDP_ALLOW_INSECURE_MAIL: '1',
 };
 
 
@@ -121,6 +125,9 @@ export const envSchema = z.object({
   // Tests shrink the retry schedule of webhooks (and the 5 days that disable an endpoint) with it.
   IDP_WEBHOOK_RETRY_SCALE: decimalIn(0.00001, 100, 1),
   IDP_WEBHOOK_ALLOWED_NETWORKS: cidrList,
+  IDP_SMTP_URL: smtpUrl,
+  IDP_MAIL_FROM: mailFrom,
+  IDP_ALLOW_INSECURE_MAIL: flag,
 });
 
 export type Env = z.output<typeof envSchema>;
