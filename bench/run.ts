@@ -11,6 +11,7 @@
  *   npm run bench                  # the standard run (about 9 minutes on 2 cores)
  *   npm run bench -- --smoke       # one round, ~0.5 s per measurement, concurrency 4 (the smoke test)
  *   npm run bench -- --scale       # refresh and introspection on an empty vs a large database
+ *   npm run bench -- --webhooks    # code exchange and refresh with a token_issued webhook vs without; delivery rate
  *   npm run bench -- --help        # the options; a mistyped one stops the run with one line naming it
  *   options: --out FILE (JSON path), --keep-logs (keep the servers' log files); for experiments:
  *   --only refresh,userinfo  --rounds 1  --concurrency 16  --no-peer  --no-floor  --no-per-core
@@ -26,6 +27,7 @@ import { exchangeCode, mintCodes, seed, signIn } from './prepare.ts';
 import { checks, comparisons, formatCapacity, formatChecks, formatComparisons, formatStartup, formatTable } from './report.ts';
 import { accessTokenAt, runScenarioRound, type RoundSettings, type Target, type TargetContext } from './rounds.ts';
 import { runScale } from './scale.ts';
+import { runWebhookBench } from './webhooks.ts';
 import { BACKGROUND, seedRows, type SeedRows } from './scale-seed.ts';
 import type { ScenarioName } from './scenarios.ts';
 import { freePort, productionEnv, ROOT, startInstances } from './servers.ts';
@@ -165,9 +167,9 @@ function writeJson(report: unknown, out: string | undefined, prefix: string): st
   return file;
 }
 
-const USAGE = 'usage: npm run bench [-- --smoke | --scale] [--out FILE] [--keep-logs] [--only SCENARIO,...] [--rounds N] [--concurrency N] [--no-peer] [--no-floor] [--no-per-core]';
+const USAGE = 'usage: npm run bench [-- --smoke | --scale | --webhooks] [--out FILE] [--keep-logs] [--only SCENARIO,...] [--rounds N] [--concurrency N] [--no-peer] [--no-floor] [--no-per-core]';
 
-type BenchCommand = { kind: 'help' } | { kind: 'scale'; out?: string; keepLogs: boolean } | { kind: 'standard'; settings: Settings; out?: string; keepLogs: boolean };
+type BenchCommand = { kind: 'help' } | { kind: 'webhooks' } | { kind: 'scale'; out?: string; keepLogs: boolean } | { kind: 'standard'; settings: Settings; out?: string; keepLogs: boolean };
 
 function positiveInteger(name: string, value: string): number {
   if (!/^[1-9][0-9]{0,5}$/.test(value)) throw new Error(`--${name} must be a positive whole number, not '${value}'`);
@@ -192,7 +194,7 @@ function readBenchArgs(args: string[]): BenchCommand {
     ({ values } = parseArgs({
       args,
       options: {
-        help: { type: 'boolean', short: 'h' }, smoke: { type: 'boolean' }, scale: { type: 'boolean' }, out: { type: 'string' }, 'keep-logs': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' }, smoke: { type: 'boolean' }, scale: { type: 'boolean' }, webhooks: { type: 'boolean' }, out: { type: 'string' }, 'keep-logs': { type: 'boolean' },
         only: { type: 'string' }, rounds: { type: 'string' }, concurrency: { type: 'string' },
         'no-peer': { type: 'boolean' }, 'no-floor': { type: 'boolean' }, 'no-per-core': { type: 'boolean' },
       },
@@ -202,6 +204,10 @@ function readBenchArgs(args: string[]): BenchCommand {
   }
   if (values.help) return { kind: 'help' };
   const keepLogs = values['keep-logs'] === true;
+  if (values.webhooks) {
+    if (values.smoke || values.scale) throw new Error('--webhooks is a run of its own; give it alone');
+    return { kind: 'webhooks' };
+  }
   if (values.scale) {
     if (values.smoke) throw new Error('--scale and --smoke are two different runs; choose one');
     const standardOnly = STANDARD_ONLY.find((name) => values[name] !== undefined);
@@ -228,6 +234,8 @@ if (import.meta.main) {
   }
   if (command.kind === 'help') {
     console.log(USAGE);
+  } else if (command.kind === 'webhooks') {
+    await runWebhookBench();
   } else if (command.kind === 'scale') {
     const report = await runScale({ keepLogs: command.keepLogs });
     console.log(`\nJSON: ${writeJson(report, command.out, 'scale')}`);

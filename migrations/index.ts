@@ -15,6 +15,7 @@ import * as secondFactors from './2026-11-27-0002-second-factors.ts';
 import * as clientPreviousSecret from './2026-11-27-0003-client-previous-secret.ts';
 import * as recoveryCodes from './2026-11-27-0030-recovery-codes.ts';
 import * as userEmailLookup from './2026-11-27-0040-user-email-lookup.ts';
+import * as webhooks from './2026-11-27-0060-webhooks.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-0003-client-previous-secret': clientPreviousSecret,
   '2026-11-27-0030-recovery-codes': recoveryCodes,
   '2026-11-27-0040-user-email-lookup': userEmailLookup,
+  '2026-11-27-0060-webhooks': webhooks,
 };

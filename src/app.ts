@@ -9,7 +9,7 @@ import { Eta } from 'eta';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { createLogSink } from './events/record.ts';
+import { combineSinks, createLogSink } from './events/record.ts';
 import { createRequestAudit, type RequestAudit } from './routes/shared/audit.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { metricsRoutes } from './routes/metrics.ts';
@@ -46,7 +46,10 @@ export async function buildApp(config: Config, services: Services, logger: Logge
   const app = Fastify(serverOptions(config, logger, headers));
   const basePath = basePathOf(config.baseUrl);
   const page = pageContext(config, basePath);
-  const metrics = createMetrics({ durable: services.durable, ephemeral: services.ephemeral, mail: services.mailer });
+  const metrics = createMetrics({
+    durable: services.durable, ephemeral: services.ephemeral, mail: services.mailer,
+    webhooks: { results: services.deliveryResults, backlog: () => services.durable.webhooks.backlog() },
+  });
   if (config.otlpEndpoint) await traceRequests(app);
   registerErrorHandler(app, { issuer: config.issuer, page });
   prepareEveryRequest(app, { metrics, headers, refuseForeignHost: foreignHostCheck(config, basePath) });
@@ -82,8 +85,8 @@ async function traceRequests(app: FastifyInstance): Promise<void> {
 
 async function registerRoutes(app: FastifyInstance, config: Config, services: Services, basePath: string, metrics: Metrics): Promise<void> {
   const { keys, ephemeral, durable } = services;
-  /** One audit line per event, on the request's logger, counted in the metrics too. */
-  const audit = createRequestAudit(createLogSink(metrics));
+  /** One audit line per event, on the request's logger, counted in the metrics too; and the outbox. */
+  const audit = createRequestAudit(combineSinks(createLogSink(metrics), services.outboxSink));
   await app.register(discoveryRoutes, { config });
   await app.register(jwksRoutes, { keys });
   await registerBrowserRoutes(app, config, services, basePath, audit);

@@ -151,6 +151,12 @@ function toConfig(env: Env, signIn: SignIn) {
      * does not recover passwords itself (a directory or upstream provider, or no mail).
      */
     passwordResetUrl: env.IDP_PASSWORD_RESET_URL,
+    /** Events and webhooks: how long events are kept, the factor on retry delays, the networks webhooks may reach. */
+    webhooks: Object.freeze({
+      eventRetentionSeconds: env.IDP_EVENT_RETENTION,
+      retryScale: env.IDP_WEBHOOK_RETRY_SCALE,
+      allowedNetworks: Object.freeze(env.IDP_WEBHOOK_ALLOWED_NETWORKS),
+    }),
     /** What every page shows instead of the default mark: a name, a local logo, a colour. */
     brand: Object.freeze({
       name: env.IDP_BRAND_NAME,

@@ -11,7 +11,8 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { checkConfigFiles, parseConfig, type Config } from './config.ts';
 import { describeStartup, startupLine } from './config/startup.ts';
 import { DataDirError, lockEmbeddedDatabase, loadOrCreateSecret, secureDataDir } from './data-dir.ts';
-import { auditTo, createLogSink } from './events/record.ts';
+import { createOutboxSink } from './events/outbox-sink.ts';
+import { auditTo, combineSinks, createLogSink } from './events/record.ts';
 import type { DurableStore } from './store/types.ts';
 import type { MasterSecrets } from './tokens/secret-box.ts';
 import { ensureSecretCheck, WRONG_SECRET_MESSAGE } from './tokens/secret-check.ts';
@@ -126,12 +127,14 @@ async function serve(): Promise<void> {
   const startup = describeStartup(config, typeof bound === 'object' && bound ? bound.port : config.port);
   logger.info(startup, startupLine(startup));
   const stopMaintenance = startMaintenance(services, config, logger);
+  const stopDelivery = services.startDelivery(logger);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
     stopMaintenance();
+    stopDelivery();
     await app.close();
     await services.close();
     await stopTracing?.().catch(() => {});
@@ -149,7 +152,7 @@ async function readStdin(): Promise<string> {
 }
 
 /** The commands that seal or open with the master secret: they refuse a wrong one first. */
-const SEALING_COMMANDS = new Set(['seed', 'keys', 'secrets']);
+const SEALING_COMMANDS = new Set(['seed', 'keys', 'secrets', 'webhooks']);
 
 async function cli(command: string): Promise<number> {
   const [{ runCli }, { openDurable, openSharedDurable }, { createStderrLogger }] = await Promise.all([
@@ -157,6 +160,13 @@ async function cli(command: string): Promise<number> {
   ]);
   let durable: DurableStore | undefined;
   let release: (() => void) | undefined;
+  const log = createStderrLogger(config.logLevel);
+  // A change's event goes to webhooks too: written before the command closes the database.
+  const outboxSink = createOutboxSink({
+    outbox: async () => (await context.openDurable()).outbox,
+    clock: systemClock,
+    onError: (error) => log.error({ err: error instanceof Error ? error.message : String(error) }, 'an event could not be written to the outbox'),
+  });
   const context: CliContext = {
     config,
     get secret() {
@@ -176,7 +186,7 @@ async function cli(command: string): Promise<number> {
       }
       return durable;
     },
-    audit: auditTo(createLogSink(), { log: createStderrLogger(config.logLevel) }),
+    audit: auditTo(combineSinks(createLogSink(), outboxSink), { log }),
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     readStdin,
@@ -188,6 +198,7 @@ async function cli(command: string): Promise<number> {
     if (error instanceof RefusedError) return printError(1, error.message, error.details);
     throw error;
   } finally {
+    await outboxSink.flush();
     await durable?.close().catch(() => {});
     release?.();
   }

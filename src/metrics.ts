@@ -31,6 +31,11 @@ export interface MetricSources {
   ephemeral?: Pick<EphemeralStore, 'connected'>;
   /** The mailer's counts by result (sent, failed, dropped); a mailer that only logs has none. */
   mail?: { results?(): { sent: number; failed: number; dropped: number } };
+  /** Webhook attempts of this process by result, and the backlog of the database. */
+  webhooks?: {
+    results: ReadonlyMap<string, number>;
+    backlog(): Promise<{ pending: number; oldestAgeSeconds: number }>;
+  };
 }
 
 /** The service's metrics; `render()` is the Prometheus text of them all. */
@@ -48,6 +53,7 @@ export function createMetrics(sources: MetricSources = {}) {
   new Gauge({ name: 'idp_build_info', help: 'The running version of the service; always 1.', labelNames: ['version'], registers }).set({ version: VERSION }, 1);
   addConnectionGauges(registers, sources);
   addMailCounter(registers, sources);
+  if (sources.webhooks) addWebhookSeries(registers, sources.webhooks);
   return {
     ...metrics,
     inFlight,
@@ -93,6 +99,35 @@ function addMailCounter(registers: Registry[], { mail }: MetricSources): void {
     collect() {
       this.reset();
       for (const [result, count] of Object.entries(results())) this.inc({ result }, count);
+    },
+  });
+}
+
+/**
+ * Attempts by result, counted by the delivery; the backlog and its age, read from the database
+ * at each scrape (the alert on a growing backlog reads these two).
+ */
+function addWebhookSeries(registers: Registry[], webhooks: NonNullable<MetricSources['webhooks']>): void {
+  new Counter({
+    name: 'idp_webhook_deliveries_total', help: 'Webhook delivery attempts made by this instance, by result (succeeded, or the kind of failure).', labelNames: ['result'], registers,
+    collect() {
+      this.reset();
+      for (const [result, count] of webhooks.results) this.inc({ result }, count);
+    },
+  });
+  let backlog: Promise<{ pending: number; oldestAgeSeconds: number }> | undefined;
+  // One query per scrape serves both gauges.
+  const read = () => (backlog ??= webhooks.backlog().finally(() => setTimeout(() => (backlog = undefined), 0)));
+  new Gauge({
+    name: 'idp_webhook_backlog', help: 'Webhook deliveries not yet made (pending) to enabled endpoints.', registers,
+    async collect() {
+      this.set((await read().catch(() => ({ pending: Number.NaN }))).pending);
+    },
+  });
+  new Gauge({
+    name: 'idp_webhook_oldest_pending_seconds', help: 'Age of the oldest event with a delivery still pending to an enabled endpoint (0 when none).', registers,
+    async collect() {
+      this.set((await read().catch(() => ({ oldestAgeSeconds: Number.NaN }))).oldestAgeSeconds);
     },
   });
 }

@@ -13,6 +13,7 @@ import { createAccountServices, type AccountServices } from './services-account.
 import { deriveServices } from './services-security.ts';
 import type { ServicesBase } from './services-base.ts';
 import { createProtocolServices, type ProtocolServices } from './services-protocol.ts';
+import { createWebhookServices, type WebhookServices } from './services-webhooks.ts';
 import { createSessionStore } from './sessions/browser-session.ts';
 import { createInteractionStore } from './sessions/interaction.ts';
 import { createLdapSource } from './sources/ldap.ts';
@@ -31,7 +32,7 @@ import { deriveKeyring, type MasterSecrets } from './tokens/secret-box.ts';
 
 /** What the service runs on: the stores, the keys, the source and what derives from them. */
 /** Everything the service runs on, opened or made once per process (the composition root). */
-export interface Services extends ServicesBase, ProtocolServices, AccountServices {}
+export interface Services extends ServicesBase, ProtocolServices, AccountServices, WebhookServices {}
 
 export interface OpenOptions {
   config: Config;
@@ -156,7 +157,19 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     },
   };
   const protocol = createProtocolServices(base);
-  return { ...base, ...protocol, ...createAccountServices(base, protocol.userSessions) };
+  const webhooks = createWebhookServices({ config, durable, secrets, clock, logger: options.logger });
+  const close = base.close;
+  return {
+    ...base,
+    ...protocol,
+    ...createAccountServices(base, protocol.userSessions),
+    ...webhooks,
+    async close() {
+      webhooks.subscriptions.close();
+      await webhooks.outboxSink.flush();
+      await close();
+    },
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Secrets: a client's generated secret and its rotation, and resealing under IDP_SECRET
  * everything in the database that only one of IDP_SECRET_PREVIOUS opens (signing keys, TOTP
- * secrets, the secret's check value), so the previous secrets can be dropped. What lives in the
+ * secrets, webhook endpoints' signing secrets, the secret's check value), so the previous
+ * secrets can be dropped. What lives in the
  * ephemeral store (sessions, sign-ins in progress) is not touched: it expires by itself.
  */
 import { staleUserSecrets } from '../sessions/mfa.ts';
@@ -11,6 +12,7 @@ import type { KeyManager } from '../tokens/keys.ts';
 import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { deriveKeyring, type MasterSecrets } from '../tokens/secret-box.ts';
 import { resealSecretCheck } from '../tokens/secret-check.ts';
+import { resealedWebhookSecret } from '../tokens/webhook-secrets.ts';
 import { AdminError } from './errors.ts';
 
 /** 256 random bits, so a salted SHA-256 is enough to store it (src/tokens/opaque.ts). */
@@ -65,6 +67,8 @@ export interface Resealed {
   kind: 'resealed';
   signingKeys: number;
   totpSecrets: number;
+  /** Webhook endpoints whose signing secret (or previous one) was resealed. */
+  webhookSecrets: number;
   checkValue: boolean;
 }
 
@@ -72,8 +76,20 @@ export async function resealSecrets(deps: { durable: DurableStore; keys: KeyMana
   const { durable, keys, secrets } = deps;
   // Everything is opened before anything is written: a value no secret opens stops it all.
   const stale = staleUserSecrets(await durable.users.list(), deriveKeyring(secrets, 'totp-secrets'));
+  const webhooks = await staleWebhookSecrets(durable, deriveKeyring(secrets, 'webhook-secrets'));
   const signingKeys = await keys.reseal();
   for (const { factorId, secretSealed } of stale) await durable.factors.reseal(factorId, secretSealed);
+  for (const { id, change } of webhooks) await durable.webhooks.update(id, change);
   const checkValue = await resealSecretCheck(durable, secrets);
-  return { kind: 'resealed', signingKeys, totpSecrets: stale.length, checkValue };
+  return { kind: 'resealed', signingKeys, totpSecrets: stale.length, webhookSecrets: webhooks.length, checkValue };
+}
+
+/** Endpoints whose secrets only a previous master secret opens, with those secrets sealed again. */
+async function staleWebhookSecrets(durable: DurableStore, ring: ReturnType<typeof deriveKeyring>) {
+  return (await durable.webhooks.list()).flatMap((endpoint) => {
+    const secretSealed = resealedWebhookSecret(ring, endpoint.id, endpoint.secretSealed);
+    const previous = endpoint.previousSecretSealed === null ? undefined : resealedWebhookSecret(ring, endpoint.id, endpoint.previousSecretSealed);
+    if (secretSealed === undefined && previous === undefined) return [];
+    return [{ id: endpoint.id, change: { ...(secretSealed ? { secretSealed } : {}), ...(previous ? { previousSecretSealed: previous } : {}) } }];
+  });
 }

@@ -3,7 +3,7 @@ import { getClient, listClients, removeClient, setClientEnabled } from '../admin
 import { rotateClientSecret } from '../admin/secrets.ts';
 import type { DurableStore } from '../store/types.ts';
 import { parseCommand, subcommand } from './args.ts';
-import { auditChange } from './audit.ts';
+import { auditChange, changeRecorded } from './audit.ts';
 import { CLIENT_TABLE_HEADERS, clientDocument, clientFieldLines, clientRow } from './client-view.ts';
 import { addClient } from './clients-add.ts';
 import { updateClientCommand } from './clients-update.ts';
@@ -20,15 +20,13 @@ const showClient: ClientCommand = async (id, durable, context) => {
 
 function setEnabled(enabled: boolean): ClientCommand {
   return async (id, durable, context) => {
-    await setClientEnabled(durable, id, enabled);
-    auditChange(context, { action: 'update', resource: 'client', resource_id: id, fields: ['enabled'] });
+    await changeRecorded(context, durable, { action: 'update', resource: 'client', resource_id: id, fields: ['enabled'] }, (tx) => setClientEnabled(tx, id, enabled));
     report(context, { client_id: id, enabled }, () => [`client ${id} ${enabled ? 'enabled' : 'disabled'}`]);
   };
 }
 
 const removeCommand: ClientCommand = async (id, durable, context) => {
-  await removeClient(durable, id);
-  auditChange(context, { action: 'delete', resource: 'client', resource_id: id, fields: [] });
+  await changeRecorded(context, durable, { action: 'delete', resource: 'client', resource_id: id, fields: [] }, (tx) => removeClient(tx, id));
   report(context, { client_id: id, removed: true }, () => [`client ${id} removed`]);
 };
 

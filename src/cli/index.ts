@@ -16,6 +16,7 @@ import { runSecretHash } from './secret-hash.ts';
 import { runSecrets } from './secrets.ts';
 import { runSeed } from './seed.ts';
 import { runUsers } from './users.ts';
+import { runWebhooks } from './webhooks.ts';
 
 type Command = (args: string[], context: CliContext) => Promise<ExitCode>;
 
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, Command> = {
   users: runUsers,
   scopes: runScopes,
   keys: runKeys,
+  webhooks: runWebhooks,
   secrets: runSecrets,
   'secret-hash': runSecretHash,
   doctor: doctorCommand,

@@ -7,7 +7,7 @@ import { openKeyManager } from './keys.ts';
 import { report } from './output.ts';
 
 /** The kinds of sealed values written again under IDP_SECRET. */
-function resealedFields(result: { signing_keys: number; totp_secrets: number; check_value: boolean }): string[] {
+function resealedFields(result: { signing_keys: number; totp_secrets: number; webhook_secrets: number; check_value: boolean }): string[] {
   return Object.entries(result).filter(([, count]) => count !== 0 && count !== false).map(([name]) => name);
 }
 
@@ -15,10 +15,10 @@ async function reseal(args: string[], context: CliContext): Promise<ExitCode> {
   parseCommand({ usage: 'idp secrets reseal', options: {}, positionals: [] }, args);
   const secrets = masterSecrets(context);
   const done = await resealSecrets({ durable: await context.openDurable(), keys: await openKeyManager(context), secrets });
-  const result = { signing_keys: done.signingKeys, totp_secrets: done.totpSecrets, check_value: done.checkValue };
+  const result = { signing_keys: done.signingKeys, totp_secrets: done.totpSecrets, webhook_secrets: done.webhookSecrets, check_value: done.checkValue };
   auditChange(context, { action: 'reseal', resource: 'sealed_values', resource_id: 'IDP_SECRET', fields: resealedFields(result) });
   report(context, result, () => [
-    `resealed under IDP_SECRET: ${done.signingKeys} signing key(s), ${done.totpSecrets} TOTP secret(s)${done.checkValue ? ', the check value' : ''}`,
+    `resealed under IDP_SECRET: ${done.signingKeys} signing key(s), ${done.totpSecrets} TOTP secret(s), ${done.webhookSecrets} webhook secret(s)${done.checkValue ? ', the check value' : ''}`,
     secrets.previous.length > 0
       ? 'nothing in the database needs IDP_SECRET_PREVIOUS any more. If the old secret leaked, remove it now: '
         + 'the refresh tokens it signed are then refused and their users sign in again. Otherwise those not used since '

@@ -5,7 +5,7 @@ import type { UserFlag, UserRecord } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { parseCommand, subcommand } from './args.ts';
 import type { CliContext, ExitCode } from './context.ts';
-import { auditChange } from './audit.ts';
+import { auditChange, changeRecorded } from './audit.ts';
 import { formatTable, report } from './output.ts';
 import { USER_TABLE_HEADERS, userDocument, userFieldLines, userRow } from './user-view.ts';
 import { addUser } from './users-add.ts';
@@ -25,15 +25,13 @@ const WIRE_FLAG: Record<UserFlag, string> = {
 
 function setFlag(flag: UserFlag, value: boolean, done: string): UserCommand {
   return async (user, durable, context) => {
-    await setUserFlag(durable, user, flag, value);
-    auditChange(context, { action: 'update', resource: 'user', resource_id: user.subject, fields: [WIRE_FLAG[flag]] });
+    await changeRecorded(context, durable, { action: 'update', resource: 'user', resource_id: user.subject, fields: [WIRE_FLAG[flag]] }, (tx) => setUserFlag(tx, user, flag, value));
     report(context, { username: user.username, sub: user.subject, [WIRE_FLAG[flag]]: value }, () => [`user ${user.username} ${done}`]);
   };
 }
 
 const removeCommand: UserCommand = async (user, durable, context) => {
-  await removeUser(durable, user);
-  auditChange(context, { action: 'delete', resource: 'user', resource_id: user.subject, fields: [] });
+  await changeRecorded(context, durable, { action: 'delete', resource: 'user', resource_id: user.subject, fields: [] }, (tx) => removeUser(tx, user));
   report(context, { username: user.username, sub: user.subject, removed: true }, () => [`user ${user.username} removed`]);
 };
 

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { mailFrom, smtpUrl } from './mail.ts';
 import { masterSecret, previousSecrets } from './secrets.ts';
-import { baseUrl, brandColor, brandLogo, brandName, flag, hostNames, integerIn, onOff, optionalText, redisUrl, trustProxy, urlWithSchemes } from './values.ts';
+import { baseUrl, brandColor, brandLogo, brandName, cidrList, decimalIn, flag, hostNames, integerIn, onOff, optionalText, redisUrl, trustProxy, urlWithSchemes } from './values.ts';
 
 /** A good value for each variable, quoted in the one-line error. */
 export const EXAMPLES: Record<string, string> = {
@@ -52,6 +52,9 @@ export const EXAMPLES: Record<string, string> = {
   IDP_BRAND_LOGO: '/etc/idp/logo.svg',
   IDP_BRAND_COLOR: '#0b5cad',
   IDP_PASSWORD_RESET_URL: 'https://password.corp.example/reset',
+  IDP_EVENT_RETENTION: '604800',
+  IDP_WEBHOOK_RETRY_SCALE: '1',
+  IDP_WEBHOOK_ALLOWED_NETWORKS: '10.20.0.0/16,fd12:3456::/48',
   IDP_SMTP_URL: 'smtp://idp:secret@mail.example.com:587',
   IDP_MAIL_FROM: 'Acme sign-in <no-reply@example.com>',
   IDP_ALLOW_INSECURE_MAIL: '1',
@@ -120,6 +123,10 @@ export const envSchema = z.object({
   IDP_BRAND_LOGO: brandLogo,
   IDP_BRAND_COLOR: brandColor,
   IDP_PASSWORD_RESET_URL: urlWithSchemes(['https:', 'http:']),
+  IDP_EVENT_RETENTION: integerIn(3600, 365 * 86400, 7 * 86400),
+  // Tests shrink the retry schedule of webhooks (and the 5 days that disable an endpoint) with it.
+  IDP_WEBHOOK_RETRY_SCALE: decimalIn(0.00001, 100, 1),
+  IDP_WEBHOOK_ALLOWED_NETWORKS: cidrList,
   IDP_SMTP_URL: smtpUrl,
   IDP_MAIL_FROM: mailFrom,
   IDP_ALLOW_INSECURE_MAIL: flag,

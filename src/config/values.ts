@@ -183,3 +183,38 @@ export const onOff = (fallback: boolean) => z
     ctx.addIssue({ code: 'custom', message: 'must be on or off' });
     return z.NEVER;
   });
+
+/** `10.1.2.0/24` or `fd00::/8`, or one address (a range of one). */
+function isCidr(text: string): boolean {
+  const [address = '', bits, extra] = text.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  return bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}
+
+/** Comma-separated CIDR ranges (IDP_WEBHOOK_ALLOWED_NETWORKS); none when unset. */
+export const cidrList = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const ranges = (v ?? '').split(',').map((r) => r.trim()).filter((r) => r !== '');
+    const wrong = ranges.find((r) => !isCidr(r));
+    if (wrong !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `must be CIDR ranges separated by commas (${wrong} is not one)` });
+      return z.NEVER;
+    }
+    return ranges;
+  });
+
+/** A decimal number from `min` to `max` (`0.001`, `1`, `2.5`). */
+export function decimalIn(min: number, max: number, fallback: number) {
+  return optionalText.transform((v, ctx) => {
+    if (v === undefined) return fallback;
+    const n = /^\d+(\.\d+)?$/.test(v) ? Number(v) : Number.NaN;
+    if (!(n >= min && n <= max)) {
+      ctx.addIssue({ code: 'custom', message: `must be a number from ${min} to ${max}` });
+      return z.NEVER;
+    }
+    return n;
+  });
+}

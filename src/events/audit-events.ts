@@ -120,8 +120,8 @@ export interface AdminChange {
   /** The administration API's caller. */
   client_id?: string;
   action: 'create' | 'update' | 'delete' | 'seed' | 'reseal';
-  resource: 'client' | 'user' | 'api_scope' | 'seed_file' | 'sealed_values';
-  /** The client id, the user's `sub`, the scope's name, the seed file's path. */
+  resource: 'client' | 'user' | 'api_scope' | 'seed_file' | 'sealed_values' | 'webhook';
+  /** The client id, the user's `sub`, the scope's name, the seed file's path, the webhook endpoint's id. */
   resource_id: string;
   /** The names of the fields written, never their values. */
   fields: readonly string[];
@@ -184,6 +184,16 @@ export interface PasswordChanged {
   via: 'account_page' | 'recovery' | 'required_change';
 }
 
+/**
+ * The service disabled a webhook endpoint: it answered 410 Gone (`gone`), or every attempt to
+ * it has failed for 5 days (`failing`). An administrator enables it again.
+ */
+export interface WebhookEndpointDisabled {
+  type: 'webhook_endpoint_disabled';
+  endpoint_id: string;
+  reason: 'gone' | 'failing';
+}
+
 export type AuditEvent =
   | TokenIssued
   | RefreshTokenReuseDetected
@@ -201,7 +211,8 @@ export type AuditEvent =
   | RecoveryCodesGenerated
   | RecoveryCodeUsed
   | PasswordRecoveryRequested
-  | PasswordChanged;
+  | PasswordChanged
+  | WebhookEndpointDisabled;
 
 export type AuditEventType = AuditEvent['type'];
 
@@ -224,4 +235,5 @@ export const AUDIT_EVENT_TYPES = Object.keys({
   recovery_code_used: true,
   password_recovery_requested: true,
   password_changed: true,
+  webhook_endpoint_disabled: true,
 } satisfies Record<AuditEventType, true>) as AuditEventType[];

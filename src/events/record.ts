@@ -1,12 +1,20 @@
 /**
  * Recording an audit event: every event of the service goes through an `Audit` to one
- * `AuditSink`. The sink of today writes one log line per event and counts it in the metrics;
- * an outbox (webhooks) is another sink behind the same call.
+ * `AuditSink`. The log sink writes one log line per event and counts it in the metrics; the
+ * outbox sink (outbox-sink.ts) writes the events that webhooks subscribe to.
  */
 import type { AuditEvent } from './audit-events.ts';
 
+/**
+ * How an event is recorded: `inOutbox` when it was written to the outbox already, in the
+ * transaction of the change it records (then only the other sinks take it).
+ */
+export interface RecordOptions {
+  inOutbox?: boolean;
+}
+
 /** Records one event, already bound to where it happened (a request, the command line, the schedule). */
-export type Audit = (event: AuditEvent) => void;
+export type Audit = (event: AuditEvent, options?: RecordOptions) => void;
 
 /** The logger a line goes to: the service's pino logger, a request's child of it, or the command line's. */
 export interface AuditLogger {
@@ -22,7 +30,16 @@ export interface EventOrigin {
 
 /** Where recorded events go. */
 export interface AuditSink {
-  record(event: AuditEvent, origin: EventOrigin): void;
+  record(event: AuditEvent, origin: EventOrigin, options?: RecordOptions): void;
+}
+
+/** Each event to every sink, in order. */
+export function combineSinks(...sinks: AuditSink[]): AuditSink {
+  return {
+    record(event, origin, options) {
+      for (const sink of sinks) sink.record(event, origin, options);
+    },
+  };
 }
 
 interface Counter {
@@ -60,5 +77,5 @@ function count(counters: AuditCounters, event: AuditEvent): void {
 
 /** The `Audit` of one origin: each event goes to `sink` with it. */
 export function auditTo(sink: AuditSink, origin: EventOrigin): Audit {
-  return (event) => sink.record(event, origin);
+  return (event, options) => sink.record(event, origin, options);
 }

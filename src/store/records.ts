@@ -199,3 +199,74 @@ export interface IssuedFromCode {
   accessExpiresAt: number;
   familyId: string | null;
 }
+
+/** Why the service disabled a webhook endpoint by itself: it answered 410, or failed for days. */
+export type WebhookDisabledReason = 'gone' | 'failing';
+
+/** A webhook endpoint (`webhook_endpoints`). Its secrets are sealed; `*` in `eventTypes` is every type. */
+export interface WebhookEndpointRecord {
+  id: string;
+  url: string;
+  eventTypes: string[];
+  enabled: boolean;
+  description: string;
+  secretSealed: string;
+  /** The secret replaced by a rotation, which still signs beside the new one until `previousSecretExpiresAt`. */
+  previousSecretSealed: string | null;
+  previousSecretExpiresAt: Date | null;
+  disabledReason: WebhookDisabledReason | null;
+  /** Since when every attempt has failed (null after a success). */
+  failingSince: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type WebhookEndpointInput = Pick<WebhookEndpointRecord, 'id' | 'url' | 'eventTypes' | 'enabled' | 'description' | 'secretSealed'>;
+
+/** What an administrator may change of an endpoint (a secret rotation sets both secrets). */
+export type WebhookEndpointChange = Partial<Pick<WebhookEndpointRecord, 'url' | 'eventTypes' | 'enabled' | 'description' | 'secretSealed' | 'previousSecretSealed' | 'previousSecretExpiresAt'>>;
+
+/** An event of the outbox: `data` holds names and ids, never a secret. */
+export interface OutboxEvent {
+  id: string;
+  type: string;
+  occurredAt: Date;
+  data: Record<string, unknown>;
+}
+
+/** An attempt claimed by this instance: the event, the endpoint, and the attempt's number. */
+export interface ClaimedAttempt {
+  deliveryId: string;
+  attempt: number;
+  /** The position in the retry schedule of this attempt (0: the first). */
+  step: number;
+  event: OutboxEvent;
+  endpoint: Pick<WebhookEndpointRecord, 'id' | 'url' | 'secretSealed' | 'previousSecretSealed' | 'previousSecretExpiresAt'>;
+}
+
+/** How an attempt ended: an HTTP status, or the kind of error (never the answer's body). */
+export interface AttemptOutcome {
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/** What follows an attempt for its delivery. */
+export type DeliveryNext =
+  | { state: 'succeeded' }
+  | { state: 'failed' }
+  | { state: 'pending'; retryInSeconds: number };
+
+/** One attempt of the delivery log, newest first. */
+export interface DeliveryAttemptRecord {
+  deliveryId: string;
+  eventId: string;
+  eventType: string;
+  attempt: number;
+  startedAt: Date;
+  durationMs: number | null;
+  status: number | null;
+  error: string | null;
+  state: 'pending' | 'succeeded' | 'failed';
+  nextAttemptAt: Date | null;
+}

@@ -5,7 +5,7 @@
  * their own. The records they hold are in records.ts.
  */
 import type { Namespace } from './ephemeral/namespaces.ts';
-import type { ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode } from './records.ts';
+import type { ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode, WebhookEndpointRecord, WebhookEndpointInput, WebhookEndpointChange, OutboxEvent, ClaimedAttempt, AttemptOutcome, DeliveryNext, DeliveryAttemptRecord, WebhookDisabledReason } from './records.ts';
 
 /** What changed in the durable store, as announced to every instance. */
 export type ChangeEvent =
@@ -18,7 +18,11 @@ export type ChangeEvent =
   | { kind: 'revoked'; key: string; expiresAt: Date }
   /** Revocations may have been missed (the change feed reconnected): rebuild any copy of them. */
   | { kind: 'revocations' }
-  | { kind: 'apiScopes' };
+  | { kind: 'apiScopes' }
+  /** A webhook endpoint was added, changed or removed. */
+  | { kind: 'webhooks' }
+  /** Deliveries were written (an event, a redelivery): an instance with room claims them now. */
+  | { kind: 'webhookDue' };
 
 /** Result of an upsert, so that seeding can tell what it did. */
 export type UpsertResult = 'created' | 'updated' | 'unchanged';
@@ -210,6 +214,66 @@ export interface RevocationRepository {
   purgeExpired(now: Date, limit: number): Promise<number>;
 }
 
+/**
+ * The outbox: events that an enabled endpoint subscribes to, each with one delivery per such
+ * endpoint. On a transaction's store, the event is written with the transaction's change.
+ */
+export interface OutboxRepository {
+  /**
+   * Writes the event and its deliveries (one per enabled endpoint subscribed to its type, or
+   * to only `endpointId` when given, enabled or not); nothing when none is. Returns how many.
+   */
+  append(event: OutboxEvent, endpointId?: string): Promise<number>;
+  /** Writes several events at once, each as `append` without an endpoint would; returns the deliveries written. */
+  appendMany(events: readonly OutboxEvent[]): Promise<number>;
+}
+
+/** What claiming due attempts may take (DurableStore.webhooks.claim). */
+export interface ClaimLimits {
+  /** Attempts claimed at most. */
+  total: number;
+  /** Attempts in flight per endpoint at most, counting `busy`. */
+  perEndpoint: number;
+  /** Attempts this instance has in flight, by endpoint. */
+  busy: ReadonlyMap<string, number>;
+  /** How long a claimed attempt is this instance's: after it, the delivery is due again. */
+  leaseSeconds: number;
+}
+
+/** Webhook endpoints and their deliveries. Times are the database's. */
+export interface WebhookRepository {
+  create(endpoint: WebhookEndpointInput): Promise<WebhookEndpointRecord>;
+  get(id: string): Promise<WebhookEndpointRecord | undefined>;
+  list(): Promise<WebhookEndpointRecord[]>;
+  /** Enabling an endpoint forgets why it was disabled and since when it failed. */
+  update(id: string, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined>;
+  remove(id: string): Promise<boolean>;
+  /** The event types enabled endpoints subscribe to (`*` among them when one takes every type). */
+  subscribedTypes(): Promise<string[]>;
+  /**
+   * Claims due attempts of enabled endpoints: each delivery is taken by one caller (FOR UPDATE
+   * SKIP LOCKED), its attempt count raised and the attempt recorded as started, in one statement.
+   */
+  claim(limits: ClaimLimits): Promise<ClaimedAttempt[]>;
+  /** Records how an attempt ended and what follows for its delivery and its endpoint. */
+  finish(claimed: Pick<ClaimedAttempt, 'deliveryId' | 'attempt'> & { endpointId: string }, outcome: AttemptOutcome, next: DeliveryNext): Promise<void>;
+  /**
+   * Disables the endpoint if it is enabled and, for `failing`, has failed since before
+   * `failingFor` seconds ago; true when this call disabled it.
+   */
+  disable(endpointId: string, reason: WebhookDisabledReason, failingForSeconds: number): Promise<boolean>;
+  /** Seconds until the next pending attempt of an enabled endpoint is due (0 if one is); undefined when none. */
+  nextDueIn(): Promise<number | undefined>;
+  /** The newest attempts of an endpoint's deliveries, newest first. */
+  attempts(endpointId: string, limit: number): Promise<DeliveryAttemptRecord[]>;
+  /** Makes a delivery of the endpoint due now, from the start of the schedule; false when unknown. */
+  redeliver(endpointId: string, deliveryId: string): Promise<boolean>;
+  /** Pending deliveries of enabled endpoints, and the age in seconds of the oldest one's event. */
+  backlog(): Promise<{ pending: number; oldestAgeSeconds: number }>;
+  /** Deletes up to `limit` events that happened before `before`, with their deliveries; returns how many. */
+  purgeEvents(before: Date, limit: number): Promise<number>;
+}
+
 /** Everything kept in PostgreSQL (or PGlite). */
 /** The check value of the master secret (one row): what tells a wrong IDP_SECRET at start. */
 export interface SecretCheckRepository {
@@ -236,6 +300,8 @@ export interface DurableStore {
   readonly accessTokens: AccessTokenRepository;
   readonly revocations: RevocationRepository;
   readonly secretCheck: SecretCheckRepository;
+  readonly outbox: OutboxRepository;
+  readonly webhooks: WebhookRepository;
   /** Applies pending migrations (safe to call from several instances at once). */
   migrate(): Promise<string[]>;
   /** Runs several writes as one transaction; nothing is written if `fn` throws. */
@@ -434,3 +500,5 @@ export interface CodeStore {
    */
   recordIssued(code: string, issued: IssuedFromCode): Promise<boolean>;
 }
+
+export type { ClaimedAttempt, AttemptOutcome, DeliveryNext, OutboxEvent, WebhookDisabledReason } from './records.ts';

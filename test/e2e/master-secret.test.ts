@@ -276,7 +276,7 @@ describe.runIf(postgresAvailable)('changing the master secret across two instanc
 
     const resealed = await runIdp(['secrets', 'reseal', '--json'], doctorEnv);
     expect(resealed.code, resealed.stderr).toBe(0);
-    expect(JSON.parse(resealed.stdout)).toStrictEqual({ signing_keys: 1, totp_secrets: 2, check_value: true });
+    expect(JSON.parse(resealed.stdout)).toStrictEqual({ signing_keys: 1, totp_secrets: 2, webhook_secrets: 0, check_value: true });
     expect(secretCheck((await runIdp(['doctor', '--json'], doctorEnv)).stdout)?.detail).toMatch(/^IDP_SECRET opens everything in the database: IDP_SECRET_PREVIOUS is no longer needed/);
 
     // Step 3: the old secret is gone.

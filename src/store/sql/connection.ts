@@ -27,12 +27,14 @@ export const CHANGE_CHANNEL = 'idp_changes';
 
 /**
  * Parses a notification payload of the triggers: `client:<id>`, `clients`, `user:<id>`, `users`,
- * `keys`, `api_scopes` or `revoked:<expiry in epoch seconds>:<key>`.
+ * `keys`, `api_scopes`, `webhooks`, `webhook_due` or `revoked:<expiry in epoch seconds>:<key>`.
  */
 export function parseChange(payload: string | undefined): ChangeEvent | undefined {
   if (payload?.startsWith('revoked:')) return parseRevoked(payload.slice('revoked:'.length));
   if (payload === 'keys') return { kind: 'keys' };
   if (payload === 'api_scopes') return { kind: 'apiScopes' };
+  if (payload === 'webhook_due') return { kind: 'webhookDue' };
+  if (payload === 'webhooks') return { kind: 'webhooks' };
   if (payload === 'clients') return { kind: 'clients' };
   if (payload === 'users') return { kind: 'users' };
   if (payload?.startsWith('client:')) return { kind: 'client', clientId: payload.slice('client:'.length) };

@@ -16,6 +16,9 @@ import { sqlSecretCheck } from './secret-check.ts';
 import { sqlSigningKeys } from './signing-keys.ts';
 import { sqlFactors } from './factors.ts';
 import { sqlUsers } from './users.ts';
+import { sqlOutbox } from './outbox.ts';
+import { sqlWebhookDeliveries } from './webhook-deliveries.ts';
+import { sqlWebhookEndpoints } from './webhook-endpoints.ts';
 
 export interface DurableStoreOptions {
   /** `postgres://…`; when absent, the embedded PGlite database in `dataDir` (in memory if undefined). */
@@ -111,6 +114,8 @@ function repositories(kind: DurableStore['kind'], db: Db): Omit<DurableStore, 'm
     accessTokens: sqlAccessTokens(db),
     revocations: sqlRevocations(db),
     secretCheck: sqlSecretCheck(db),
+    outbox: sqlOutbox(db),
+    webhooks: { ...sqlWebhookEndpoints(db), ...sqlWebhookDeliveries(db) },
     transaction: (fn) =>
       db.transaction().execute((trx) =>
         fn({

@@ -83,6 +83,8 @@ export async function listenPostgres(
       onEvent({ kind: 'keys' });
       onEvent({ kind: 'revocations' });
       onEvent({ kind: 'apiScopes' });
+      onEvent({ kind: 'webhooks' });
+      onEvent({ kind: 'webhookDue' });
     }
   };
 

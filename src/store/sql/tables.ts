@@ -131,6 +131,48 @@ export interface SecretCheckTable {
   updated_at: Generated<Date>;
 }
 
+export interface WebhookEndpointsTable {
+  id: string;
+  url: string;
+  event_types: string[];
+  enabled: Generated<boolean>;
+  description: Generated<string>;
+  secret_sealed: string;
+  previous_secret_sealed: ColumnType<string | null, string | null | undefined, string | null>;
+  previous_secret_expires_at: NullableTimestamp;
+  disabled_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  failing_since: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+/** The outbox (migration 2026-11-27-0060). */
+export interface EventsTable {
+  id: string;
+  type: string;
+  occurred_at: Timestamp;
+  data: ColumnType<Record<string, unknown>, string, string>;
+}
+
+export interface WebhookDeliveriesTable {
+  id: ColumnType<string, never, never>;
+  event_id: string;
+  endpoint_id: string;
+  state: Generated<string>;
+  attempts: Generated<number>;
+  step: Generated<number>;
+  next_attempt_at: NullableTimestamp;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  started_at: Timestamp;
+  duration_ms: number | null;
+  status: number | null;
+  error: string | null;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -143,6 +185,10 @@ export interface Database {
   issued_access_tokens: IssuedAccessTokensTable;
   revocations: RevocationsTable;
   secret_check: SecretCheckTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  events: EventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type Db = Kysely<Database>;

@@ -1,0 +1,118 @@
+/**
+ * `npm run bench -- --webhooks`: the cost of the outbox on the hot path, and the delivery rate.
+ * One instance in the production shape, one database; an HTTPS receiver on loopback (a
+ * certificate made for the run, trusted by the instance through NODE_EXTRA_CA_CERTS; loopback
+ * allowed with IDP_WEBHOOK_ALLOWED_NETWORKS). Code exchange and refresh run at concurrency 64
+ * with an endpoint subscribed to `token_issued` (every request writes an event and a delivery)
+ * and without (the endpoint disabled), alternating over three rounds; after each subscribed
+ * phase the backlog is left to drain, and the events delivered per second end to end (from the
+ * phase's start to the last delivery) are reported. Target: with ÷ without >= 0.9 (the median
+ * of the per-round ratios).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { createEnvironment, type ScenarioResult } from './harness.ts';
+import { median } from './median.ts';
+import { exchangeCode, mintCodes, seed, signIn } from './prepare.ts';
+import { runScenarioRound, type TargetContext } from './rounds.ts';
+import type { ScenarioName } from './scenarios.ts';
+import { freePort, productionEnv, ROOT, startInstances } from './servers.ts';
+
+const SCENARIOS: ScenarioName[] = ['refresh', 'code-exchange'];
+const ROUNDS = 3;
+const TARGET = 0.9;
+type Label = 'with' | 'without';
+
+function selfSignedCertificate(dir: string): { key: string; cert: string } {
+  const key = join(dir, 'key.pem');
+  const cert = join(dir, 'cert.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert,
+    '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  return { key, cert };
+}
+
+function idp(env: Record<string, string>, ...args: string[]): string {
+  return execFileSync(process.execPath, [join(ROOT, 'bin/idp.js'), ...args, '--json'], { env: { ...env, LOG_LEVEL: 'warn' }, encoding: 'utf8' });
+}
+
+async function backlog(db: pg.Client): Promise<number> {
+  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE state = 'pending'");
+  return rows[0]?.n ?? 0;
+}
+
+export async function runWebhookBench(): Promise<void> {
+  const env = await createEnvironment();
+  const dir = mkdtempSync(join(tmpdir(), 'idp-bench-webhooks-'));
+  const tls = selfSignedCertificate(dir);
+  let received = 0;
+  const receiver = https.createServer({ key: readFileSync(tls.key), cert: readFileSync(tls.cert) }, (req, res) => {
+    req.resume().on('end', () => {
+      received++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const db = new pg.Client({ connectionString: env.databaseUrl });
+  await db.connect();
+  const port = await freePort();
+  const serverEnv = productionEnv(port, {
+    DATABASE_URL: env.databaseUrl, REDIS_URL: env.redisUrl, IDP_SECRET: env.secret,
+    NODE_EXTRA_CA_CERTS: tls.cert, IDP_WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32',
+  });
+  await seed(serverEnv);
+  const servers = await startInstances(1, serverEnv, port, dir, 'webhooks');
+  try {
+    const url = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const endpoint = (JSON.parse(idp(serverEnv, 'webhooks', 'add', '--url', url, '--event', 'token_issued')) as { id: string }).id;
+    const browser = await signIn(servers.url);
+    const [code] = await mintCodes(servers.url, browser, 1);
+    const ctx: TargetContext = { target: 'service', servers, browser, accessToken: (await exchangeCode(servers.url, code as string)).access_token };
+    const results: Array<ScenarioResult & { label: Label; realRound: number }> = [];
+    const rates: number[] = [];
+    let subscribed = true;
+    for (let round = 0; round < ROUNDS; round++) {
+      const order: Label[] = round % 2 === 0 ? ['without', 'with'] : ['with', 'without'];
+      for (const label of order) {
+        if ((label === 'with') !== subscribed) {
+          idp(serverEnv, 'webhooks', label === 'with' ? 'enable' : 'disable', endpoint);
+          subscribed = label === 'with';
+          // Every instance reloads what is subscribed on the change's notification.
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+        // A round number of its own per label: code exchange mints to this label's refresh pace.
+        const slot = round * 2 + (label === 'with' ? 1 : 0);
+        const start = Date.now();
+        const before = received;
+        const phase: ScenarioResult[] = [];
+        for (const scenario of SCENARIOS) await runScenarioRound(scenario, slot, [ctx], { connections: 64, warmupSeconds: 1, measureSeconds: 5 }, phase);
+        results.push(...phase.map((r) => ({ ...r, label, realRound: round })));
+        if (label === 'with') {
+          while ((await backlog(db)) > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+          const rate = (received - before) / ((Date.now() - start) / 1000);
+          rates.push(rate);
+          console.log(`  round ${round + 1}: ${received - before} events delivered, ${rate.toFixed(0)} per second end to end`);
+        }
+      }
+    }
+    console.log(`\n${ROUNDS} rounds at concurrency 64, with a token_issued subscription ÷ without (verdict: the median of the per-round ratios):`);
+    for (const scenario of SCENARIOS) {
+      const rps = (label: Label, round: number) => results.find((r) => r.scenario === scenario && r.label === label && r.realRound === round)?.rps ?? Number.NaN;
+      const ratios = Array.from({ length: ROUNDS }, (_, i) => rps('with', i) / rps('without', i));
+      const ratio = median(ratios);
+      console.log(`  ${scenario.padEnd(14)} median req/s without ${median(ratios.map((_, i) => rps('without', i))).toFixed(0).padStart(5)}  with ${median(ratios.map((_, i) => rps('with', i))).toFixed(0).padStart(5)}  `
+        + `rounds ${ratios.map((r) => r.toFixed(2)).join(' ')}  ratio ${ratio.toFixed(3)}  ${ratio >= TARGET ? 'met' : 'NOT MET'} (target >= ${TARGET})`);
+    }
+    console.log(`  delivery       median ${median(rates).toFixed(0)} events per second end to end (one instance, one endpoint)`);
+  } finally {
+    await servers.stop();
+    await db.end();
+    receiver.close();
+    await env.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,57 @@
+/** What the command line and the administration API show of an endpoint and its attempts: never a secret, never a receiver's answer. */
+import type { DeliveryAttemptRecord, WebhookEndpointRecord } from '../store/records.ts';
+
+export interface WebhookView {
+  id: string;
+  url: string;
+  event_types: string[];
+  enabled: boolean;
+  description: string;
+  /** Why the service disabled it (`gone`: it answered 410; `failing`: 5 days of failures); null otherwise. */
+  disabled_reason: string | null;
+  failing_since: string | null;
+  /** Until when the previous secret still signs beside the current one (after a secret change). */
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const iso = (date: Date | null) => (date === null ? null : date.toISOString());
+
+export function toWebhookView(endpoint: WebhookEndpointRecord): WebhookView {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    event_types: endpoint.eventTypes,
+    enabled: endpoint.enabled,
+    description: endpoint.description,
+    disabled_reason: endpoint.disabledReason,
+    failing_since: iso(endpoint.failingSince),
+    previous_secret_expires_at: iso(endpoint.previousSecretExpiresAt),
+    created_at: endpoint.createdAt.toISOString(),
+    updated_at: endpoint.updatedAt.toISOString(),
+  };
+}
+
+/** One attempt: the HTTP status, or the kind of error (`timeout`, `redirect`, `refused_address`, …). */
+export interface DeliveryAttemptView {
+  delivery_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  started_at: string;
+  duration_ms: number | null;
+  status: number | null;
+  error: string | null;
+  /** The delivery's state now: `pending`, `succeeded` or `failed`. */
+  delivery_state: string;
+  next_attempt_at: string | null;
+}
+
+export function toAttemptView(a: DeliveryAttemptRecord): DeliveryAttemptView {
+  return {
+    delivery_id: a.deliveryId, event_id: a.eventId, event_type: a.eventType, attempt: a.attempt,
+    started_at: a.startedAt.toISOString(), duration_ms: a.durationMs, status: a.status, error: a.error,
+    delivery_state: a.state, next_attempt_at: iso(a.nextAttemptAt),
+  };
+}

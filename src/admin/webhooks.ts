@@ -1,0 +1,115 @@
+/**
+ * Webhook endpoints: the operations of `idp webhooks` and of the administration API's
+ * `/webhooks` resources. Each change and its `admin_change` event are written in one
+ * transaction (the event reaches webhooks with the change, or neither happens): the caller
+ * logs the returned event with `{ inOutbox: true }`. A secret is returned once, by the call
+ * that made it, and kept sealed; a receiver's answer is never kept, only its status.
+ */
+import type { Clock } from '../clock.ts';
+import type { AddressPolicy } from '../events/addresses.ts';
+import type { AdminChange } from '../events/audit-events.ts';
+import { newEventId } from '../events/outbox-sink.ts';
+import { newWebhookSecret } from '../events/signature.ts';
+import type { WebhookEndpointRecord } from '../store/records.ts';
+import type { DurableStore } from '../store/types.ts';
+import { randomToken } from '../tokens/opaque.ts';
+import type { Keyring } from '../tokens/secret-box.ts';
+import { sealWebhookSecret } from '../tokens/webhook-secrets.ts';
+import { AdminError } from './errors.ts';
+import { recordedChange as changed, type ChangeActor } from './recorded-change.ts';
+import { normalEventTypes, refuseWebhookFields, resolveHost, type ResolveHost } from './webhook-rules.ts';
+import { toWebhookView, type WebhookView } from './webhook-view.ts';
+
+export interface WebhookDeps {
+  durable: DurableStore;
+  /** The `webhook-secrets` keyring (services: `webhookKeyring`). */
+  keyring: Keyring;
+  /** services: `addressPolicy` (IDP_WEBHOOK_ALLOWED_NETWORKS, production or not). */
+  policy: AddressPolicy;
+  clock: Clock;
+  /** Resolves a host name at creation and change (default: the system's resolver). */
+  resolve?: ResolveHost;
+}
+
+/** A new endpoint (wire names). `event_types` defaults to `["*"]`, `enabled` to true. */
+export interface WebhookInput {
+  url: string;
+  event_types?: readonly string[] | undefined;
+  enabled?: boolean | undefined;
+  description?: string | undefined;
+}
+
+export type WebhookChange = Partial<Omit<WebhookInput, 'url'> & { url: string }>;
+
+/** A secret change keeps the old secret signing beside the new one this long. */
+export const PREVIOUS_SECRET_SECONDS = 24 * 3600;
+
+async function existing(durable: DurableStore, id: string): Promise<WebhookEndpointRecord> {
+  const endpoint = await durable.webhooks.get(id);
+  if (!endpoint) throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
+  return endpoint;
+}
+
+export async function createWebhook(deps: WebhookDeps, input: WebhookInput, actor: ChangeActor): Promise<{ endpoint: WebhookView; secret: string; event: AdminChange }> {
+  await refuseWebhookFields({ url: input.url, eventTypes: input.event_types, description: input.description }, deps.policy, deps.resolve ?? resolveHost);
+  const id = `ep_${randomToken(12)}`;
+  const secret = newWebhookSecret();
+  const fields = ['url', 'event_types', 'enabled', 'description', 'secret'];
+  const { result, event } = await changed(deps, actor, { action: 'create', resource: 'webhook', resource_id: id, fields }, (tx) => tx.webhooks.create({
+    id, url: input.url, eventTypes: normalEventTypes(input.event_types), enabled: input.enabled ?? true,
+    description: input.description ?? '', secretSealed: sealWebhookSecret(deps.keyring, id, secret),
+  }));
+  return { endpoint: toWebhookView(result), secret, event };
+}
+
+export async function listWebhooks(deps: Pick<WebhookDeps, 'durable'>): Promise<WebhookView[]> {
+  return (await deps.durable.webhooks.list()).map(toWebhookView);
+}
+
+export async function getWebhook(deps: Pick<WebhookDeps, 'durable'>, id: string): Promise<WebhookView> {
+  return toWebhookView(await existing(deps.durable, id));
+}
+
+/** Enabling an endpoint the service disabled (410, failing) forgets why: its deliveries resume. */
+export async function updateWebhook(deps: WebhookDeps, id: string, change: WebhookChange, actor: ChangeActor): Promise<{ endpoint: WebhookView; event: AdminChange }> {
+  await existing(deps.durable, id);
+  await refuseWebhookFields({ url: change.url, eventTypes: change.event_types, description: change.description }, deps.policy, deps.resolve ?? resolveHost);
+  const fields = (['url', 'event_types', 'enabled', 'description'] as const).filter((name) => change[name] !== undefined);
+  const { result, event } = await changed(deps, actor, { action: 'update', resource: 'webhook', resource_id: id, fields }, (tx) => tx.webhooks.update(id, {
+    url: change.url, enabled: change.enabled, description: change.description,
+    eventTypes: change.event_types === undefined ? undefined : normalEventTypes(change.event_types),
+  }));
+  if (!result) throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
+  return { endpoint: toWebhookView(result), event };
+}
+
+/** Its pending deliveries go with it. */
+export async function removeWebhook(deps: WebhookDeps, id: string, actor: ChangeActor): Promise<{ event: AdminChange }> {
+  const { result, event } = await changed(deps, actor, { action: 'delete', resource: 'webhook', resource_id: id, fields: [] }, (tx) => tx.webhooks.remove(id));
+  if (!result) throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
+  return { event };
+}
+
+/** A new secret; the one it replaces signs beside it for 24 hours (a secret older than that stops). */
+export async function rotateWebhookSecret(deps: WebhookDeps, id: string, actor: ChangeActor): Promise<{ endpoint: WebhookView; secret: string; previousValidUntil: Date; event: AdminChange }> {
+  const current = await existing(deps.durable, id);
+  const secret = newWebhookSecret();
+  const previousValidUntil = new Date(deps.clock() + PREVIOUS_SECRET_SECONDS * 1000);
+  const { result, event } = await changed(deps, actor, { action: 'update', resource: 'webhook', resource_id: id, fields: ['secret'] }, (tx) => tx.webhooks.update(id, {
+    secretSealed: sealWebhookSecret(deps.keyring, id, secret), previousSecretSealed: current.secretSealed, previousSecretExpiresAt: previousValidUntil,
+  }));
+  if (!result) throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
+  return { endpoint: toWebhookView(result), secret, previousValidUntil, event };
+}
+
+/** Sends a `webhook.test` event to this endpoint alone (enabled or not); returns its id. */
+export async function testWebhook(deps: Pick<WebhookDeps, 'durable' | 'clock'>, id: string): Promise<{ eventId: string }> {
+  await existing(deps.durable, id);
+  const eventId = newEventId();
+  const written = await deps.durable.outbox.append({ id: eventId, type: 'webhook.test', occurredAt: new Date(deps.clock()), data: { endpoint_id: id } }, id);
+  if (written === 0) throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
+  return { eventId };
+}
+
+export { listWebhookDeliveries, redeliverWebhook } from './webhook-deliveries.ts';
+export type { ChangeActor } from './recorded-change.ts';

@@ -1,0 +1,107 @@
+/**
+ * Webhook delivery, on every instance: claims due attempts (the database hands each to one
+ * instance: FOR UPDATE SKIP LOCKED) and makes them, at most PER_ENDPOINT at a time per endpoint
+ * and TOTAL in all. A new delivery anywhere wakes it at once (the change feed's `webhookDue`);
+ * otherwise it sleeps until the next retry is due, or POLL_MS at most (leases of instances that
+ * died, notifications missed). Order per endpoint is not kept: attempts run side by side and
+ * retries come later.
+ */
+import type { DurableStore } from '../store/types.ts';
+import { attemptDelivery, type AttemptDeps } from './delivery.ts';
+import { WEBHOOK_TIMEOUT_MS } from './webhook-request.ts';
+
+/** Requests in flight per endpoint, and in all, on one instance. */
+const PER_ENDPOINT = 16;
+const TOTAL = 64;
+/** A claimed attempt is this instance's this long: past the request's timeout, with a margin. */
+const LEASE_SECONDS = WEBHOOK_TIMEOUT_MS / 1000 + 5;
+const POLL_MS = 5000;
+const BUSY_POLL_MS = 1000;
+
+export interface DeliveryDeps extends AttemptDeps {
+  durable: Pick<DurableStore, 'webhooks' | 'transaction' | 'onChange'>;
+  onError: (error: unknown) => void;
+}
+
+export interface Delivery {
+  /** Stops claiming; attempts in flight end by themselves (their leases cover what they leave). */
+  stop(): void;
+}
+
+export function startDelivery(deps: DeliveryDeps): Delivery {
+  const { webhooks } = deps.durable;
+  const busy = new Map<string, number>();
+  let inFlight = 0;
+  let stopped = false;
+  let running = false;
+  let again = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  const schedule = (ms: number) => {
+    if (stopped) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => void pump(), Math.max(10, Math.min(ms, POLL_MS)));
+    timer.unref();
+  };
+
+  const run = (claimed: Awaited<ReturnType<typeof webhooks.claim>>[number]) => {
+    const endpointId = claimed.endpoint.id;
+    busy.set(endpointId, (busy.get(endpointId) ?? 0) + 1);
+    inFlight++;
+    void attemptDelivery(claimed, deps).catch(deps.onError).finally(() => {
+      const left = (busy.get(endpointId) ?? 1) - 1;
+      if (left === 0) busy.delete(endpointId);
+      else busy.set(endpointId, left);
+      inFlight--;
+      void pump();
+    });
+  };
+
+  const pump = async (): Promise<void> => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    let claimedAny = false;
+    try {
+      do {
+        again = false;
+        const room = TOTAL - inFlight;
+        if (room <= 0) break;
+        const claimed = await webhooks.claim({ total: room, perEndpoint: PER_ENDPOINT, busy, leaseSeconds: LEASE_SECONDS });
+        claimedAny ||= claimed.length > 0;
+        for (const attempt of claimed) run(attempt);
+        if (claimed.length === room) again = true;
+      } while (again && !stopped);
+      if (inFlight > 0) {
+        // Each attempt that ends claims again: while some are in flight, retries coming due
+        // meanwhile are looked for once a second rather than after every attempt.
+        schedule(BUSY_POLL_MS);
+      } else {
+        const dueIn = await webhooks.nextDueIn();
+        schedule(dueIn === undefined || (dueIn === 0 && !claimedAny) ? POLL_MS : dueIn * 1000);
+      }
+    } catch (error) {
+      deps.onError(error);
+      schedule(1000);
+    } finally {
+      running = false;
+    }
+    // Woken while the next due time was being read: claim again now rather than at the timer.
+    if (again) void pump();
+  };
+
+  const unsubscribe = deps.durable.onChange((event) => {
+    if (event.kind === 'webhookDue') void pump();
+  });
+  void pump();
+  return {
+    stop() {
+      stopped = true;
+      unsubscribe();
+      if (timer) clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * The outbox sink: an audit event that an enabled webhook endpoint subscribes to is written to
+ * the outbox (right after the change it records; one recorded `inOutbox` was written in the
+ * change's own transaction and is skipped). Which types are subscribed is known in memory
+ * (subscriptions.ts), so that an event nobody subscribes to costs no database round trip:
+ * the token endpoint records one at every request.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import type { OutboxEvent, OutboxRepository } from '../store/types.ts';
+import type { AuditEvent } from './audit-events.ts';
+import type { AuditSink } from './record.ts';
+
+/** `evt_` and 128 random bits: the `webhook-id` of every delivery of the event. */
+export function newEventId(): string {
+  return `evt_${randomBytes(16).toString('base64url')}`;
+}
+
+/** The outbox form of an audit event: its fields (names and ids only) are the `data`. */
+export function outboxEventOf(event: AuditEvent, clock: Clock): OutboxEvent {
+  const { type, ...data } = event;
+  return { id: newEventId(), type, occurredAt: new Date(clock()), data };
+}
+
+/** Events written together at most, and how long the first of a batch waits for others. */
+const BATCH_SIZE = 200;
+const BATCH_DELAY_MS = 5;
+
+export interface OutboxSinkDeps {
+  /** The outbox (opened on first use by the command line). */
+  outbox: () => Promise<Pick<OutboxRepository, 'appendMany'>>;
+  /** Whether an enabled endpoint may subscribe to the type; absent: ask the database each time. */
+  subscribed?: (type: string) => boolean;
+  clock: Clock;
+  onError: (error: unknown) => void;
+}
+
+export interface OutboxSink extends AuditSink {
+  /** Resolves once every write started so far has ended (the command line waits before it exits). */
+  flush(): Promise<void>;
+}
+
+/**
+ * Events are written in batches: those recorded within a few milliseconds of each other go in
+ * one statement, so that a busy token endpoint adds one commit (and one notification) per
+ * batch rather than per request.
+ */
+export function createOutboxSink(deps: OutboxSinkDeps): OutboxSink {
+  const writes = new Set<Promise<void>>();
+  let batch: OutboxEvent[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const send = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    const events = batch;
+    batch = [];
+    if (events.length === 0) return;
+    const write = deps.outbox()
+      .then((outbox) => outbox.appendMany(events))
+      .then(() => undefined, deps.onError)
+      .finally(() => writes.delete(write));
+    writes.add(write);
+  };
+  return {
+    record(event, _origin, options) {
+      if (options?.inOutbox || (deps.subscribed && !deps.subscribed(event.type))) return;
+      batch.push(outboxEventOf(event, deps.clock));
+      if (batch.length >= BATCH_SIZE) send();
+      else timer ??= setTimeout(send, BATCH_DELAY_MS);
+    },
+    async flush() {
+      send();
+      await Promise.all([...writes]);
+    },
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * Deliveries and their attempts (migration 2026-11-27-0060). Claiming is one statement: due
+ * deliveries of enabled endpoints, at most so many per endpoint, locked with SKIP LOCKED so
+ * that concurrent instances take different ones, moved a lease into the future and their new
+ * attempt recorded as started. An instance that dies mid-attempt leaves the delivery due again
+ * when the lease ends; the next claim marks the lost attempt `interrupted`.
+ */
+import { sql } from 'kysely';
+import type { ClaimedAttempt, DeliveryAttemptRecord } from '../records.ts';
+import type { WebhookRepository } from '../types.ts';
+import type { Db } from './tables.ts';
+
+/** Due deliveries looked at per claim: the rest wait for the next one. */
+const CLAIM_WINDOW = 1000;
+
+interface ClaimRow {
+  delivery_id: string;
+  attempt: number;
+  step: number;
+  event_id: string;
+  type: string;
+  occurred_at: Date | string;
+  data: Record<string, unknown> | string;
+  endpoint_id: string;
+  url: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | string | null;
+}
+
+const date = (value: Date | string) => (value instanceof Date ? value : new Date(value));
+
+function toClaimed(row: ClaimRow): ClaimedAttempt {
+  return {
+    deliveryId: String(row.delivery_id),
+    attempt: row.attempt,
+    step: row.step,
+    event: { id: row.event_id, type: row.type, occurredAt: date(row.occurred_at), data: typeof row.data === 'string' ? JSON.parse(row.data) as Record<string, unknown> : row.data },
+    endpoint: {
+      id: row.endpoint_id, url: row.url, secretSealed: row.secret_sealed, previousSecretSealed: row.previous_secret_sealed,
+      previousSecretExpiresAt: row.previous_secret_expires_at === null ? null : date(row.previous_secret_expires_at),
+    },
+  };
+}
+
+type DeliveryOperations = Omit<WebhookRepository, 'create' | 'get' | 'list' | 'update' | 'remove' | 'subscribedTypes' | 'disable'>;
+
+export function sqlWebhookDeliveries(db: Db): DeliveryOperations {
+  return {
+    async claim({ total, perEndpoint, busy, leaseSeconds }) {
+      const { rows } = await sql<ClaimRow>`
+        WITH busy AS (
+          SELECT * FROM unnest(${[...busy.keys()]}::text[], ${[...busy.values()]}::int[]) AS b (endpoint_id, n)
+        ), due AS (
+          SELECT d.id, d.endpoint_id, d.next_attempt_at,
+            row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS n
+          FROM (SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
+                WHERE state = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT ${CLAIM_WINDOW}) AS d
+          JOIN webhook_endpoints AS e ON e.id = d.endpoint_id AND e.enabled
+        ), candidates AS (
+          SELECT due.id FROM due LEFT JOIN busy ON busy.endpoint_id = due.endpoint_id
+          WHERE due.n + coalesce(busy.n, 0) <= ${perEndpoint}
+          ORDER BY due.next_attempt_at LIMIT ${total}
+        ), claimed AS (
+          UPDATE webhook_deliveries AS d
+          SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => ${leaseSeconds})
+          WHERE d.id IN (
+            SELECT id FROM webhook_deliveries
+            WHERE id IN (SELECT id FROM candidates) AND state = 'pending' AND next_attempt_at <= now()
+            FOR UPDATE SKIP LOCKED)
+          RETURNING d.id, d.event_id, d.endpoint_id, d.attempts, d.step
+        ), started AS (
+          INSERT INTO webhook_attempts (delivery_id, attempt, started_at) SELECT id, attempts, now() FROM claimed
+        ), interrupted AS (
+          UPDATE webhook_attempts AS a SET error = 'interrupted'
+          FROM claimed WHERE a.delivery_id = claimed.id AND a.attempt < claimed.attempts AND a.duration_ms IS NULL AND a.error IS NULL
+        )
+        SELECT c.id::text AS delivery_id, c.attempts AS attempt, c.step, ev.id AS event_id, ev.type, ev.occurred_at, ev.data,
+          e.id AS endpoint_id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at
+        FROM claimed AS c JOIN events AS ev ON ev.id = c.event_id JOIN webhook_endpoints AS e ON e.id = c.endpoint_id`.execute(db);
+      return rows.map(toClaimed);
+    },
+    async finish({ deliveryId, attempt, endpointId }, outcome, next) {
+      const retry = next.state === 'pending' ? next.retryInSeconds : null;
+      const ok = next.state === 'succeeded';
+      // The endpoint's row is written only when it turns failing or healthy: not at every delivery.
+      // Only the delivery's latest attempt decides its state: a late answer to an attempt whose
+      // lease ran out (another instance tried again since) is recorded, and changes nothing else.
+      await sql`
+        WITH recorded AS (
+          UPDATE webhook_attempts SET duration_ms = ${outcome.durationMs}, status = ${outcome.status}, error = ${outcome.error}
+          WHERE delivery_id = ${deliveryId}::bigint AND attempt = ${attempt}
+        ), moved AS (
+          UPDATE webhook_deliveries SET state = ${next.state}, step = step + 1,
+            next_attempt_at = CASE WHEN ${next.state} = 'pending' THEN now() + make_interval(secs => ${retry ?? 0}) END
+          WHERE id = ${deliveryId}::bigint AND attempts = ${attempt}
+          RETURNING id
+        )
+        UPDATE webhook_endpoints SET failing_since = CASE WHEN ${ok} THEN NULL ELSE coalesce(failing_since, now()) END
+        WHERE id = ${endpointId} AND EXISTS (SELECT 1 FROM moved)
+          AND (failing_since IS NULL) = NOT ${ok}`.execute(db);
+    },
+    async nextDueIn() {
+      const { rows } = await sql<{ seconds: number | string | null }>`
+        SELECT greatest(0, extract(epoch FROM min(d.next_attempt_at) - now()))::float8 AS seconds
+        FROM webhook_deliveries AS d JOIN webhook_endpoints AS e ON e.id = d.endpoint_id AND e.enabled
+        WHERE d.state = 'pending'`.execute(db);
+      const seconds = rows[0]?.seconds;
+      return seconds === null || seconds === undefined ? undefined : Number(seconds);
+    },
+    async attempts(endpointId, limit) {
+      const { rows } = await sql<{
+        delivery_id: string; event_id: string; type: string; attempt: number; started_at: Date | string; duration_ms: number | null;
+        status: number | null; error: string | null; state: string; next_attempt_at: Date | string | null;
+      }>`
+        SELECT d.id::text AS delivery_id, d.event_id, ev.type, a.attempt, a.started_at, a.duration_ms, a.status, a.error, d.state, d.next_attempt_at
+        FROM webhook_attempts AS a JOIN webhook_deliveries AS d ON d.id = a.delivery_id JOIN events AS ev ON ev.id = d.event_id
+        WHERE d.endpoint_id = ${endpointId}
+        ORDER BY a.started_at DESC, a.delivery_id DESC, a.attempt DESC LIMIT ${limit}`.execute(db);
+      return rows.map((r): DeliveryAttemptRecord => ({
+        deliveryId: String(r.delivery_id), eventId: r.event_id, eventType: r.type, attempt: r.attempt, startedAt: date(r.started_at),
+        durationMs: r.duration_ms, status: r.status, error: r.error, state: r.state as DeliveryAttemptRecord['state'],
+        nextAttemptAt: r.next_attempt_at === null ? null : date(r.next_attempt_at),
+      }));
+    },
+    async redeliver(endpointId, deliveryId) {
+      if (!/^\d{1,18}$/.test(deliveryId)) return false;
+      const { rows } = await sql<{ id: string }>`
+        WITH moved AS (
+          UPDATE webhook_deliveries SET state = 'pending', step = 0, next_attempt_at = now()
+          WHERE id = ${deliveryId}::bigint AND endpoint_id = ${endpointId}
+          RETURNING id
+        )
+        SELECT id::text AS id, pg_notify('idp_changes', 'webhook_due') FROM moved`.execute(db);
+      return rows.length > 0;
+    },
+    async backlog() {
+      const { rows } = await sql<{ pending: number | string; oldest: number | string | null }>`
+        SELECT count(*)::int AS pending, extract(epoch FROM now() - min(ev.occurred_at))::float8 AS oldest
+        FROM webhook_deliveries AS d JOIN webhook_endpoints AS e ON e.id = d.endpoint_id AND e.enabled
+        JOIN events AS ev ON ev.id = d.event_id
+        WHERE d.state = 'pending'`.execute(db);
+      const row = rows[0];
+      return { pending: Number(row?.pending ?? 0), oldestAgeSeconds: Math.max(0, Number(row?.oldest ?? 0)) };
+    },
+    async purgeEvents(before, limit) {
+      const { rows } = await sql<{ id: string }>`
+        DELETE FROM events
+        WHERE id IN (SELECT id FROM events WHERE occurred_at < ${before} LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+        RETURNING id`.execute(db);
+      return rows.length;
+    },
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * Nothing lost when an instance dies: an instance killed (SIGKILL) while its attempt is in
+ * flight leaves the delivery to another instance, which makes the next attempt once the first
+ * one's lease has run out; the lost attempt is recorded as `interrupted`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runIdp, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
+import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { waitUntil } from '../helpers/waits.ts';
+import { startReceiver, verifySignature } from '../helpers/webhook-receiver.ts';
+
+const CLIENT = { client_id: 'svc', client_secret: 'svc-secret-0123456789abcdefghijklmnopqrstu' };
+
+describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
+  let db: TestDatabase;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    env = { DATABASE_URL: db.url, IDP_SECRET: Buffer.alloc(32, 9).toString('base64') };
+    await seedWith({ clients: [{ ...CLIENT, display_name: 'Service', grant_types: ['client_credentials'], scopes: [], redirect_uris: [] }] }, env);
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('delivers from another instance an event whose instance was killed mid-delivery', async () => {
+    // The first request is never answered: the instance dies while it waits.
+    const receiver = await startReceiver((request) => (receiver.received.indexOf(request) === 0 ? 'hang' : { status: 204 }));
+    const servers: RunningServer[] = [];
+    try {
+      const added = await runIdp(['webhooks', 'add', '--url', `${receiver.url}/hook`, '--event', 'token_issued', '--json'], env);
+      expect(added.code, added.stderr).toBe(0);
+      const { id, secret } = JSON.parse(added.stdout) as { id: string; secret: string };
+      const first = await startServer(env);
+      servers.push(first);
+      const res = await fetch(`${first.url}/connect/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT.client_id}:${CLIENT.client_secret}`).toString('base64')}` },
+        body: 'grant_type=client_credentials',
+      });
+      expect(res.status).toBe(200);
+      await waitUntil('the first attempt in flight', () => receiver.received.length === 1);
+      first.child.kill('SIGKILL');
+      await waitUntil('the first instance gone', () => first.child.signalCode === 'SIGKILL');
+      servers.push(await startServer(env));
+      await waitUntil('the event delivered by the second instance', () => receiver.received.length >= 2);
+      const [lost, delivered] = receiver.received;
+      expect(delivered?.headers['webhook-id']).toBe(lost?.headers['webhook-id']);
+      expect(verifySignature(secret, delivered as NonNullable<typeof delivered>)).toBe(true);
+      expect(JSON.parse(delivered?.body ?? '{}')).toMatchObject({ type: 'token_issued', data: { client_id: 'svc' } });
+      await waitUntil('the delivery recorded', async () => (await runSql<{ state: string }>(db.url, 'SELECT state FROM webhook_deliveries'))[0]?.state === 'succeeded');
+      const log = JSON.parse((await runIdp(['webhooks', 'deliveries', id, '--json'], env)).stdout) as { attempts: Array<Record<string, unknown>> };
+      expect(log.attempts.map((a) => [a.attempt, a.status, a.error])).toStrictEqual([[2, 204, null], [1, null, 'interrupted']]);
+      expect(receiver.received).toHaveLength(2);
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+      await receiver.close();
+    }
+  });
+});

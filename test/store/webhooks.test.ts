@@ -1,0 +1,110 @@
+/**
+ * The outbox and delivery claims on PostgreSQL and PGlite: an event is written only for
+ * subscribed enabled endpoints, in the transaction of its change (rolled back with it); concurrent
+ * claims from two connections never take the same delivery; a claimed delivery is not due again
+ * until its lease ends; the retention purge takes deliveries and attempts with their events.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDurableStore } from '../../src/store/sql/durable.ts';
+import type { ClaimedAttempt } from '../../src/store/records.ts';
+import type { DurableStore, OutboxEvent } from '../../src/store/types.ts';
+import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
+
+let counter = 0;
+const event = (type = 'token_issued'): OutboxEvent => ({ id: `evt_t${++counter}`, type, occurredAt: new Date(), data: { client_id: 'c' } });
+const endpoint = (id: string, eventTypes: string[], enabled = true) => ({ id, url: 'https://hooks.example.com/x', eventTypes, enabled, description: '', secretSealed: 'sealed' });
+const limits = { total: 1000, perEndpoint: 1000, busy: new Map<string, number>(), leaseSeconds: 60 };
+
+function outboxSuite(name: string, open: () => Promise<{ stores: DurableStore[]; close(): Promise<void> }>): void {
+  describe(name, () => {
+    let stores: DurableStore[];
+    let close: () => Promise<void>;
+    beforeAll(async () => {
+      ({ stores, close } = await open());
+      const [store] = stores as [DurableStore];
+      await store.webhooks.create(endpoint('ep_tokens', ['token_issued']));
+      await store.webhooks.create(endpoint('ep_all', ['*']));
+      await store.webhooks.create(endpoint('ep_off', ['*'], false));
+    });
+    afterAll(async () => close());
+
+    it('writes an event only with a delivery per enabled subscribed endpoint, and nothing without one', async () => {
+      const [store] = stores as [DurableStore];
+      expect(await store.outbox.append(event('token_issued'))).toBe(2);
+      expect(await store.outbox.append(event('sign_in'))).toBe(1);
+      expect(await store.outbox.appendMany([event('token_issued'), event('logout')])).toBe(3);
+      expect(await store.webhooks.update('ep_all', { enabled: false })).toBeDefined();
+      expect(await store.outbox.append(event('sign_in'))).toBe(0);
+      expect(await store.outbox.append(event('sign_in'), 'ep_off')).toBe(1);
+      expect((await store.webhooks.subscribedTypes()).sort()).toStrictEqual(['token_issued']);
+      await store.webhooks.update('ep_all', { enabled: true });
+    });
+
+    it('rolls an event back with the transaction of its change', async () => {
+      const [store] = stores as [DurableStore];
+      const lost = event('admin_change');
+      await expect(store.transaction(async (tx) => {
+        await tx.apiScopes.add('rolled.back');
+        await tx.outbox.append(lost);
+        throw new Error('the change fails');
+      })).rejects.toThrow('the change fails');
+      expect(await store.apiScopes.list()).not.toContain('rolled.back');
+      expect((await store.webhooks.attempts('ep_all', 200)).some((a) => a.eventId === lost.id)).toBe(false);
+      const claimed = await store.webhooks.claim(limits);
+      expect(claimed.some((c) => c.event.id === lost.id)).toBe(false);
+    });
+
+    it('never hands one delivery to two concurrent claimers, and holds a claimed one for its lease', async () => {
+      const [store] = stores as [DurableStore];
+      await store.outbox.appendMany(Array.from({ length: 100 }, () => event('token_issued')));
+      const batches = await Promise.all(stores.flatMap((s) => [1, 2, 3].map(() => s.webhooks.claim({ ...limits, total: 30 }))));
+      const taken: ClaimedAttempt[] = batches.flat();
+      const keys = taken.map((c) => c.deliveryId);
+      expect(new Set(keys).size).toBe(keys.length);
+      expect(taken.every((c) => c.attempt === 1)).toBe(true);
+      const rest = await store.webhooks.claim(limits);
+      expect(rest.filter((c) => keys.includes(c.deliveryId))).toStrictEqual([]);
+      expect(await store.webhooks.claim(limits)).toStrictEqual([]);
+      expect((await store.webhooks.backlog()).pending).toBeGreaterThanOrEqual(200);
+    });
+
+    it('claims at most so many per endpoint, counting those in flight', async () => {
+      const [store] = stores as [DurableStore];
+      await store.outbox.appendMany(Array.from({ length: 10 }, () => event('token_issued')));
+      const claimed = await store.webhooks.claim({ ...limits, perEndpoint: 3, busy: new Map([['ep_all', 1]]) });
+      expect(claimed.filter((c) => c.endpoint.id === 'ep_tokens')).toHaveLength(3);
+      expect(claimed.filter((c) => c.endpoint.id === 'ep_all')).toHaveLength(2);
+    });
+
+    it('deletes events past their retention with their deliveries', async () => {
+      const [store] = stores as [DurableStore];
+      expect(await store.webhooks.purgeEvents(new Date(Date.now() + 60_000), 10_000)).toBeGreaterThan(100);
+      expect(await store.webhooks.backlog()).toStrictEqual({ pending: 0, oldestAgeSeconds: 0 });
+      expect(await store.webhooks.attempts('ep_tokens', 200)).toStrictEqual([]);
+    });
+  });
+}
+
+describe.runIf(postgresAvailable)('on PostgreSQL', () => {
+  let db: TestDatabase;
+  outboxSuite('the outbox', async () => {
+    db = await createTestDatabase();
+    const stores = await Promise.all([1, 2].map(() => openDurableStore({ databaseUrl: db.url })));
+    await (stores[0] as DurableStore).migrate();
+    return {
+      stores,
+      async close() {
+        for (const s of stores) await s.close();
+        await db.drop();
+      },
+    };
+  });
+});
+
+describe('on PGlite', () => {
+  outboxSuite('the outbox', async () => {
+    const store = await openDurableStore({});
+    await store.migrate();
+    return { stores: [store], close: () => store.close() };
+  });
+});
