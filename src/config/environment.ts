@@ -50,6 +50,7 @@ export const EXAMPLES: Record<string, string> = {
   IDP_BRAND_NAME: 'Acme Corporation',
   IDP_BRAND_LOGO: '/etc/idp/logo.svg',
   IDP_BRAND_COLOR: '#0b5cad',
+  IDP_ADMIN_API: 'management',
 };
 
 
@@ -114,6 +115,9 @@ export const envSchema = z.object({
   IDP_BRAND_NAME: brandName,
   IDP_BRAND_LOGO: brandLogo,
   IDP_BRAND_COLOR: brandColor,
+  // Where the administration API is served: the public port, the management port only, or nowhere.
+  IDP_ADMIN_API: optionalText.transform((v) => v ?? 'public')
+    .pipe(z.enum(['public', 'management', 'off'], { message: 'must be public, management or off' })),
 });
 
 export type Env = z.output<typeof envSchema>;

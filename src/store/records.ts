@@ -32,12 +32,21 @@ export interface ClientRecord {
   /** Seconds. */
   accessTokenLifetime: number;
   requireConsent: boolean;
+  /** The row's version as read (the database changes it on every write); absent on a record not read from the store. */
+  version?: number;
 }
 
 /** A client's previous secret: its hash, and when it stops being accepted. */
 export interface PreviousClientSecret {
   hash: string;
   expiresAt: Date;
+}
+
+/** An API scope (such as orders.read) an administrator created. */
+export interface ApiScopeRecord {
+  name: string;
+  createdAt: Date;
+  version: number;
 }
 
 export type SignInSourceKind = 'local' | 'ldap' | 'oidc';
@@ -67,10 +76,12 @@ export interface UserRecord {
   mustEnrolMfa: boolean;
   createdAt: Date;
   updatedAt: Date;
+  /** The row's version as read (the database changes it on every write, a second factor's too). */
+  version?: number;
 }
 
-/** A new or replaced user; timestamps are kept by the store, factors by `FactorRepository`. */
-export type UserInput = Omit<UserRecord, 'createdAt' | 'updatedAt' | 'factors'>;
+/** A new or replaced user; timestamps and the version are kept by the store, factors by `FactorRepository`. */
+export type UserInput = Omit<UserRecord, 'createdAt' | 'updatedAt' | 'factors' | 'version'>;
 
 /** What a second factor is: an authenticator app (TOTP), a recovery code, a passkey. */
 export type FactorKind = 'totp' | 'recovery_code' | 'passkey';

@@ -25,6 +25,11 @@ export const NAMESPACES = {
   upstreamSignIn: 'upstream-sign-in',
   /** The round trip to an upstream OpenID provider at sign-out. */
   upstreamSignOut: 'upstream-sign-out',
+  /**
+   * The administration API's answers to POST requests with an Idempotency-Key, per calling
+   * client and key (24 hours): a request sent again gets the first answer.
+   */
+  adminIdempotency: 'admin-idempotency',
   /** Revoked access-token ids as releases before the durable revocation list kept them (read once at start). */
   revokedJti: 'revoked-jti',
 } as const;
