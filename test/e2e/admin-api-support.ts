@@ -24,6 +24,8 @@ export const ADMIN_SEED = {
     caller('reader', READER_SECRET, ['admin_api_readonly']),
     caller('hooks', HOOKS_SECRET, ['admin_console_webhooks']),
     caller('service', SERVICE_SECRET, ['orders.read']),
+    // Its tokens expire after a second.
+    { ...caller('brief', SERVICE_SECRET, ['admin_api']), access_token_lifetime: 1 },
     { client_id: 'web', client_secret: 'web-secret-0123456789abcdefghijklmnop', display_name: 'Web shop', grant_types: ['authorization_code'], scopes: ['openid', 'profile'], redirect_uris: ['https://rp.test/cb'] },
   ],
   users: [{ ...ALICE, given_name: 'Alice', email: 'alice@example.com', roles: ['buyer'] }],
@@ -123,4 +125,9 @@ export function isProblem(answer: Answer, status: number): boolean {
     && (answer.headers.get('content-type') ?? '').startsWith('application/problem+json')
     && body?.status === status && typeof body.title === 'string' && typeof body.detail === 'string' && typeof body.type === 'string'
     && (answer.headers.get('cache-control') ?? '').includes('no-store');
+}
+
+/** The audit lines of `admin_change` in a log, parsed. */
+export function adminChanges(logs: string): Record<string, unknown>[] {
+  return logs.split('\n').filter((line) => line.includes('"event":"admin_change"')).map((line) => JSON.parse(line.slice(line.indexOf('{'))) as Record<string, unknown>);
 }
