@@ -45,7 +45,13 @@ export async function startAdminApp(env: Record<string, string> = {}): Promise<A
 }
 
 /** A fresh PostgreSQL database and a Redis prefix of its own, seeded, and `count` servers on them. */
-export async function startAdminServers(count = 1, env: Record<string, string> = {}): Promise<AdminSetup & { servers: RunningServer[] }> {
+export interface ServersSetup extends AdminSetup {
+  servers: RunningServer[];
+  /** The servers' environment, for `idp` commands on the same database. */
+  env: Record<string, string>;
+}
+
+export async function startAdminServers(count = 1, env: Record<string, string> = {}): Promise<ServersSetup> {
   const db = await createTestDatabase();
   const common = { DATABASE_URL: db.url, REDIS_URL, IDP_SECRET: 'e'.repeat(64), LOG_LEVEL: 'info', ...env };
   const servers: RunningServer[] = [];
@@ -62,6 +68,7 @@ export async function startAdminServers(count = 1, env: Record<string, string> =
     base: first.url,
     api: `${first.url}/admin/v1`,
     servers,
+    env: common,
     sql: (text, values) => runSql(db.url, text, values),
     logs: () => servers.map((s) => s.output()).join(''),
     async stop() {
