@@ -11,6 +11,7 @@
  *   npm run bench                  # the standard run (about 9 minutes on 2 cores)
  *   npm run bench -- --smoke       # one round, ~0.5 s per measurement, concurrency 4 (the smoke test)
  *   npm run bench -- --scale       # refresh and introspection on an empty vs a large database
+ *   npm run bench -- --admin       # the administration API's user list, page by page through 100,000 users
  *   npm run bench -- --help        # the options; a mistyped one stops the run with one line naming it
  *   options: --out FILE (JSON path), --keep-logs (keep the servers' log files); for experiments:
  *   --only refresh,userinfo  --rounds 1  --concurrency 16  --no-peer  --no-floor  --no-per-core
@@ -25,6 +26,7 @@ import { createEnvironment, sourceState, type Environment, type ScenarioResult }
 import { exchangeCode, mintCodes, seed, signIn } from './prepare.ts';
 import { checks, comparisons, formatCapacity, formatChecks, formatComparisons, formatStartup, formatTable } from './report.ts';
 import { accessTokenAt, runScenarioRound, type RoundSettings, type Target, type TargetContext } from './rounds.ts';
+import { runAdminBench } from './admin-api.ts';
 import { runScale } from './scale.ts';
 import { BACKGROUND, seedRows, type SeedRows } from './scale-seed.ts';
 import type { ScenarioName } from './scenarios.ts';
@@ -165,9 +167,9 @@ function writeJson(report: unknown, out: string | undefined, prefix: string): st
   return file;
 }
 
-const USAGE = 'usage: npm run bench [-- --smoke | --scale] [--out FILE] [--keep-logs] [--only SCENARIO,...] [--rounds N] [--concurrency N] [--no-peer] [--no-floor] [--no-per-core]';
+const USAGE = 'usage: npm run bench [-- --smoke | --scale | --admin] [--out FILE] [--keep-logs] [--only SCENARIO,...] [--rounds N] [--concurrency N] [--no-peer] [--no-floor] [--no-per-core]';
 
-type BenchCommand = { kind: 'help' } | { kind: 'scale'; out?: string; keepLogs: boolean } | { kind: 'standard'; settings: Settings; out?: string; keepLogs: boolean };
+type BenchCommand = { kind: 'help' } | { kind: 'scale'; out?: string; keepLogs: boolean } | { kind: 'admin'; out?: string; keepLogs: boolean } | { kind: 'standard'; settings: Settings; out?: string; keepLogs: boolean };
 
 function positiveInteger(name: string, value: string): number {
   if (!/^[1-9][0-9]{0,5}$/.test(value)) throw new Error(`--${name} must be a positive whole number, not '${value}'`);
@@ -192,7 +194,7 @@ function readBenchArgs(args: string[]): BenchCommand {
     ({ values } = parseArgs({
       args,
       options: {
-        help: { type: 'boolean', short: 'h' }, smoke: { type: 'boolean' }, scale: { type: 'boolean' }, out: { type: 'string' }, 'keep-logs': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' }, smoke: { type: 'boolean' }, scale: { type: 'boolean' }, admin: { type: 'boolean' }, out: { type: 'string' }, 'keep-logs': { type: 'boolean' },
         only: { type: 'string' }, rounds: { type: 'string' }, concurrency: { type: 'string' },
         'no-peer': { type: 'boolean' }, 'no-floor': { type: 'boolean' }, 'no-per-core': { type: 'boolean' },
       },
@@ -202,6 +204,12 @@ function readBenchArgs(args: string[]): BenchCommand {
   }
   if (values.help) return { kind: 'help' };
   const keepLogs = values['keep-logs'] === true;
+  if (values.admin) {
+    if (values.smoke || values.scale) throw new Error('--admin, --scale and --smoke are different runs; choose one');
+    const standardOnly = STANDARD_ONLY.find((name) => values[name] !== undefined);
+    if (standardOnly) throw new Error(`--${standardOnly} does not apply to --admin, which measures its own fixed set`);
+    return { kind: 'admin', out: values.out, keepLogs };
+  }
   if (values.scale) {
     if (values.smoke) throw new Error('--scale and --smoke are two different runs; choose one');
     const standardOnly = STANDARD_ONLY.find((name) => values[name] !== undefined);
@@ -228,6 +236,9 @@ if (import.meta.main) {
   }
   if (command.kind === 'help') {
     console.log(USAGE);
+  } else if (command.kind === 'admin') {
+    const report = await runAdminBench({ keepLogs: command.keepLogs });
+    console.log(`\nJSON: ${writeJson(report, command.out, 'admin')}`);
   } else if (command.kind === 'scale') {
     const report = await runScale({ keepLogs: command.keepLogs });
     console.log(`\nJSON: ${writeJson(report, command.out, 'scale')}`);
