@@ -6,7 +6,7 @@
 import type { ClientRecord, GrantType } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { hashClientSecret, verifyClientSecret } from '../tokens/opaque.ts';
-import { clientProblems, getClient, publicClientWithClientCredentials } from './clients.ts';
+import { clientProblems, getVersionedClient, publicClientWithClientCredentials } from './clients.ts';
 import { AdminError, formatPath, refuseOtherVersion, staleOrGone, type FieldProblem } from './errors.ts';
 import { kept, keptList, sameValue } from './patch.ts';
 import { RULE_MESSAGES, parseInstant } from './rules.ts';
@@ -72,7 +72,7 @@ function merged(existing: ClientRecord, patch: ClientPatch): ClientRecord {
 }
 
 // The previous secret of a rotation is no field of a patch: it is kept while the secret is (README "Seed file").
-const WIRE_NAMES: Record<Exclude<keyof ClientRecord, 'clientId' | 'previousSecret' | 'version'>, string> = {
+const WIRE_NAMES: Record<Exclude<keyof ClientRecord, 'clientId' | 'previousSecret'>, string> = {
   secretHash: 'client_secret', secretExpiresAt: 'secret_expires_at', displayName: 'display_name', enabled: 'enabled',
   grantTypes: 'grant_types', scopes: 'scopes', redirectUris: 'redirect_uris', postLogoutRedirectUris: 'post_logout_redirect_uris',
   corsOrigins: 'cors_origins', accessTokenLifetime: 'access_token_lifetime', requireConsent: 'require_consent',
@@ -122,8 +122,8 @@ export interface ClientUpdated {
 
 /** With `ifVersion` (the API's If-Match), the change is made only to the client at that version. */
 export async function updateClient(durable: DurableStore, id: string, patch: ClientPatch, ifVersion?: number): Promise<ClientUpdated> {
-  const existing = await getClient(durable, id);
-  refuseOtherVersion(existing.version, ifVersion, `client ${id}`);
+  const { record: existing, version } = await getVersionedClient(durable, id);
+  refuseOtherVersion(version, ifVersion, `client ${id}`);
   const change = applyClientPatch(existing, patch);
   const unknown = await unknownScopes(durable, patch.scopes ?? []);
   if (unknown[0] !== undefined) {

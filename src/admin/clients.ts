@@ -2,7 +2,7 @@
  * Clients: registering, reading, enabling, removing. A confidential client gets a generated
  * secret (256 bits), returned once and stored only as its hash.
  */
-import type { ClientRecord } from '../store/records.ts';
+import type { ClientRecord, Versioned } from '../store/records.ts';
 import type { DurableStore, PageRequest } from '../store/types.ts';
 import { createOnly } from './create-only.ts';
 import { readPage, type Page } from './pages.ts';
@@ -70,8 +70,13 @@ export async function createClient(durable: DurableStore, input: NewClient): Pro
 }
 
 export async function getClient(durable: DurableStore, id: string): Promise<ClientRecord> {
+  return (await getVersionedClient(durable, id)).record;
+}
+
+/** The client and its row version (the API's ETag). */
+export async function getVersionedClient(durable: DurableStore, id: string): Promise<Versioned<ClientRecord>> {
   // An id the table cannot hold (a NUL byte, which PostgreSQL refuses) names no client.
-  const client = isClientId(id) ? await durable.clients.get(id) : undefined;
+  const client = isClientId(id) ? await durable.clients.getVersioned(id) : undefined;
   if (!client) throw new AdminError('not_found', `no client with id ${id}`);
   return client;
 }

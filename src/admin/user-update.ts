@@ -114,14 +114,22 @@ export async function writeUserChange(tx: DurableStore, change: UserChange, now:
 export interface UserUpdated {
   kind: 'updated' | 'unchanged';
   user: UserRecord;
+  /** The row version after the change (undefined if the user was removed meanwhile). */
+  version: number | undefined;
   changed: string[];
 }
 
 /** With `ifVersion` (the API's If-Match), the change is made only to the user at that version. */
-export async function updateUser(deps: { durable: DurableStore; secret: Buffer; clock: Clock }, user: UserRecord, patch: UserPatch, ifVersion?: number): Promise<UserUpdated> {
-  refuseOtherVersion(user.version, ifVersion, `user ${user.subject}`);
+export async function updateUser(deps: { durable: DurableStore; secret: Buffer; clock: Clock }, found: UserRecord, patch: UserPatch, ifVersion?: number): Promise<UserUpdated> {
+  let user = found;
+  if (ifVersion !== undefined) {
+    const current = await deps.durable.users.getVersioned(found.id);
+    if (!current) throw staleOrGone(false, `user ${found.subject}`);
+    refuseOtherVersion(current.version, ifVersion, `user ${found.subject}`);
+    user = current.record;
+  }
   const change = await prepareUserChange(user, patch, deriveKey(deps.secret, 'totp-secrets'));
   await deps.durable.transaction((tx) => writeUserChange(tx, change, new Date(deps.clock()), ifVersion));
-  const stored = (await deps.durable.users.getById(user.id)) ?? user;
-  return { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored, changed: change.changed };
+  const stored = await deps.durable.users.getVersioned(user.id);
+  return { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored?.record ?? user, version: stored?.version, changed: change.changed };
 }

@@ -4,7 +4,7 @@
  * by another spelling of a name (`"ALICE "` beside `alice`) is a conflict, not a dead account.
  */
 import { hashPassword } from '../sources/passwords.ts';
-import type { SignInSourceKind, UserFlag, UserInput, UserRecord } from '../store/records.ts';
+import type { SignInSourceKind, UserFlag, UserInput, UserRecord, Versioned } from '../store/records.ts';
 import type { DurableStore, PageRequest } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { createOnly } from './create-only.ts';
@@ -81,6 +81,14 @@ export async function findUserBySubject(durable: DurableStore, subject: string, 
     }
   }
   throw new AdminError('not_found', `no user with sub ${subject}`);
+}
+
+/** The account of a `sub` and its row version (the API's ETag), read together. */
+export async function findVersionedUserBySubject(durable: DurableStore, subject: string, sources: readonly SignInSourceKind[]): Promise<Versioned<UserRecord>> {
+  const user = await findUserBySubject(durable, subject, sources);
+  const versioned = await durable.users.getVersioned(user.id);
+  if (!versioned) throw new AdminError('not_found', `no user with sub ${subject}`);
+  return versioned;
 }
 
 export async function listUsers(durable: DurableStore): Promise<UserRecord[]> {

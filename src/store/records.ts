@@ -32,14 +32,21 @@ export interface ClientRecord {
   /** Seconds. */
   accessTokenLifetime: number;
   requireConsent: boolean;
-  /** The row's version as read (the database changes it on every write); absent on a record not read from the store. */
-  version?: number;
 }
 
 /** A client's previous secret: its hash, and when it stops being accepted. */
 export interface PreviousClientSecret {
   hash: string;
   expiresAt: Date;
+}
+
+/**
+ * A record as read with its row version (migration 2026-11-27-0010): the database gives the row a
+ * new one on every write, whoever writes (an ETag of the administration API).
+ */
+export interface Versioned<T> {
+  record: T;
+  version: number;
 }
 
 /** An API scope (such as orders.read) an administrator created. */
@@ -76,12 +83,10 @@ export interface UserRecord {
   mustEnrolMfa: boolean;
   createdAt: Date;
   updatedAt: Date;
-  /** The row's version as read (the database changes it on every write, a second factor's too). */
-  version?: number;
 }
 
-/** A new or replaced user; timestamps and the version are kept by the store, factors by `FactorRepository`. */
-export type UserInput = Omit<UserRecord, 'createdAt' | 'updatedAt' | 'factors' | 'version'>;
+/** A new or replaced user; timestamps are kept by the store, factors by `FactorRepository`. */
+export type UserInput = Omit<UserRecord, 'createdAt' | 'updatedAt' | 'factors'>;
 
 /** What a second factor is: an authenticator app (TOTP), a recovery code, a passkey. */
 export type FactorKind = 'totp' | 'recovery_code' | 'passkey';

@@ -5,7 +5,7 @@
  * their own. The records they hold are in records.ts.
  */
 import type { Namespace } from './ephemeral/namespaces.ts';
-import type { ApiScopeRecord, ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode } from './records.ts';
+import type { ApiScopeRecord, Versioned, ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode } from './records.ts';
 
 /** What changed in the durable store, as announced to every instance. */
 export type ChangeEvent =
@@ -41,11 +41,13 @@ export type UpsertResult = 'created' | 'updated' | 'unchanged';
 
 export interface ClientRepository {
   get(clientId: string): Promise<ClientRecord | undefined>;
+  /** The client with its row version, read together. */
+  getVersioned(clientId: string): Promise<Versioned<ClientRecord> | undefined>;
   list(): Promise<ClientRecord[]>;
   /** Inserts or replaces a whole client; 'unchanged' when the row already held these values. */
   upsert(client: ClientRecord): Promise<UpsertResult>;
   /** Applies a partial change; false when the client does not exist (or is not at `ifVersion`). */
-  update(clientId: string, change: Partial<Omit<ClientRecord, 'clientId' | 'version'>>, ifVersion?: IfVersion): Promise<boolean>;
+  update(clientId: string, change: Partial<Omit<ClientRecord, 'clientId'>>, ifVersion?: IfVersion): Promise<boolean>;
   remove(clientId: string, ifVersion?: IfVersion): Promise<boolean>;
   /** Clients by client id. */
   page(request: PageRequest): Promise<ClientRecord[]>;
@@ -54,6 +56,8 @@ export interface ClientRepository {
 
 export interface UserRepository {
   getById(id: string): Promise<UserRecord | undefined>;
+  /** The user with their row version, read together. */
+  getVersioned(id: string): Promise<Versioned<UserRecord> | undefined>;
   /** Case-insensitive lookup within one sign-in source. */
   getByUsername(source: SignInSourceKind, username: string): Promise<UserRecord | undefined>;
   getBySubject(source: SignInSourceKind, subject: string): Promise<UserRecord | undefined>;

@@ -1,7 +1,7 @@
 /** `/clients`: list, create (a confidential client's generated secret once), read, change, remove, new secret. */
 import { z } from 'zod';
 import { updateClient } from '../../admin/client-update.ts';
-import { clientsPage, createClient, getClient, removeClient } from '../../admin/clients.ts';
+import { clientsPage, createClient, getVersionedClient, removeClient } from '../../admin/clients.ts';
 import { clientDocument } from '../../admin/documents.ts';
 import { MAX_KEEP_OLD_SECONDS, rotateClientSecret } from '../../admin/secrets.ts';
 import { CLIENT_FIELDS, clientSchema } from '../../admin/seed-schema.ts';
@@ -32,19 +32,19 @@ export const CLIENT_OPERATIONS: Operation[] = [
     body: { schema: newClient, mediaType: 'application/json' },
     responses: { 201: 'The client (with client_secret, shown this once, for a confidential client)' },
     handle: async ({ deps, body, changed }) => {
-      const { secretHash: _none, ...record } = seedClientRecord({ ...body, client_secret: null });
-      const { client, secret } = await createClient(deps.durable, { ...record, public: body.public ?? false });
+      const { secretHash: _none, ...fields } = seedClientRecord({ ...body, client_secret: null });
+      const { client, secret } = await createClient(deps.durable, { ...fields, public: body.public ?? false });
       changed({ action: 'create', resource: 'client', resource_id: client.clientId, fields: CLIENT_FIELDS });
-      const stored = await getClient(deps.durable, client.clientId);
-      const document = { ...clientDocument(stored), ...(secret === undefined ? {} : { client_secret: secret }) };
-      return { status: 201, body: document, version: stored.version, location: path(client.clientId) };
+      const { record, version } = await getVersionedClient(deps.durable, client.clientId);
+      const document = { ...clientDocument(record), ...(secret === undefined ? {} : { client_secret: secret }) };
+      return { status: 201, body: document, version, location: path(client.clientId) };
     },
   }),
   operation({
     method: 'GET', path: '/clients/{client_id}', operationId: 'getClient', summary: 'One client', responses: { 200: 'The client' },
     handle: async ({ deps, params }) => {
-      const client = await getClient(deps.durable, params.client_id ?? '');
-      return { status: 200, body: clientDocument(client), version: client.version };
+      const { record, version } = await getVersionedClient(deps.durable, params.client_id ?? '');
+      return { status: 200, body: clientDocument(record), version };
     },
   }),
   operation<z.output<typeof clientPatch>>({
@@ -55,8 +55,8 @@ export const CLIENT_OPERATIONS: Operation[] = [
       const id = params.client_id ?? '';
       const updated = await updateClient(deps.durable, id, body, ifVersion);
       if (updated.changed.length > 0) changed({ action: 'update', resource: 'client', resource_id: id, fields: updated.changed });
-      const client = await getClient(deps.durable, id);
-      return { status: 200, body: clientDocument(client), version: client.version };
+      const { record, version } = await getVersionedClient(deps.durable, id);
+      return { status: 200, body: clientDocument(record), version };
     },
   }),
   operation({
@@ -76,8 +76,8 @@ export const CLIENT_OPERATIONS: Operation[] = [
       const id = params.client_id ?? '';
       const rotated = await rotateClientSecret(deps.durable, id, { keepOldForSeconds: body?.keep_old_for_seconds ?? 0, now: deps.clock() });
       changed({ action: 'update', resource: 'client', resource_id: id, fields: ['client_secret'] });
-      const client = await getClient(deps.durable, id);
-      return { status: 200, body: { ...clientDocument(client), client_secret: rotated.secret }, version: client.version };
+      const { record, version } = await getVersionedClient(deps.durable, id);
+      return { status: 200, body: { ...clientDocument(record), client_secret: rotated.secret }, version };
     },
   }),
 ];

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { userDocument } from '../../admin/documents.ts';
 import { userSchema } from '../../admin/seed-schema.ts';
 import { updateUser } from '../../admin/user-update.ts';
-import { createUser, findUserBySubject, removeUser, usersPage } from '../../admin/users.ts';
+import { createUser, findUserBySubject, findVersionedUserBySubject, removeUser, usersPage } from '../../admin/users.ts';
 import type { UserRecord } from '../../store/records.ts';
 import type { AdminApiDeps } from './deps.ts';
 import { operation, type Operation } from './operation.ts';
@@ -19,7 +19,7 @@ const listQuery = z.strictObject({ ...pageQueryFields, username: z.string().opti
 
 /** The user a path names by `sub`. */
 const userOf = (deps: AdminApiDeps, params: Record<string, string>): Promise<UserRecord> => findUserBySubject(deps.durable, params.id ?? '', [deps.signInSource]);
-const userAnswer = (user: UserRecord, status = 200) => ({ status, body: userDocument(user), version: user.version });
+const userAnswer = (user: UserRecord, version: number | undefined, status = 200) => ({ status, body: userDocument(user), version });
 const updateDeps = (deps: AdminApiDeps) => ({ durable: deps.durable, secret: deps.secret, clock: deps.clock });
 
 export const USER_OPERATIONS: Operation[] = [
@@ -43,12 +43,16 @@ export const USER_OPERATIONS: Operation[] = [
         phoneNumberVerified: body.phone_number_verified ?? false, roles: body.roles ?? [],
       });
       changed({ action: 'create', resource: 'user', resource_id: user.subject, fields: Object.keys(body) });
-      return { ...userAnswer(user, 201), location: `/users/${encodeURIComponent(user.subject)}` };
+      const { version } = await findVersionedUserBySubject(deps.durable, user.subject, ['local']);
+      return { ...userAnswer(user, version, 201), location: `/users/${encodeURIComponent(user.subject)}` };
     },
   }),
   operation({
     method: 'GET', path: '/users/{id}', operationId: 'getUser', summary: 'One user, by sub', responses: { 200: 'The user' },
-    handle: async ({ deps, params }) => userAnswer(await userOf(deps, params)),
+    handle: async ({ deps, params }) => {
+      const { record, version } = await findVersionedUserBySubject(deps.durable, params.id ?? '', [deps.signInSource]);
+      return userAnswer(record, version);
+    },
   }),
   operation<z.output<typeof userPatch>>({
     method: 'PATCH', path: '/users/{id}', operationId: 'updateUser', ifMatch: true,
@@ -59,7 +63,7 @@ export const USER_OPERATIONS: Operation[] = [
       const user = await userOf(deps, params);
       const updated = await updateUser(updateDeps(deps), user, body, ifVersion);
       if (updated.changed.length > 0) changed({ action: 'update', resource: 'user', resource_id: user.subject, fields: updated.changed });
-      return userAnswer(updated.user);
+      return userAnswer(updated.user, updated.version);
     },
   }),
   operation({
@@ -80,7 +84,7 @@ export const USER_OPERATIONS: Operation[] = [
       const user = await userOf(deps, params);
       const updated = await updateUser(updateDeps(deps), user, { password: body.password }, ifVersion);
       if (updated.changed.length > 0) changed({ action: 'update', resource: 'user', resource_id: user.subject, fields: updated.changed });
-      return userAnswer(updated.user);
+      return userAnswer(updated.user, updated.version);
     },
   }),
 ];

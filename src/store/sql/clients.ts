@@ -18,7 +18,6 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     corsOrigins: row.cors_origins,
     accessTokenLifetime: row.access_token_lifetime,
     requireConsent: row.require_consent,
-    version: Number(row.version),
     // Absent unless a rotation kept one (the CHECK sets both columns or neither).
     ...(row.previous_secret_hash !== null && row.previous_secret_expires_at !== null
       ? { previousSecret: { hash: row.previous_secret_hash, expiresAt: row.previous_secret_expires_at } }
@@ -28,7 +27,7 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
 
 type ClientColumns = Omit<Updateable<ClientsTable>, 'client_id' | 'version'>;
 
-function toColumns(change: Partial<Omit<ClientRecord, 'clientId' | 'version'>>): Partial<ClientColumns> {
+function toColumns(change: Partial<Omit<ClientRecord, 'clientId'>>): Partial<ClientColumns> {
   const columns: Partial<ClientColumns> = {};
   if (change.displayName !== undefined) columns.display_name = change.displayName;
   if (change.enabled !== undefined) columns.enabled = change.enabled;
@@ -53,6 +52,10 @@ export function sqlClients(db: Db): ClientRepository {
     async get(clientId) {
       const row = await db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
       return row ? toRecord(row) : undefined;
+    },
+    async getVersioned(clientId) {
+      const row = await db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+      return row ? { record: toRecord(row), version: Number(row.version) } : undefined;
     },
     async list() {
       const rows = await db.selectFrom('clients').selectAll().orderBy('client_id').execute();
@@ -84,7 +87,7 @@ export function sqlClients(db: Db): ClientRepository {
     async update(clientId, change, ifVersion) {
       const columns = toColumns(change);
       if (Object.keys(columns).length === 0) {
-        const client = await this.get(clientId);
+        const client = await this.getVersioned(clientId);
         return client !== undefined && (ifVersion === undefined || client.version === ifVersion);
       }
       let query = db.updateTable('clients').set(columns).where('client_id', '=', clientId);

@@ -28,7 +28,6 @@ function toRecord(row: UserRow): UserRecord {
     mustEnrolMfa: row.must_enrol_mfa,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-    version: Number(row.version),
   };
 }
 
@@ -68,6 +67,10 @@ export function sqlUsers(db: Db): UserRepository {
     async getById(id) {
       const row = await selectUsers().where('id', '=', id).executeTakeFirst();
       return row ? toRecord(row) : undefined;
+    },
+    async getVersioned(id) {
+      const row = await selectUsers().where('id', '=', id).executeTakeFirst();
+      return row ? { record: toRecord(row), version: Number(row.version) } : undefined;
     },
     async getByUsername(source, username) {
       const row = await byUsername(source, username).executeTakeFirst();
