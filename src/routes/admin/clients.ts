@@ -7,7 +7,7 @@ import { MAX_KEEP_OLD_SECONDS, rotateClientSecret } from '../../admin/secrets.ts
 import { CLIENT_FIELDS, clientSchema } from '../../admin/seed-schema.ts';
 import { seedClientRecord } from '../../admin/seed-records.ts';
 import { operation, type Operation } from './operation.ts';
-import { pageAnswer, pageQuery, pageRequest } from './pages.ts';
+import { listOperation } from './pages.ts';
 
 const newClient = clientSchema.omit({ client_secret: true }).extend({
   public: z.boolean().optional().describe('A public client has no secret; a confidential one (the default) gets a generated secret, in this answer only.'),
@@ -22,10 +22,9 @@ const rotation = z.strictObject({
 const path = (id: string) => `/clients/${encodeURIComponent(id)}`;
 
 export const CLIENT_OPERATIONS: Operation[] = [
-  operation<undefined, z.output<typeof pageQuery>>({
-    method: 'GET', path: '/clients', operationId: 'listClients', summary: 'List clients, in client_id order', query: pageQuery,
-    responses: { 200: 'A page of clients' },
-    handle: async ({ deps, query }) => pageAnswer(await clientsPage(deps.durable, pageRequest(query)), clientDocument, pageRequest(query).limit),
+  listOperation({
+    path: '/clients', operationId: 'listClients', summary: 'List clients, in client_id order',
+    read: (deps, request) => clientsPage(deps.durable, request), document: clientDocument,
   }),
   operation<z.output<typeof newClient>>({
     method: 'POST', path: '/clients', operationId: 'createClient', summary: 'Register a client', idempotent: true,

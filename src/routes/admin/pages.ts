@@ -1,7 +1,9 @@
 /** The query of every list (`limit`, `cursor`) and the answer of a page (`items`, `next_cursor`, Link). */
 import { z } from 'zod';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodeCursor, encodeCursor, type Page } from '../../admin/pages.ts';
-import type { Answer } from './operation.ts';
+import type { PageRequest } from '../../store/types.ts';
+import type { AdminApiDeps } from './deps.ts';
+import { operation, type Answer, type Operation } from './operation.ts';
 
 const LIMIT_RULE = `must be a whole number from 1 to ${MAX_PAGE_SIZE}`;
 
@@ -30,4 +32,20 @@ export function pageAnswer<T>(page: Page<T>, document: (row: T) => unknown, limi
     body: { items: page.items.map(document), next_cursor: next },
     next: next === null ? undefined : { ...filters, limit: String(limit), cursor: next },
   };
+}
+
+/** A plain list (`GET` with `limit` and `cursor`): the page `read` gives, each row as `document` makes it. */
+export function listOperation<T>(spec: {
+  path: string; operationId: string; summary: string;
+  read: (deps: AdminApiDeps, request: PageRequest) => Promise<Page<T>> | Page<T>;
+  document: (row: T) => unknown;
+}): Operation {
+  return operation<undefined, z.output<typeof pageQuery>>({
+    method: 'GET', path: spec.path, operationId: spec.operationId, summary: spec.summary, query: pageQuery,
+    responses: { 200: `A page: {items, next_cursor}` },
+    handle: async ({ deps, query }) => {
+      const request = pageRequest(query);
+      return pageAnswer(await spec.read(deps, request), spec.document, request.limit);
+    },
+  });
 }

@@ -6,7 +6,7 @@ import { pageOfList } from '../../admin/pages.ts';
 import { addApiScope, apiScopesPage, getApiScope, removeApiScope } from '../../admin/scopes.ts';
 import { apiScopeName } from '../../admin/seed-schema.ts';
 import { operation, type Operation } from './operation.ts';
-import { pageAnswer, pageQuery, pageRequest } from './pages.ts';
+import { listOperation } from './pages.ts';
 
 const newScope = z.strictObject({ name: apiScopeName.describe('An RFC 6749 scope token, such as orders.read') });
 const retirement = z.strictObject({
@@ -14,10 +14,9 @@ const retirement = z.strictObject({
 });
 
 export const SCOPE_OPERATIONS: Operation[] = [
-  operation<undefined, z.output<typeof pageQuery>>({
-    method: 'GET', path: '/api-scopes', operationId: 'listApiScopes', summary: 'List API scopes, by name', query: pageQuery,
-    responses: { 200: 'A page of API scopes' },
-    handle: async ({ deps, query }) => pageAnswer(await apiScopesPage(deps.durable, pageRequest(query)), apiScopeDocument, pageRequest(query).limit),
+  listOperation({
+    path: '/api-scopes', operationId: 'listApiScopes', summary: 'List API scopes, by name',
+    read: (deps, request) => apiScopesPage(deps.durable, request), document: apiScopeDocument,
   }),
   operation<z.output<typeof newScope>>({
     method: 'POST', path: '/api-scopes', operationId: 'createApiScope', summary: 'Add an API scope', idempotent: true,
@@ -49,10 +48,9 @@ export const SCOPE_OPERATIONS: Operation[] = [
 ];
 
 export const KEY_OPERATIONS: Operation[] = [
-  operation<undefined, z.output<typeof pageQuery>>({
-    method: 'GET', path: '/keys', operationId: 'listKeys', summary: 'List signing keys, by kid (public members only)', query: pageQuery,
-    responses: { 200: 'A page of signing keys' },
-    handle: async ({ deps, query }) => pageAnswer(pageOfList(await listKeys(deps.keys), (key) => key.kid, pageRequest(query)), keyDocument, pageRequest(query).limit),
+  listOperation({
+    path: '/keys', operationId: 'listKeys', summary: 'List signing keys, by kid (public members only)',
+    read: async (deps, request) => pageOfList(await listKeys(deps.keys), (key) => key.kid, request), document: keyDocument,
   }),
   operation({
     method: 'POST', path: '/keys/rotate', operationId: 'rotateKey', summary: 'Make a new signing key the signer at once (the former one stays published as previous)',
