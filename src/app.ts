@@ -45,7 +45,7 @@ export async function buildApp(config: Config, services: Services, logger: Logge
   const app = Fastify(serverOptions(config, logger, headers));
   const basePath = basePathOf(config.baseUrl);
   const page = pageContext(config, basePath);
-  const metrics = createMetrics({ durable: services.durable, ephemeral: services.ephemeral });
+  const metrics = createMetrics({ durable: services.durable, ephemeral: services.ephemeral, mail: services.mailer });
   if (config.otlpEndpoint) await traceRequests(app);
   registerErrorHandler(app, { issuer: config.issuer, page });
   prepareEveryRequest(app, { metrics, headers, refuseForeignHost: foreignHostCheck(config, basePath) });

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { envSchema, EXAMPLES, type Env, type Problem } from './config/environment.ts';
 import { deploymentProblems, missingInProduction } from './config/deployment.ts';
+import { mailOf, unusedMailSettings } from './config/mail.ts';
 import { cleartextSource, missingForSource, signInOf, unusedSettings, type SignIn } from './config/sign-in.ts';
 
 /**
@@ -29,6 +30,7 @@ export type SignInConfig = Config['signIn'];
 export type LdapConfig = Extract<SignInConfig, { source: 'ldap' }>['ldap'];
 export type UpstreamConfig = Extract<SignInConfig, { source: 'oidc' }>['upstream'];
 export type BrandConfig = Config['brand'];
+export type MailConfig = Config['mail'];
 
 /** `warnings`: settings that do nothing in this configuration, one line each. */
 export type ConfigResult = { ok: true; config: Config; warnings: string[] } | { ok: false; message: string };
@@ -51,7 +53,8 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
     const lines = problems.filter((p) => !named.has(p.variable) && named.add(p.variable)).map((p) => configError(p.variable, p.message));
     return { ok: false, message: lines.join('\n') };
   }
-  return { ok: true, config: parsed.data, warnings: [...unusedSettings(env, parsed.data.signIn.source), ...trustProxyWarnings(parsed.data)] };
+  const warnings = [...unusedSettings(env, parsed.data.signIn.source), ...trustProxyWarnings(parsed.data), ...unusedMailSettings(env, parsed.data.mail.smtp !== undefined)];
+  return { ok: true, config: parsed.data, warnings };
 }
 
 /** `IDP_TRUST_PROXY=true` works, but lets every client choose the address it is counted under. */
@@ -153,6 +156,8 @@ function toConfig(env: Env, signIn: SignIn) {
       /** `#rrggbb`, lower case. */
       color: env.IDP_BRAND_COLOR,
     }),
+    /** The mail server (IDP_SMTP_URL; undefined: none) and the sender (IDP_MAIL_FROM). */
+    mail: mailOf({ smtp: env.IDP_SMTP_URL, from: env.IDP_MAIL_FROM, production: env.NODE_ENV === 'production', allowInsecure: env.IDP_ALLOW_INSECURE_MAIL }, baseUrl),
   });
 }
 

@@ -8,7 +8,7 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 /** Keys whose values are secrets wherever they appear in a log object (compared in lower case). */
 export const SECRET_KEYS: ReadonlySet<string> = new Set([
   'authorization', 'cookie', 'set-cookie', 'password', 'new_password', 'confirm_password', 'client_secret', 'code',
-  'code_verifier', 'refresh_token', 'access_token', 'id_token', 'id_token_hint', 'token', 'otp', 'secret',
+  'code_verifier', 'refresh_token', 'access_token', 'id_token', 'id_token_hint', 'token', 'otp', 'secret', 'recovery_code',
 ]);
 const CENSOR = '[redacted]';
 const MAX_DEPTH = 3;

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { foldedCounter, requestSeries } from './metrics-series.ts';
 import type { DurableStore, EphemeralStore } from './store/types.ts';
 
@@ -29,6 +29,8 @@ function processMetrics(): Registry {
 export interface MetricSources {
   durable?: Pick<DurableStore, 'poolStats'>;
   ephemeral?: Pick<EphemeralStore, 'connected'>;
+  /** The mailer's counts by result (sent, failed, dropped); a mailer that only logs has none. */
+  mail?: { results?(): { sent: number; failed: number; dropped: number } };
 }
 
 /** The service's metrics; `render()` is the Prometheus text of them all. */
@@ -45,6 +47,7 @@ export function createMetrics(sources: MetricSources = {}) {
   };
   new Gauge({ name: 'idp_build_info', help: 'The running version of the service; always 1.', labelNames: ['version'], registers }).set({ version: VERSION }, 1);
   addConnectionGauges(registers, sources);
+  addMailCounter(registers, sources);
   return {
     ...metrics,
     inFlight,
@@ -79,6 +82,19 @@ function addConnectionGauges(registers: Registry[], { durable, ephemeral }: Metr
       },
     });
   }
+}
+
+/** idp_mail_sent_total{result}, read from the mailer at each scrape (it runs apart from any request). */
+function addMailCounter(registers: Registry[], { mail }: MetricSources): void {
+  const results = mail?.results?.bind(mail);
+  if (!results) return;
+  new Counter({
+    name: 'idp_mail_sent_total', help: 'Mail messages by result: sent, failed (the mail server refused or did not answer), dropped (never tried).', labelNames: ['result'], registers,
+    collect() {
+      this.reset();
+      for (const [result, count] of Object.entries(results())) this.inc({ result }, count);
+    },
+  });
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -6,6 +6,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { DerivedServices } from './services-security.ts';
 import type { Mailer } from './mail/mailer.ts';
+import type { MailBrand } from './mail/messages.ts';
 import type { SessionStore } from './sessions/browser-session.ts';
 import type { InteractionStore } from './sessions/interaction.ts';
 import type { SignInSource } from './sources/types.ts';
@@ -35,6 +36,8 @@ export interface ServicesBase extends DerivedServices {
   interactions: InteractionStore;
   /** Mail to users (recovery codes, security notices); `available` false when none can be sent. */
   mailer: Mailer;
+  /** What every message is signed with (IDP_BRAND_NAME, else the host of IDP_BASE_URL; IDP_BRAND_COLOR): pass it to the composers of mail/messages.ts. */
+  mailBrand: MailBrand;
   /** The deployment's sign-in source (one per deployment). */
   source: SignInSource;
   close(): Promise<void>;

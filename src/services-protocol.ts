@@ -4,6 +4,8 @@
  * upstream round trips use. No I/O here; app.ts hands them to the routes.
  */
 import type { ServicesBase } from './services-base.ts';
+import { listApplications, removeApplicationAccess, type Application, type ApplicationsDeps } from './admin/applications.ts';
+import { endOtherBrowserSessions, endUserSession, endUserSessions, listUserSessions, type UserSessions, type UserSessionsDeps } from './admin/sessions.ts';
 import { createGrants, type Grants, type GrantsDeps } from './grants/index.ts';
 import type { EndSessionDeps } from './sessions/end-session.ts';
 import type { IntrospectionDeps } from './protocol/introspection.ts';
@@ -23,6 +25,29 @@ export interface ProtocolServices {
   endSession: EndSessionDeps;
   /** With an upstream OpenID Connect provider as the sign-in source: its round trips. */
   upstream: UpstreamDeps | undefined;
+  /** A user's sessions and applications, listed and ended (admin/sessions.ts, admin/applications.ts). */
+  userSessions: UserSessionServices;
+}
+
+/** The functions of admin/sessions.ts and admin/applications.ts with their dependencies given. */
+export interface UserSessionServices {
+  listUserSessions(userId: string, options?: { currentKey?: string | undefined }): Promise<UserSessions>;
+  endUserSessions(userId: string): ReturnType<typeof endUserSessions>;
+  endUserSession(userId: string, sessionId: string): ReturnType<typeof endUserSession>;
+  endOtherBrowserSessions(userId: string, exceptKey: string | undefined): Promise<number>;
+  listApplications(userId: string): Promise<Application[]>;
+  removeApplicationAccess(userId: string, clientId: string): Promise<void>;
+}
+
+function userSessionServices(deps: UserSessionsDeps & ApplicationsDeps): UserSessionServices {
+  return {
+    listUserSessions: (userId, options) => listUserSessions(deps, userId, options),
+    endUserSessions: (userId) => endUserSessions(deps, userId),
+    endUserSession: (userId, sessionId) => endUserSession(deps, userId, sessionId),
+    endOtherBrowserSessions: (userId, exceptKey) => endOtherBrowserSessions(deps, userId, exceptKey),
+    listApplications: (userId) => listApplications(deps, userId),
+    removeApplicationAccess: (userId, clientId) => removeApplicationAccess(deps, userId, clientId),
+  };
 }
 
 /** The path part of the base URL, without a trailing slash: every route lives under it. */
@@ -46,6 +71,8 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     throttle,
     deviceCookies: services.deviceCookies,
     mfa: services.mfa,
+    recoveryCodes: services.recoveryCodes,
+    notices: services.notices,
     changePassword: services.changePassword,
     canonicalAccountName,
     ...(upstream ? { startUpstream: (interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
@@ -77,5 +104,8 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     revocations: services.revocations,
     ...(upstream ? { continueUpstream: (idToken: string, trip: SignOutTrip) => upstreamSignOutUrl(upstream, idToken, trip) } : {}),
   };
-  return { signInFlow, stepForms, grants: createGrants(grantsDeps), tokenEndpoints: grantsDeps, endSession, upstream };
+  const userSessions = userSessionServices({
+    clock, users, clients, sessions, consents: durable.consents, refreshTokens: durable.refreshTokens, accessTokens: durable.accessTokens, revocations: services.revocations,
+  });
+  return { signInFlow, stepForms, grants: createGrants(grantsDeps), tokenEndpoints: grantsDeps, endSession, upstream, userSessions };
 }

@@ -7,6 +7,10 @@
 import { changePassword } from './admin/passwords.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import type { RecoveryCodeDeps } from './factors/recovery-codes.ts';
+import { createSecurityNotices, type SecurityNotices } from './factors/security-notices.ts';
+import type { Mailer } from './mail/mailer.ts';
+import { mailBrandOf } from './mail/setup.ts';
 import { createDeviceCookies, type DeviceCookies } from './sessions/device-cookie.ts';
 import { createMfaSecrets, type MfaSecrets } from './sessions/mfa.ts';
 import { createRateLimiter, type RateLimiter } from './sessions/rate-limiters.ts';
@@ -25,6 +29,10 @@ export interface DerivedServices {
   csrfKey: Keyring;
   /** TOTP secrets, sealed under the 'totp-secrets' keyring. */
   mfa: MfaSecrets;
+  /** Recovery codes, kept as hashes keyed with the 'recovery-codes' keyring. */
+  recoveryCodes: RecoveryCodeDeps;
+  /** Mail to users about security changes to their account. */
+  notices: SecurityNotices;
   /** Failed sign-ins per account and address, per account, per address, per known device and per interaction (IDP_LOGIN_MAX_*). */
   throttle: SignInThrottle;
   /** Browsers that signed in to an account before, under the 'device-cookies' keyring. */
@@ -48,14 +56,17 @@ export interface DerivedFrom {
   factors: FactorRepository;
   revocations: RevocationList;
   source: SignInSource;
+  mailer: Mailer;
 }
 
 export function deriveServices(from: DerivedFrom): DerivedServices {
-  const { config, secrets, clock, ephemeral, users, factors, revocations, source } = from;
+  const { config, secrets, clock, ephemeral, users, factors, revocations, source, mailer } = from;
   return {
     refreshTokenCodec: createRefreshTokenCodec(deriveKeyring(secrets, 'refresh-tokens')),
     csrfKey: deriveKeyring(secrets, 'cookies'),
     mfa: createMfaSecrets({ key: deriveKeyring(secrets, 'totp-secrets'), ephemeral, users, factors, issuerName: new URL(config.baseUrl).host }),
+    recoveryCodes: { keys: deriveKeyring(secrets, 'recovery-codes'), factors, clock },
+    notices: createSecurityNotices({ mailer, brand: mailBrandOf(config), clock }),
     throttle: createSignInThrottle(ephemeral, {
       maxFailures: config.loginMaxFailures,
       maxFailuresPerAddress: config.loginMaxFailuresPerAddress,

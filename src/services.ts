@@ -8,7 +8,7 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { describeDatabase } from './config/startup.ts';
 import { embeddedDatabaseHolder, embeddedDatabasePath, embeddedSocketPath, ensureDataDir } from './data-dir.ts';
-import { createLogMailer, NO_MAILER } from './mail/mailer.ts';
+import { createMailer, mailBrandOf } from './mail/setup.ts';
 import { deriveServices } from './services-security.ts';
 import type { ServicesBase } from './services-base.ts';
 import { createProtocolServices, type ProtocolServices } from './services-protocol.ts';
@@ -121,11 +121,15 @@ export async function openServices(options: OpenOptions): Promise<Services> {
   const keys = createSigningKeyManager(durable, secrets, clock);
   const clients = createClientsCache(durable);
   const revocations = createRevocationList({ durable, ephemeral }, clock);
+  const mailer = createMailer(config, {
+    info: (fields, message) => options.logger?.info(fields, message),
+    warn: (fields, message) => options.logger?.warn(fields, message),
+  });
   const stopKeyEvents = durable.onChange((event) => {
     if (event.kind === 'keys') keys.invalidate();
   });
   const base: ServicesBase = {
-    ...deriveServices({ config, secrets, clock, ephemeral, users, factors: durable.factors, revocations, source }),
+    ...deriveServices({ config, secrets, clock, ephemeral, users, factors: durable.factors, revocations, source, mailer }),
     config,
     secret,
     secrets,
@@ -138,7 +142,8 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     revocations,
     sessions: createSessionStore(ephemeral, clock),
     interactions: createInteractionStore(ephemeral, clock),
-    mailer: config.production ? NO_MAILER : createLogMailer((fields, message) => options.logger?.info(fields, message)),
+    mailer,
+    mailBrand: mailBrandOf(config),
     source,
     async close() {
       stopKeyEvents();
@@ -146,7 +151,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
       users.close();
       revocations.close();
       await unshare();
-      await Promise.allSettled([ephemeral.close(), durable.close()]);
+      await Promise.allSettled([ephemeral.close(), durable.close(), mailer.close?.()]);
     },
   };
   return { ...base, ...createProtocolServices(base) };

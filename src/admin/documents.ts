@@ -1,11 +1,13 @@
 /**
  * Clients, users, API scopes and signing keys as JSON documents, by their wire names (the
  * `clients` table's columns, OpenID Connect claims): what `idp … --json` prints and what the
- * administration API answers. A hash, a secret or a TOTP secret is never in one: only whether a
- * secret is set and when it expires, whether a second factor is set up, a key's public members.
+ * administration API answers. A hash, a secret, a TOTP secret or a recovery code is never in one:
+ * only whether a secret is set and when it expires, which second factors a user has, a key's
+ * public members.
  */
 import { totpFactor, type ApiScopeRecord, type ClientRecord, type SigningKeyRecord, type UserRecord } from '../store/records.ts';
 import { clientType } from './clients.ts';
+import { summariseFactors } from './second-factors.ts';
 
 export function clientDocument(client: ClientRecord): Record<string, unknown> {
   return {
@@ -44,6 +46,7 @@ export function userDocument(user: UserRecord): Record<string, unknown> {
     must_change_password: user.mustChangePassword,
     must_enrol_mfa: user.mustEnrolMfa,
     mfa_enrolled: totpFactor(user) !== undefined,
+    second_factors: summariseFactors(user),
     created_at: user.createdAt.toISOString(),
     updated_at: user.updatedAt.toISOString(),
   };

@@ -10,6 +10,7 @@ import { checkCookies } from './doctor-cookies.ts';
 import { describeError, fail, fetchDiscovery, type Check, type CheckResult, type DiscoveryAnswer, type DoctorContext } from './doctor-context.ts';
 import { checkChangeFeed, checkClock, checkDatabase, checkForwarded, checkSignInSource, checkStore } from './doctor-infrastructure.ts';
 import { checkDiscovery, checkHsts, checkIssuer, checkJwks } from './doctor-http.ts';
+import { checkMail } from './doctor-mail.ts';
 import { checkSecret } from './doctor-secret.ts';
 import { report } from './output.ts';
 
@@ -27,6 +28,7 @@ export const CHECKS: readonly Check[] = [
   { name: 'change feed', run: checkChangeFeed },
   { name: 'store', run: checkStore },
   { name: 'sign-in source', run: checkSignInSource },
+  { name: 'mail', run: checkMail },
 ];
 
 /** A check that hangs (a database host that drops packets) fails after this instead of hanging the command. */

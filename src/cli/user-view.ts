@@ -1,7 +1,9 @@
 /**
  * How a user is shown: wire names (as OpenID Connect claims spell them) for JSON, fields and
- * table rows for text. Password hashes and TOTP secrets are never shown, only whether MFA is set up.
+ * table rows for text. Password hashes, TOTP secrets and recovery codes are never shown: which second
+ * factors a user has, how many recovery codes are left, when each was made and last used.
  */
+import { summariseFactors, type FactorSummary } from '../admin/second-factors.ts';
 import { totpFactor, type UserRecord } from '../store/records.ts';
 export { userDocument } from '../admin/documents.ts';
 import { formatFields, listText, yesNo } from './output.ts';
@@ -26,7 +28,17 @@ export function userFieldLines(user: UserRecord): string[] {
     ['must_change_password', yesNo(user.mustChangePassword)],
     ['must_enrol_mfa', yesNo(user.mustEnrolMfa)],
     ['mfa_enrolled', yesNo(totpFactor(user) !== undefined)],
+    ...factorFields(summariseFactors(user)),
   ]);
+}
+
+/** `second_factors: none`, or one line per factor: what it is, when it was made and last used. */
+function factorFields(factors: FactorSummary[]): [string, string][] {
+  if (factors.length === 0) return [['second_factors', 'none']];
+  return factors.map((f, i) => {
+    const what = f.kind === 'recovery_code' ? `recovery codes: ${f.remaining ?? 0} left` : `${f.kind} (${f.name})`;
+    return [i === 0 ? 'second_factors' : '', `${what}, created ${f.created_at}, last used ${f.last_used_at ?? 'never'}`];
+  });
 }
 
 export const USER_TABLE_HEADERS = ['USERNAME', 'SOURCE', 'SUB', 'EMAIL', 'ROLES', 'LOCKED', 'MFA'];

@@ -1,4 +1,5 @@
-/** `idp users add | list | update U | show U | lock U | unlock U | remove U | require-password-change U | require-mfa U`. */
+/** `idp users add | list | update U | show U | lock U | unlock U | remove U | require-password-change U | require-mfa U | reset-mfa U`. */
+import { resetSecondFactors } from '../admin/second-factors.ts';
 import { findUser, listUsers, removeUser, setUserFlag } from '../admin/users.ts';
 import type { UserFlag, UserRecord } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
@@ -36,6 +37,19 @@ const removeCommand: UserCommand = async (user, durable, context) => {
   report(context, { username: user.username, sub: user.subject, removed: true }, () => [`user ${user.username} removed`]);
 };
 
+/** Someone lost every second factor: remove them all, end the user's tokens, enrol again at the next sign-in. */
+const resetMfa: UserCommand = async (user, durable, context) => {
+  const result = await resetSecondFactors({ durable, clock: context.clock }, user);
+  if (result.kind === 'reset') {
+    context.audit({ type: 'mfa_removed', user_id: user.id, kinds: result.removed, actor: 'cli' });
+    auditChange(context, { action: 'update', resource: 'user', resource_id: user.subject, fields: ['second_factors', 'must_enrol_mfa'] });
+  }
+  const document = { username: user.username, sub: user.subject, removed: result.removed, must_enrol_mfa: result.user.mustEnrolMfa };
+  report(context, document, () => [result.kind === 'reset'
+    ? `user ${user.username}: second factors removed (${result.removed.join(', ')}), tokens revoked; they set up a new one at the next sign-in`
+    : `user ${user.username} has no second factor: nothing to reset`]);
+};
+
 const BY_USERNAME: Record<string, UserCommand> = {
   show: showUser,
   lock: setFlag('locked', true, 'locked'),
@@ -43,6 +57,7 @@ const BY_USERNAME: Record<string, UserCommand> = {
   remove: removeCommand,
   'require-password-change': setFlag('mustChangePassword', true, 'must change their password at the next sign-in'),
   'require-mfa': setFlag('mustEnrolMfa', true, 'must set up an authenticator app at the next sign-in'),
+  'reset-mfa': resetMfa,
 };
 
 async function listCommand(args: string[], context: CliContext): Promise<void> {

@@ -1,5 +1,6 @@
 /** Every variable of the environment (the README's Configuration table), each read on its own, and an example of each. */
 import { z } from 'zod';
+import { mailFrom, smtpUrl } from './mail.ts';
 import { masterSecret, previousSecrets } from './secrets.ts';
 import { baseUrl, brandColor, brandLogo, brandName, flag, hostNames, integerIn, onOff, optionalText, redisUrl, trustProxy, urlWithSchemes } from './values.ts';
 
@@ -50,6 +51,9 @@ export const EXAMPLES: Record<string, string> = {
   IDP_BRAND_NAME: 'Acme Corporation',
   IDP_BRAND_LOGO: '/etc/idp/logo.svg',
   IDP_BRAND_COLOR: '#0b5cad',
+  IDP_SMTP_URL: 'smtp://idp:secret@mail.example.com:587',
+  IDP_MAIL_FROM: 'Acme sign-in <no-reply@example.com>',
+  IDP_ALLOW_INSECURE_MAIL: '1',
   IDP_ADMIN_API: 'management',
 };
 
@@ -115,6 +119,9 @@ export const envSchema = z.object({
   IDP_BRAND_NAME: brandName,
   IDP_BRAND_LOGO: brandLogo,
   IDP_BRAND_COLOR: brandColor,
+  IDP_SMTP_URL: smtpUrl,
+  IDP_MAIL_FROM: mailFrom,
+  IDP_ALLOW_INSECURE_MAIL: flag,
   // Where the administration API is served: the public port, the management port only, or nowhere.
   IDP_ADMIN_API: optionalText.transform((v) => v ?? 'public')
     .pipe(z.enum(['public', 'management', 'off'], { message: 'must be public, management or off' })),

@@ -1,5 +1,6 @@
 /** The sign-in source (IDP_SIGN_IN_SOURCE) and what each needs, from the environment. */
 import type { Env, Problem } from './environment.ts';
+import { isLoopbackHost } from './values.ts';
 
 /** The deployment's one sign-in source, with everything it needs (IDP_SIGN_IN_SOURCE). */
 export type SignIn =
@@ -71,12 +72,6 @@ export function cleartextSource(env: Env, signIn: SignIn): Problem | undefined {
     return { variable: 'IDP_LDAP_URL', message: `must use ldaps:// or IDP_LDAP_STARTTLS=1 ${INSECURE_SOURCE_HINT}` };
   }
   return undefined;
-}
-
-/** localhost, 127.0.0.0/8 or ::1, as URL.hostname writes them. */
-function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase();
-  return host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 /** The variables only each sign-in source reads. */

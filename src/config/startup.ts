@@ -1,6 +1,7 @@
 /** The start-up line: where the service runs and on what, from the configuration. */
 import type { Config } from '../config.ts';
 import { parseRedisUrl } from '../store/ephemeral/redis-url.ts';
+import { describeSmtp } from './mail.ts';
 
 /** What the start-up line says: where it runs and on what, never a password. */
 export interface StartupSummary {
@@ -10,6 +11,8 @@ export interface StartupSummary {
   store: string;
   signInSource: Config['signIn']['source'];
   listening: string;
+  /** Where mail goes: the mail server, the log, or nowhere (and what is not offered then). */
+  mail: string;
 }
 
 /** `port`: the one bound (PORT=0 lets the system choose). */
@@ -21,7 +24,14 @@ export function describeStartup(config: Config, port = config.port): StartupSumm
     store: config.redisUrl ? describeRedis(config.redisUrl) : 'in-process (one instance only)',
     signInSource: config.signIn.source,
     listening: `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}${config.hostSet || config.production ? '' : LOOPBACK_DEFAULT_NOTE}`,
+    mail: describeMail(config),
   };
+}
+
+function describeMail(config: Config): string {
+  if (config.mail.smtp) return describeSmtp(config.mail.smtp);
+  if (!config.production) return 'to the log (IDP_SMTP_URL unset)';
+  return 'off (IDP_SMTP_URL unset: password recovery by mail, email verification and mail notices are not offered)';
 }
 
 /** Said when the development default (loopback) is in force, so that nobody wonders why another machine gets no answer. */
@@ -30,7 +40,7 @@ const LOOPBACK_DEFAULT_NOTE = ' (this machine only; HOST=0.0.0.0 listens on ever
 /** The summary as one line of text: `started: mode development, issuer …`. */
 export function startupLine(summary: StartupSummary): string {
   return `started: mode ${summary.mode}, issuer ${summary.issuer}, database ${summary.database}, store ${summary.store}, `
-    + `sign-in source ${summary.signInSource}, listening ${summary.listening}`;
+    + `sign-in source ${summary.signInSource}, listening ${summary.listening}, mail ${summary.mail}`;
 }
 
 /** The database as `host:port/name` or the embedded one's path; the URL's credentials are left out. */

@@ -3,6 +3,12 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseRedisUrl, RedisUrlError } from '../store/ephemeral/redis-url.ts';
 
+/** localhost, 127.0.0.0/8 or ::1, as URL.hostname writes them (or without the brackets). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return host === 'localhost' || host === '[::1]' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 export const optionalText = z
   .string()
   .optional()

@@ -74,8 +74,8 @@ export interface Logout {
 export interface SignIn {
   type: 'sign_in';
   result: 'success' | 'failure' | 'throttled';
-  /** The step a failure or throttle happened at. */
-  step?: 'password' | 'otp';
+  /** The step a failure or throttle happened at: the password, the authenticator code, a recovery code. */
+  step?: 'password' | 'otp' | 'recovery_code';
   /** Why a failure failed: `invalid_credentials`, `locked`, `unavailable` or `wrong_code`. */
   reason?: string;
   /** The account name typed, as the sign-in source reads it; never the password. */
@@ -130,6 +130,43 @@ export interface AdminChange {
   fields: readonly string[];
 }
 
+/** The kinds of second factor (as `user_factors.kind` names them). */
+export type SecondFactorKind = 'totp' | 'recovery_code' | 'passkey';
+
+/** A user enrolled a second factor (at sign-in, or on the account page). */
+export interface MfaAdded {
+  type: 'mfa_added';
+  user_id: string;
+  kind: SecondFactorKind;
+}
+
+/**
+ * Second factors of a user were removed: by the user (`actor` `user`), or by an administrator
+ * (`cli`, `api`: `idp users reset-mfa`, which removes them all, recovery codes included).
+ */
+export interface MfaRemoved {
+  type: 'mfa_removed';
+  user_id: string;
+  /** The kinds removed, each once. */
+  kinds: readonly SecondFactorKind[];
+  actor: 'user' | 'cli' | 'api';
+}
+
+/** A new set of recovery codes was stored for a user; the previous set no longer works. */
+export interface RecoveryCodesGenerated {
+  type: 'recovery_codes_generated';
+  user_id: string;
+  count: number;
+}
+
+/** A recovery code was used as the second factor of a sign-in (it works once). */
+export interface RecoveryCodeUsed {
+  type: 'recovery_code_used';
+  user_id: string;
+  /** The user's recovery codes left unused. */
+  remaining: number;
+}
+
 export type AuditEvent =
   | TokenIssued
   | RefreshTokenReuseDetected
@@ -141,7 +178,11 @@ export type AuditEvent =
   | KeyPublished
   | KeyRotated
   | KeyRetired
-  | AdminChange;
+  | AdminChange
+  | MfaAdded
+  | MfaRemoved
+  | RecoveryCodesGenerated
+  | RecoveryCodeUsed;
 
 export type AuditEventType = AuditEvent['type'];
 
@@ -158,4 +199,8 @@ export const AUDIT_EVENT_TYPES = Object.keys({
   key_rotated: true,
   key_retired: true,
   admin_change: true,
+  mfa_added: true,
+  mfa_removed: true,
+  recovery_codes_generated: true,
+  recovery_code_used: true,
 } satisfies Record<AuditEventType, true>) as AuditEventType[];

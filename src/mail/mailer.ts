@@ -12,11 +12,23 @@ export interface MailMessage {
   html: string;
 }
 
+/** What became of the messages handed to a mailer that sends them (idp_mail_sent_total). */
+export interface MailResults {
+  sent: number;
+  failed: number;
+  /** Never tried: the queue was full, or the service shut down first. */
+  dropped: number;
+}
+
 export interface Mailer {
   /** False in production without IDP_SMTP_URL: the features that need mail are not offered. */
   readonly available: boolean;
   /** Queues the message; never throws, never waits for the mail server. */
   send(message: MailMessage): void;
+  /** The counts so far, for /metrics; only a mailer that talks to a mail server has them. */
+  results?(): MailResults;
+  /** Sends what is queued (for a while) and lets go of the mail server; at shutdown. */
+  close?(): Promise<void>;
 }
 
 /** What the log mailer writes with: a pino logger's `info` fits. */

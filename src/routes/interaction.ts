@@ -18,6 +18,9 @@ export async function interactionRoutes(app: FastifyInstance, { forms, adapter }
   const config = { page: true };
   app.get<IdParams>('/interaction/:id', { config }, async (request, reply) =>
     adapter.send(reply, await forms.view(adapter.browserRequest(request), request.params.id)));
+  // "Use a recovery code": the second-factor step's other form.
+  app.get<IdParams>('/interaction/:id/recovery', { config }, async (request, reply) =>
+    adapter.send(reply, await forms.viewRecovery(adapter.browserRequest(request), request.params.id)));
   for (const step of POSTED_STEPS) {
     app.post<IdParams>(`/interaction/:id/${step}`, { config }, async (request, reply) => {
       const form = singleValued(request.body);

@@ -3,12 +3,20 @@
  * random 256-bit id; the store keys the session by the id's SHA-256. The id changes at sign-in.
  * A visitor who has not signed in gets the cookie but nothing in the store: the id's hash is
  * still what their interactions are bound to, so an anonymous request costs no lasting state.
+ * Each user's sessions are listed in an index (one key per user, each session expiring in it
+ * with the session), written in the same batch as the session; a session is named outside by
+ * its public id, derived one way from its key.
  */
 import type { Clock } from '../clock.ts';
 import { epochSeconds } from '../clock.ts';
 import type { EphemeralStore, EphemeralWrite } from '../store/types.ts';
 import { NAMESPACES } from '../store/types.ts';
 import { hashToken, randomToken } from '../tokens/opaque.ts';
+
+/** A session's name in lists and requests to end it: neither its cookie's id nor its store key. */
+export function publicSessionId(key: string): string {
+  return hashToken(`public-session-id:${key}`).slice(0, 22);
+}
 
 export interface BrowserSession {
   /** The signed-in user's internal id; null before sign-in. */
@@ -45,19 +53,33 @@ export interface SessionStore {
   loadBrowser(sid: string | undefined): Promise<LoadedSession | undefined>;
   /** An anonymous session under a new id; nothing to store (a session is written at sign-in). */
   create(): LoadedSession & { sid: string };
-  /** The session under a new id (sign-in), replacing the old one (no fixation); not yet written. */
-  rotation(oldKey: string | undefined, session: BrowserSession): NewSession;
-  saveWrite(key: string, session: BrowserSession): EphemeralWrite;
+  /** The session under a new id (sign-in), replacing `old` if stored (no fixation); not yet written. */
+  rotation(old: LoadedSession | undefined, session: BrowserSession): NewSession;
+  /** The writes that store a session (and keep its user's index), for the caller's batch. */
+  saveWrites(key: string, session: BrowserSession): EphemeralWrite[];
   save(key: string, session: BrowserSession): Promise<void>;
-  destroy(key: string): Promise<void>;
+  /** Ends a session, and takes it out of its user's index. */
+  destroy(key: string, userId: string | null): Promise<void>;
+  /** A user's live sessions, oldest expiry first. */
+  listForUser(userId: string): Promise<LoadedSession[]>;
+}
+
+function saveWrites(key: string, session: BrowserSession): EphemeralWrite[] {
+  const set: EphemeralWrite = { op: 'set', ns: NAMESPACES.session, key, value: session, ttlSeconds: SESSION_TTL_SECONDS };
+  if (session.userId === null) return [set];
+  return [set, { op: 'index', ns: NAMESPACES.userSessions, key: session.userId, member: key, ttlSeconds: SESSION_TTL_SECONDS }];
+}
+
+function destroyWrites(key: string, userId: string | null): EphemeralWrite[] {
+  const unindex: EphemeralWrite[] = userId === null ? [] : [{ op: 'unindex', ns: NAMESPACES.userSessions, key: userId, member: key }];
+  return [{ op: 'delete', ns: NAMESPACES.session, key }, ...unindex];
 }
 
 export function createSessionStore(ephemeral: EphemeralStore, clock: Clock): SessionStore {
-  const saveWrite = (key: string, session: BrowserSession): EphemeralWrite => ({ op: 'set', ns: NAMESPACES.session, key, value: session, ttlSeconds: SESSION_TTL_SECONDS });
   const underNewId = (session: BrowserSession, before: EphemeralWrite[]): NewSession => {
     const sid = randomToken();
     const key = hashToken(sid);
-    return { sid, key, session, writes: [...before, saveWrite(key, session)] };
+    return { sid, key, session, writes: [...before, ...saveWrites(key, session)] };
   };
   const anonymous = (): BrowserSession => ({ userId: null, authTime: null, amr: [], clients: [], createdAt: epochSeconds(clock) });
   const usable = (sid: string | undefined): sid is string => sid !== undefined && sid !== '' && sid.length <= 100;
@@ -76,9 +98,18 @@ export function createSessionStore(ephemeral: EphemeralStore, clock: Clock): Ses
       const sid = randomToken();
       return { sid, key: hashToken(sid), session: anonymous() };
     },
-    rotation: (oldKey, session) => underNewId(session, oldKey ? [{ op: 'delete', ns: NAMESPACES.session, key: oldKey }] : []),
-    saveWrite,
-    save: (key, session) => ephemeral.write([saveWrite(key, session)]),
-    destroy: (key) => ephemeral.delete(NAMESPACES.session, key),
+    // An anonymous visitor's session was never stored: nothing to delete.
+    rotation: (old, session) => underNewId(session, old && old.session.userId !== null ? destroyWrites(old.key, old.session.userId) : []),
+    saveWrites,
+    save: (key, session) => ephemeral.write(saveWrites(key, session)),
+    destroy: (key, userId) => ephemeral.write(destroyWrites(key, userId)),
+    async listForUser(userId) {
+      const keys = await ephemeral.indexed(NAMESPACES.userSessions, userId);
+      // One read per session: each is its own key (its own hash slot on a cluster).
+      const found = await Promise.all(keys.map(stored));
+      // A member whose session is gone is skipped, not removed: on a cluster a new session's
+      // index entry can land just before the session itself. It expires with the session.
+      return found.filter((loaded): loaded is LoadedSession => loaded?.session.userId === userId);
+    },
   };
 }

@@ -1,8 +1,11 @@
 /**
  * The second-factor forms: a TOTP code from the app (otp), and the first code of a new secret
- * (enrol). A code is judged behind the throttle, as passwords are (throttle.ts).
+ * (enrol), which ends with the new recovery codes shown once. A code is judged behind the
+ * throttle, as passwords are (throttle.ts); recovery codes are judged the same way
+ * (recovery-form.ts).
  */
 import { epochSeconds } from '../clock.ts';
+import { generateRecoveryCodes } from '../factors/recovery-codes.ts';
 import { totpFactor } from '../store/records.ts';
 import type { BrowserRequest, FlowResult, FlowState, SignInOutcome, StepFeedback } from './flow-types.ts';
 import type { PendingSignIn } from './interaction.ts';
@@ -10,35 +13,49 @@ import { judgeAttempt, refusalMessage } from './password-form.ts';
 import type { Form, OpenInteraction, RenderStep, StepFormsDeps } from './step-form-deps.ts';
 import { acceptTotp } from './totp.ts';
 
-interface CodeFormsDeps extends Pick<StepFormsDeps, 'flow' | 'mfa' | 'throttle' | 'canonicalAccountName' | 'deviceCookies'> {
+export interface CodeFormsDeps extends Pick<StepFormsDeps, 'flow' | 'mfa' | 'throttle' | 'canonicalAccountName' | 'deviceCookies' | 'interactions' | 'recoveryCodes' | 'notices'> {
   openInteraction: OpenInteraction;
   renderStep: RenderStep;
 }
 
-export function createCodeForms(deps: CodeFormsDeps) {
-  const { flow, mfa, throttle, openInteraction, renderStep } = deps;
+/** The field a second-factor form is typed in, and the audit step it is. */
+export interface CodeField {
+  field: 'otp' | 'recovery_code';
+  step: 'otp' | 'recovery_code';
+  /** What the page says of a wrong code. */
+  wrong: string;
+}
 
-  /** Judges a TOTP code for the pending user, with the throttle; undefined when accepted. */
-  async function codeProblem(browser: BrowserRequest, current: FlowState, pending: PendingSignIn, secret: string, code: string, wrong: string): Promise<StepFeedback | undefined> {
-    const userId = pending.userId;
-    // As for passwords: the attempt is taken before the code is judged (a wrong code keeps it).
-    const device = deps.deviceCookies.recognise(pending.username, browser.cookie);
-    const attempt = await throttle.attempt(pending.username, browser.address, { device });
-    // Audit lines are about signing in: an enrolment is not one yet.
-    const audit = (fields: SignInOutcome) => current.step === 'otp'
-      && browser.audit({ type: 'sign_in', ...fields, user_id: userId, username: deps.canonicalAccountName(pending.username) });
-    if ('refused' in attempt) {
-      audit({ result: 'throttled', step: 'otp' });
-      return { error: refusalMessage(attempt.refused === 'unrecognised-device' ? 'unrecognised-device' : 'throttled') };
-    }
-    const accepted = await judgeAttempt(attempt, () => acceptTotp(mfa.ephemeral, userId, secret, code, epochSeconds(flow.clock)));
-    if (!accepted) {
-      audit({ result: 'failure', step: 'otp', reason: 'wrong_code' });
-      return { error: wrong, invalid: ['otp'] };
-    }
-    await attempt.giveBack();
-    return undefined;
+const APP_CODE: CodeField = { field: 'otp', step: 'otp', wrong: 'That code is not right, or was used already. Enter the current code from your app.' };
+const ENROL_CODE: CodeField = { field: 'otp', step: 'otp', wrong: 'That code is not right. Enter the code your app shows now.' };
+
+/**
+ * Judges a second-factor code for the pending user with the throttle (every kind of code counts
+ * against the same limits); undefined when `accept` took it.
+ */
+export async function codeProblem(deps: CodeFormsDeps, browser: BrowserRequest, current: FlowState, pending: PendingSignIn, code: CodeField, accept: () => Promise<boolean>): Promise<StepFeedback | undefined> {
+  const userId = pending.userId;
+  // As for passwords: the attempt is taken before the code is judged (a wrong code keeps it).
+  const device = deps.deviceCookies.recognise(pending.username, browser.cookie);
+  const attempt = await deps.throttle.attempt(pending.username, browser.address, { device });
+  // Audit lines are about signing in: an enrolment is not one yet.
+  const audit = (fields: SignInOutcome) => current.step === 'otp'
+    && browser.audit({ type: 'sign_in', ...fields, user_id: userId, username: deps.canonicalAccountName(pending.username) });
+  if ('refused' in attempt) {
+    audit({ result: 'throttled', step: code.step });
+    return { error: refusalMessage(attempt.refused === 'unrecognised-device' ? 'unrecognised-device' : 'throttled') };
   }
+  const accepted = await judgeAttempt(attempt, accept);
+  if (!accepted) {
+    audit({ result: 'failure', step: code.step, reason: 'wrong_code' });
+    return { error: code.wrong, invalid: [code.field] };
+  }
+  await attempt.giveBack();
+  return undefined;
+}
+
+export function createCodeForms(deps: CodeFormsDeps) {
+  const { flow, mfa, openInteraction, renderStep } = deps;
 
   async function otp(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
     const current = await flow.loadFlowState(await openInteraction(browser, id, form.csrf_token));
@@ -46,24 +63,38 @@ export function createCodeForms(deps: CodeFormsDeps) {
     const factor = current.pendingUser && totpFactor(current.pendingUser);
     if (current.step !== 'otp' || !pending || !current.pendingUser || !factor?.secretSealed) return flow.advance(browser, current);
     const secret = mfa.openUserSecret(current.pendingUser.id, factor.secretSealed);
-    const problem = await codeProblem(browser, current, pending, secret, form.otp ?? '', 'That code is not right, or was used already. Enter the current code from your app.');
+    const problem = await codeProblem(deps, browser, current, pending, APP_CODE, () => acceptTotp(mfa.ephemeral, pending.userId, secret, form.otp ?? '', epochSeconds(flow.clock)));
     if (problem) return renderStep(current, problem);
     await mfa.used(factor.id, new Date(flow.clock()));
     const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'] } };
     return flow.saveAndAdvance(browser, flow.withNextStep({ ...current, interaction }));
   }
 
+  /**
+   * The first code of the new secret stores the authenticator app and a new set of recovery
+   * codes; the codes are the answer to this post, shown this once. Their page's "Continue"
+   * (recovery-form.ts) goes on; so does any other way back to the interaction.
+   */
   async function enrol(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
     const current = await flow.loadFlowState(await openInteraction(browser, id, form.csrf_token));
     const { pending } = current.interaction;
-    if (current.step !== 'enrol' || !pending?.enrolSecretSealed || !current.pendingUser) return flow.advance(browser, current);
+    const user = current.pendingUser;
+    if (current.step !== 'enrol' || !pending?.enrolSecretSealed || !user) return flow.advance(browser, current);
     const secret = mfa.openEnrolSecret(current.interaction.id, pending.enrolSecretSealed);
-    const problem = await codeProblem(browser, current, pending, secret, form.otp ?? '', 'That code is not right. Enter the code your app shows now.');
+    const problem = await codeProblem(deps, browser, current, pending, ENROL_CODE, () => acceptTotp(mfa.ephemeral, pending.userId, secret, form.otp ?? '', epochSeconds(flow.clock)));
     if (problem) return renderStep(current, problem);
-    await mfa.enrol(current.pendingUser.id, secret);
+    const stored = await mfa.enrol(user.id, secret);
     // The user now has the factor; with `mfa` in amr no second factor is owed either way.
     const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } };
-    return flow.saveAndAdvance(browser, flow.withNextStep({ ...current, interaction }));
+    const state = flow.withNextStep({ ...current, interaction, pendingUser: { ...user, mustEnrolMfa: false } });
+    // Another tab's enrolment was stored first: its codes stand, this one makes none to void them.
+    if (!stored) return flow.saveAndAdvance(browser, state);
+    const codes = await generateRecoveryCodes(deps.recoveryCodes, user.id);
+    browser.audit({ type: 'mfa_added', user_id: user.id, kind: 'totp' });
+    browser.audit({ type: 'recovery_codes_generated', user_id: user.id, count: codes.length });
+    deps.notices.mail(user, 'mfa_added', `An authenticator app was set up, with ${codes.length} new recovery codes.`);
+    await deps.interactions.save(interaction);
+    return { outcome: { kind: 'show-step', step: 'recovery-codes', action: `${flow.pageUrl(interaction)}/recovery-codes`, state, feedback: {}, recoveryCodes: codes } };
   }
 
   return { otp, enrol };

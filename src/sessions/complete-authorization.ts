@@ -13,7 +13,7 @@ import type { InteractionStore } from './interaction.ts';
 export interface CompletionDeps {
   issuer: string;
   interactions: Pick<InteractionStore, 'finish' | 'finishWith'>;
-  sessions: Pick<SessionStore, 'saveWrite'>;
+  sessions: Pick<SessionStore, 'saveWrites'>;
   ephemeral: Pick<EphemeralStore, 'write' | 'codes'>;
 }
 
@@ -47,7 +47,7 @@ export async function completeAuthorization(deps: CompletionDeps, current: FlowS
     ? [...writes, write]
     // The session as it is now, with this client: it replaces a write of the session in `writes`.
     : [...writes.filter((w) => !(w.op === 'set' && w.ns === NAMESPACES.session && w.key === loaded.key)), write,
-      deps.sessions.saveWrite(loaded.key, { ...loaded.session, clients: [...loaded.session.clients, client.clientId] })];
+      ...deps.sessions.saveWrites(loaded.key, { ...loaded.session, clients: [...loaded.session.clients, client.clientId] })];
   if (!(await deps.interactions.finishWith(interaction.id, { deleted: whenFinished, missing: writes }))) return refuse(deps, []);
   return authorizationResponse(request, deps.issuer, { code });
 }

@@ -117,8 +117,8 @@ export async function endSession(request: EndSessionRequest, deps: EndSessionDep
   // Only the browser's own user's tokens end: an ID token (in logs, in browser history) is no
   // credential, so a hint alone, with no session, ends nothing. After the confirmation, the
   // session's user signs out, not the one the hint names.
-  await revokeClientTokens(signedIn, client, deps);
-  if (loaded) await deps.sessions.destroy(loaded.key);
+  if (signedIn && client) await revokeUserClientTokens(deps, signedIn.id, [client.clientId]);
+  if (loaded) await deps.sessions.destroy(loaded.key, loaded.session.userId);
   request.signedOut();
   request.audit({ type: 'logout', user_id: signedIn?.id ?? null, client_id: client?.clientId ?? null });
   // The user came from an upstream provider: sign-out continues there, then comes back.
@@ -137,12 +137,21 @@ async function lastSignedInClient(clientIds: readonly string[], deps: Pick<EndSe
   return client?.enabled ? client : undefined;
 }
 
-async function revokeClientTokens(user: UserRecord | undefined, client: ClientRecord | undefined, deps: EndSessionDeps): Promise<void> {
-  if (!user || !client) return;
+/** What revoking a user's tokens at some clients takes. */
+export type ClientTokenRevocationDeps = Pick<EndSessionDeps, 'clock' | 'refreshTokens' | 'accessTokens' | 'revocations'>;
+
+/**
+ * Ends a user's tokens at each of `clientIds`: their refresh token families, and access tokens
+ * issued with them or on their own (what signing out of those clients ends).
+ */
+export async function revokeUserClientTokens(deps: ClientTokenRevocationDeps, userId: string, clientIds: readonly string[], reason = 'end session'): Promise<void> {
   const now = new Date(deps.clock());
-  const [inFamilies, onTheirOwn] = await Promise.all([
-    deps.refreshTokens.revokeForUserAndClient(user.id, client.clientId, 'end session', now),
-    deps.accessTokens.takeLive(user.id, client.clientId, now),
-  ]);
-  await deps.revocations.revoke([...revokedFamilyTokens(inFamilies), ...revokedTokens(onTheirOwn)]);
+  const revoked = await Promise.all([...new Set(clientIds)].map(async (clientId) => {
+    const [inFamilies, onTheirOwn] = await Promise.all([
+      deps.refreshTokens.revokeForUserAndClient(userId, clientId, reason, now),
+      deps.accessTokens.takeLive(userId, clientId, now),
+    ]);
+    return [...revokedFamilyTokens(inFamilies), ...revokedTokens(onTheirOwn)];
+  }));
+  if (revoked.flat().length > 0) await deps.revocations.revoke(revoked.flat());
 }

@@ -37,8 +37,11 @@ export interface StepFeedback {
   invalid?: string[];
 }
 
-/** The steps that have a page (a form posted to `{page}/{step}`). */
-export type ShownStep = 'sign-in' | 'otp' | 'enrol' | 'password' | 'consent';
+/**
+ * The steps that have a page (a form posted to `{page}/{step}`); `recovery` is the second factor
+ * by recovery code, `recovery-codes` the new codes shown once after enrolment.
+ */
+export type ShownStep = 'sign-in' | 'otp' | 'recovery' | 'enrol' | 'recovery-codes' | 'password' | 'consent';
 
 /** MFA enrolment: the new secret, and its otpauth:// URI as a link and as a QR code (SVG made here). */
 export interface Enrolment {
@@ -51,8 +54,8 @@ export interface Enrolment {
 }
 
 export type FlowOutcome =
-  /** Show the page of `step` (with the enrolment secret, for enrol). */
-  | { kind: 'show-step'; step: ShownStep; action: string; state: FlowState; feedback: StepFeedback; enrolment?: Enrolment }
+  /** Show the page of `step` (with the enrolment secret, for enrol; the new codes, for recovery-codes). */
+  | { kind: 'show-step'; step: ShownStep; action: string; state: FlowState; feedback: StepFeedback; enrolment?: Enrolment; recoveryCodes?: readonly string[] }
   /** Send the browser on (303): to the page of the next step, or to the upstream provider. */
   | { kind: 'redirect'; location: string }
   /** Deliver the authorization response to the client. */

@@ -18,8 +18,11 @@ export interface MfaSecrets {
   /** A new secret for an enrolment, sealed to the interaction. */
   startEnrolment(interactionId: string): { secret: string; sealed: string };
   openEnrolSecret(interactionId: string, sealed: string): string;
-  /** Stores the confirmed secret as the user's authenticator app and clears the enrolment flag. */
-  enrol(userId: string, secret: string): Promise<void>;
+  /**
+   * Stores the confirmed secret as the user's authenticator app and clears the enrolment flag;
+   * false when another enrolment stored the user's app first (this secret is not kept).
+   */
+  enrol(userId: string, secret: string): Promise<boolean>;
   /** Records that a factor was just used to sign in. */
   used(factorId: string, at: Date): Promise<void>;
   /** The QR code of the otpauth:// URI, as SVG markup made here (safe to embed). */
@@ -53,9 +56,10 @@ export function createMfaSecrets(deps: MfaDeps): MfaSecrets {
     openEnrolSecret: (interactionId, sealed) => openWithKeyring(ring, sealed, `enrol:${interactionId}`).text,
     async enrol(userId, secret) {
       // Of two enrolments at once (two tabs), the first stored is the one kept (one app per user).
-      await deps.factors.add({ userId, kind: 'totp', name: TOTP_FACTOR_NAME, secretSealed: seal(ring.current, secret, userContext(userId)) });
+      const stored = await deps.factors.add({ userId, kind: 'totp', name: TOTP_FACTOR_NAME, secretSealed: seal(ring.current, secret, userContext(userId)) });
       // After the factor: this write also drops this instance's cached copy of the user.
       await deps.users.update(userId, { mustEnrolMfa: false });
+      return stored !== undefined;
     },
     used: (factorId, at) => deps.factors.touch(factorId, at),
     qrSvg: (account, secret) => QRCode.toString(totpUri(deps.issuerName, account, secret), { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }),

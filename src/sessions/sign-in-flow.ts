@@ -89,8 +89,7 @@ export function createSignInFlow(deps: SignInFlowDeps) {
   function rotation({ loaded }: FlowState, pending: PendingSignIn): NewSession {
     const signedInAt = now();
     const sameUser = loaded.session.userId === pending.userId;
-    // An anonymous visitor's session was never stored (browser-session.ts): nothing to delete.
-    return deps.sessions.rotation(loaded.session.userId === null ? undefined : loaded.key, {
+    return deps.sessions.rotation(loaded, {
       userId: pending.userId,
       authTime: signedInAt,
       amr: pending.amr,

@@ -3,6 +3,8 @@
  * they share, and the two functions step-forms.ts lends the others. Its own module, so that the
  * forms import it rather than each other.
  */
+import type { RecoveryCodeDeps } from '../factors/recovery-codes.ts';
+import type { SecurityNotices } from '../factors/security-notices.ts';
 import type { SignInSource } from '../sources/types.ts';
 import type { ConsentRepository } from '../store/types.ts';
 import type { SessionStore } from './browser-session.ts';
@@ -23,6 +25,9 @@ export interface StepFormsDeps {
   /** Which browsers signed in to an account before (their guesses count on their own). */
   deviceCookies: Pick<DeviceCookies, 'recognise'>;
   mfa: MfaSecrets;
+  recoveryCodes: RecoveryCodeDeps;
+  /** Mail to the user of a second factor added, a recovery code used. */
+  notices: SecurityNotices;
   /** Changes a password after the policy allows it; returns the problem to show, if any. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
   /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */
@@ -36,9 +41,9 @@ export type Form = Record<string, string>;
 
 /**
  * The interaction of the URL, from its own browser session; a form post (`csrfToken` not null)
- * must carry its CSRF token too.
+ * must carry its CSRF token too (null: a page shown by GET).
  */
-export type OpenInteraction = (browser: BrowserRequest, id: string, csrfToken: string | undefined) => Promise<BoundInteraction>;
+export type OpenInteraction = (browser: BrowserRequest, id: string, csrfToken: string | null | undefined) => Promise<BoundInteraction>;
 
 /** The page of `step` (by default the current one), with what was typed and what went wrong. */
 export type RenderStep = (current: FlowState, feedback: StepFeedback, step?: ShownStep) => Promise<FlowResult>;

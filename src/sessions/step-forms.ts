@@ -2,14 +2,17 @@
  * The pages of an interaction and the forms they post, without HTTP: each function takes the
  * form's fields and returns what to answer (a FlowResult). GET shows the page of the current
  * step; each form posts with the interaction's CSRF token, from the browser session it belongs
- * to. Steps: sign-in (password), otp (second factor), enrol (MFA enrolment), password
- * (change), consent. What the request read is read once (sign-in-flow.ts FlowState).
+ * to. Steps: sign-in (password), otp (second factor; recovery, by recovery code), enrol (MFA
+ * enrolment; recovery-codes, the new codes shown once), password (change), consent. What the
+ * request read is read once (sign-in-flow.ts FlowState).
  */
 import { OAuthError } from '../errors.ts';
+import { totpFactor } from '../store/records.ts';
 import { isSameBrowser } from './interaction.ts';
 import { createCodeForms } from './code-forms.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-types.ts';
 import { createPasswordForm } from './password-form.ts';
+import { createRecoveryForms } from './recovery-form.ts';
 import type { Form, StepFormsDeps } from './step-form-deps.ts';
 import type { Step } from './steps.ts';
 
@@ -47,7 +50,9 @@ export function createStepForms(deps: StepFormsDeps) {
   }
 
   /** The page of `step` (by default the current one), with what was typed and what went wrong. */
-  async function renderStep(current: FlowState, feedback: StepFeedback = {}, step = pageOf(current.step)): Promise<FlowResult> {
+  async function renderStep(current: FlowState, feedback: StepFeedback = {}, asked = pageOf(current.step)): Promise<FlowResult> {
+    // Without an authenticator app (removed, recovery codes kept), a recovery code is the factor left.
+    const step = asked === 'otp' && current.pendingUser && !totpFactor(current.pendingUser) ? 'recovery' : asked;
     const action = `${flow.pageUrl(current.interaction)}/${step}`;
     const outcome = { kind: 'show-step', step, action, state: current, feedback } as const;
     if (step !== 'enrol') return { outcome };
@@ -60,6 +65,7 @@ export function createStepForms(deps: StepFormsDeps) {
 
   const password = createPasswordForm({ ...deps, openInteraction, renderStep });
   const codes = createCodeForms({ ...deps, openInteraction, renderStep });
+  const recovery = createRecoveryForms({ ...deps, openInteraction, renderStep });
 
   return {
     /** GET: the page of the current step (or on, when there is none to show). */
@@ -72,9 +78,14 @@ export function createStepForms(deps: StepFormsDeps) {
       return renderStep(current);
     },
 
+    /** GET: the recovery code form of the second-factor step. */
+    viewRecovery: recovery.view,
+
     'sign-in': password.signIn,
     otp: codes.otp,
+    recovery: recovery.recovery,
     enrol: codes.enrol,
+    'recovery-codes': recovery.shown,
 
     async password(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
       const current = await flow.loadFlowState(await openInteraction(browser, id, form.csrf_token));
@@ -108,4 +119,4 @@ export function createStepForms(deps: StepFormsDeps) {
 
 export type StepForms = ReturnType<typeof createStepForms>;
 /** The forms a route posts to `/interaction/:id/{name}`. */
-export const POSTED_STEPS = ['sign-in', 'otp', 'enrol', 'password', 'consent'] as const satisfies readonly ShownStep[];
+export const POSTED_STEPS = ['sign-in', 'otp', 'recovery', 'enrol', 'recovery-codes', 'password', 'consent'] as const satisfies readonly ShownStep[];

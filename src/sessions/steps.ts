@@ -29,7 +29,8 @@ export interface StepInput {
 /** What a user still owes after the password, given the methods used so far. */
 export function owedStep(user: UserRecord, amr: readonly string[]): 'otp' | 'enrol' | 'password' | undefined {
   if (!amr.includes('mfa') && !amr.includes('external')) {
-    if (factorKinds(user).includes('totp')) return 'otp';
+    // The authenticator code, or a recovery code: any second factor the user holds is asked for.
+    if (factorKinds(user).length > 0) return 'otp';
     if (user.mustEnrolMfa) return 'enrol';
   }
   if (user.mustChangePassword && user.source === 'local') return 'password';
@@ -42,11 +43,20 @@ function pendingStep({ interaction, pendingUser }: StepInput): Step | undefined 
   return owedStep(pendingUser, interaction.pending.amr) ?? 'finish-sign-in';
 }
 
+/**
+ * A session signed in with a second factor the user no longer has, and must enrol anew (an
+ * administrator's `idp users reset-mfa`): the phone may be in someone else's hands, so the
+ * session goes with the factor.
+ */
+function lostSecondFactor(user: UserRecord, amr: readonly string[]): boolean {
+  return amr.includes('mfa') && user.mustEnrolMfa && factorKinds(user).length === 0;
+}
+
 /** Why the session cannot be used as it is: no usable sign-in, or one that owes a step. */
 function signInProblem({ interaction, session, user, now }: StepInput): 'login' | 'interaction' | undefined {
   const { request } = interaction;
   if (!session?.userId || !user || user.locked || session.authTime === null) return 'login';
-  if (owedStep(user, session.amr) !== undefined) return 'interaction';
+  if (owedStep(user, session.amr) !== undefined || lostSecondFactor(user, session.amr)) return 'interaction';
   if (interaction.signedInAt !== null) return undefined;
   // OIDC Core §3.1.2.1: login and select_account ask for a fresh sign-in (we have no account picker).
   if (request.prompt.includes('login') || request.prompt.includes('select_account')) return 'login';

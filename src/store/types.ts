@@ -85,6 +85,21 @@ export interface FactorRepository {
   touch(id: string, at: Date): Promise<void>;
   /** Replaces the sealed secret (the same secret, sealed under another master secret). */
   reseal(id: string, secretSealed: string): Promise<void>;
+  /**
+   * Makes `hashes` (keyed hashes of new codes) the user's recovery codes, each a row named
+   * `name`, in one statement: the old set stops working as the new one is stored. Throws,
+   * writing nothing, when the user does not exist or a hash repeats.
+   */
+  replaceRecoveryCodes(userId: string, hashes: readonly string[], name: string): Promise<FactorRecord[]>;
+  /**
+   * Uses up the user's recovery code whose hash is one of `candidates` (one code's hash under
+   * each master secret in force) by deleting its row: of any number of callers at once, on any
+   * instance, one gets it. The codes left are marked used at `at` (the set was last used then).
+   * Undefined when no code matched; else how many are left.
+   */
+  consumeRecoveryCode(userId: string, candidates: readonly string[], at: Date): Promise<{ remaining: number } | undefined>;
+  /** Removes every second factor of the user (recovery codes included); returns what was removed. */
+  removeAllForUser(userId: string): Promise<FactorRecord[]>;
 }
 
 export interface ApiScopeRepository {
@@ -103,6 +118,8 @@ export interface ConsentRepository {
   /** Records consent to these scopes, adding to what was consented before. */
   grant(userId: string, clientId: string, scopes: string[]): Promise<void>;
   revoke(userId: string, clientId: string): Promise<void>;
+  /** The user's consents, by client id. */
+  listForUser(userId: string): Promise<Array<{ clientId: string; scopes: string[]; grantedAt: Date }>>;
 }
 
 export interface SigningKeyRepository {
@@ -152,6 +169,17 @@ export interface RevokedFamilies {
   legacyAccess: IssuedAccess[];
 }
 
+/** A live family as a user's list of sessions shows it. */
+export interface UserRefreshFamily {
+  id: string;
+  clientId: string;
+  createdAt: Date;
+  /** The last rotation, or the creation when never rotated. */
+  lastUsedAt: Date;
+  /** The family's absolute end. */
+  expiresAt: Date;
+}
+
 export interface RefreshTokenRepository {
   /** Creates a family at generation 0. */
   createFamily(family: RefreshFamilyInput & Pick<RefreshGeneration, 'tokenSalt' | 'tokenExpiresAt' | 'accessExpiresAt'>): Promise<void>;
@@ -168,7 +196,9 @@ export interface RefreshTokenRepository {
   advance(input: AdvanceInput): Promise<boolean>;
   /** Revokes a family (once: a second call revokes nothing and returns no family). */
   revokeFamily(familyId: string, reason: string, now: Date): Promise<RevokedFamilies>;
-  /** Revokes every family of a user at a client (end session). */
+  /** A user's live families (not revoked, not past their end or idle expiry at `now`), oldest first. */
+  listForUser(userId: string, now: Date): Promise<UserRefreshFamily[]>;
+    /** Revokes every family of a user at a client (end session). */
   revokeForUserAndClient(userId: string, clientId: string, reason: string, now: Date): Promise<RevokedFamilies>;
   /**
    * Deletes up to `limit` families past their absolute end whose last access token has expired
@@ -271,10 +301,17 @@ export interface AttemptRule {
 
 export { NAMESPACES, type Namespace } from './ephemeral/namespaces.ts';
 
-/** One write of a batch (`EphemeralStore.write`). */
+/**
+ * One write of a batch (`EphemeralStore.write`). An index (`index`, `unindex`) is a set of
+ * members under one key, each with its own expiry; the key lives as long as its latest member
+ * (`EphemeralStore.indexed`).
+ */
 export type EphemeralWrite =
   | { op: 'set'; ns: Namespace; key: string; value: unknown; ttlSeconds: number }
-  | { op: 'delete'; ns: Namespace; key: string };
+  | { op: 'delete'; ns: Namespace; key: string }
+  /** Adds `member` to the index `key`, or renews it, to expire `ttlSeconds` from now. */
+  | { op: 'index'; ns: Namespace; key: string; member: string; ttlSeconds: number }
+  | { op: 'unindex'; ns: Namespace; key: string; member: string };
 
 /** The writes of each outcome of `EphemeralStore.deleteAndWrite`. */
 export interface EphemeralWritesByOutcome {
@@ -318,6 +355,11 @@ export interface EphemeralStore {
    */
   deleteAndWrite(ns: Namespace, key: string, writes: EphemeralWritesByOutcome): Promise<boolean>;
   delete(ns: Namespace, key: string): Promise<void>;
+  /**
+   * The live members of the index `key` (see `EphemeralWrite`), oldest expiry first; expired
+   * members are dropped on the way. One key, one atomic step (cluster-safe).
+   */
+  indexed(ns: Namespace, key: string): Promise<string[]>;
   /** Every live value of a namespace, by key: a full scan, for rebuilding a local copy. */
   entries<T>(ns: Namespace): Promise<Array<[string, T]>>;
   ping(): Promise<void>;

@@ -67,8 +67,11 @@ describe('administration API: users, keys, pages', () => {
     const unlocked = await call(url(`/users/${alice?.sub}`), 'PATCH', { token, body: { locked: false }, headers: { 'if-match': locked.headers.get('etag') as string } });
     expect(unlocked.status).toBe(200);
     const id = (await s.sql('SELECT id FROM users WHERE username = $1', ['alice']))[0]?.id;
-    await s.sql("INSERT INTO user_factors (user_id, kind, name) VALUES ($1, 'recovery_code', 'code 1')", [id]);
-    expect((await call(url(`/users/${alice?.sub}`), 'GET', { token })).headers.get('etag')).not.toBe(unlocked.headers.get('etag'));
+    await s.sql("INSERT INTO user_factors (user_id, kind, name, secret_hash) VALUES ($1, 'recovery_code', 'code 1', 'h1')", [id]);
+    const withFactor = (await call(url(`/users/${alice?.sub}`), 'GET', { token })).headers.get('etag');
+    expect(withFactor).not.toBe(unlocked.headers.get('etag'));
+    await s.sql('DELETE FROM user_factors WHERE user_id = $1', [id]);
+    expect((await call(url(`/users/${alice?.sub}`), 'GET', { token })).headers.get('etag')).not.toBe(withFactor);
     expect(isProblem(await call(url(`/users/${alice?.sub}`), 'PATCH', { token, body: { locked: true }, headers: { 'if-match': unlocked.headers.get('etag') as string } }), 412)).toBe(true);
   });
 

@@ -35,6 +35,7 @@ export interface SeedUser {
   must_enrol_mfa?: boolean;
   must_change_password?: boolean;
   locked?: boolean;
+  email?: string;
 }
 
 export function seedFor(users: SeedUser[]) {
@@ -138,13 +139,27 @@ export const isEnrolPage = (page: Page) =>
 export const isPasswordPage = (page: Page) =>
   page.status === 200 && formTo(page, 'password') && page.body.includes('name="new_password"') && page.body.includes('name="confirm_password"');
 
-export type PageKind = 'sign-in' | 'otp' | 'enrol' | 'password' | 'redirect' | 'other';
+/** The new recovery codes, shown once after enrolment, with "Continue". */
+export const isRecoveryCodesPage = (page: Page) =>
+  page.status === 200 && formTo(page, 'recovery-codes') && /<button[^>]*type="submit"[^>]*>Continue<\/button>/.test(page.body);
+/** The second factor by recovery code. */
+export const isRecoveryPage = (page: Page) =>
+  page.status === 200 && formTo(page, 'recovery') && page.body.includes('name="recovery_code"') && page.body.includes('Recovery code');
+
+/** The codes a recovery-codes page shows. */
+export function recoveryCodesOf(page: Page): string[] {
+  return [...page.body.matchAll(/<li><code>([^<]+)<\/code><\/li>/g)].map((m) => m[1] ?? '');
+}
+
+export type PageKind = 'sign-in' | 'otp' | 'recovery' | 'enrol' | 'recovery-codes' | 'password' | 'redirect' | 'other';
 
 export function kindOf(page: Page): PageKind {
   if (page.status === 302 && page.location?.startsWith(`${WEB_REDIRECT}?`)) return 'redirect';
   if (isSignInPage(page)) return 'sign-in';
   if (isOtpPage(page)) return 'otp';
   if (isEnrolPage(page)) return 'enrol';
+  if (isRecoveryPage(page)) return 'recovery';
+  if (isRecoveryCodesPage(page)) return 'recovery-codes';
   if (isPasswordPage(page)) return 'password';
   return 'other';
 }

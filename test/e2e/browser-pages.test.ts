@@ -1,7 +1,8 @@
 /**
  * Every page, in a real browser, passes axe-core's WCAG 2.1 A and AA rules at a desktop width and
- * at a phone's 390 px: sign-in, failed sign-in, enrolment, password change (before and after a
- * refused try), consent, second factor, sign-out confirmation, sign-out cancelled, signed-out and
+ * at a phone's 390 px: sign-in, failed sign-in, enrolment, the recovery codes shown after it,
+ * password change (before and after a refused try), consent, second factor and recovery code
+ * (before and after a wrong code), sign-out confirmation, sign-out cancelled, signed-out and
  * the error page. One deployment, branded (IDP_BRAND_NAME, an SVG IDP_BRAND_LOGO and a light
  * IDP_BRAND_COLOR), walked through once; on the way, what each page tells people is checked: the
  * brand, the password rules before the first try, the fields in error, the QR code's text
@@ -186,6 +187,16 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await page.getByRole('button', { name: 'Verify', exact: true }).click();
   });
 
+  it('recovery codes: ten, shown once, each on one line, then Continue', async () => {
+    const list = page.getByRole('list', { name: 'Recovery codes' });
+    await list.waitFor();
+    const codes = (await list.getByRole('listitem').allInnerTexts()).map((c) => c.trim());
+    expect(codes).toHaveLength(10);
+    for (const code of codes) expect(code).toMatch(/^[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{2}$/);
+    await expectGoodPage(page, 'recovery codes');
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
+  });
+
   it('password change: why, and the rules before the first try; then the field in error', async () => {
     const newPassword = page.getByLabel('New password', { exact: true });
     await newPassword.waitFor();
@@ -316,6 +327,16 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     await second.getByRole('alert').waitFor();
     await expect(second.getByLabel('Authentication code', { exact: true }).getAttribute('aria-invalid')).resolves.toBe('true');
     await expectGoodPage(second, 'refused second factor');
+    // The other way through the step: a recovery code, and a wrong one refused with its field marked.
+    await second.getByRole('link', { name: 'Use a recovery code', exact: true }).click();
+    const recovery = second.getByLabel('Recovery code', { exact: true });
+    await recovery.waitFor();
+    await expectGoodPage(second, 'recovery code');
+    await recovery.fill('zzzz-zzzz-zz');
+    await second.getByRole('button', { name: 'Verify', exact: true }).click();
+    await second.getByRole('alert').waitFor();
+    await expect(second.getByLabel('Recovery code', { exact: true }).getAttribute('aria-invalid')).resolves.toBe('true');
+    await expectGoodPage(second, 'refused recovery code');
     expect(secondProblems).toEqual([]);
   });
 });

@@ -242,11 +242,11 @@ describe('fuzzing every endpoint', () => {
   }, TIMEOUT_MS);
 
   it('the sign-in pages and their forms, with the real interaction and cookie or with made-up ones', async () => {
-    const step = fc.constantFrom('', '/sign-in', '/otp', '/enrol', '/password', '/consent');
+    const step = fc.constantFrom('', '/sign-in', '/otp', '/recovery', '/enrol', '/recovery-codes', '/password', '/consent');
     const id = fc.oneof({ weight: 3, arbitrary: fc.constant(interaction.path) }, { weight: 1, arbitrary: value.map((v) => `/interaction/${encodeURIComponent(v.replace(/[\uD800-\uDFFF]/g, '?'))}`) });
     const path = fc.tuple(id, step).map(([i, s]) => `${i}${s}`);
     const cookie = fc.oneof({ weight: 3, arbitrary: fc.constant(interaction.cookie) }, { weight: 1, arbitrary: noCookie });
-    const names = ['csrf_token', 'username', 'password', 'otp', 'new_password', 'confirm_password', 'decision'];
+    const names = ['csrf_token', 'username', 'password', 'otp', 'recovery_code', 'new_password', 'confirm_password', 'decision'];
     await run(() => shot(path, ['GET', 'POST'], names, { csrf_token: interaction.csrf, username: ALICE.username, decision: 'allow' }, headers(fc.constant(undefined), cookie)));
   }, TIMEOUT_MS);
 

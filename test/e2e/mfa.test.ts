@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, postgresAvailable, redisAvailable } from '../helpers/services.ts';
 import {
   AddressedBrowser, THROTTLED_TEXT, UNRECOGNISED_TEXT, WEB_REDIRECT, WEB_SECRET, alertText, awayFromStepEnd, burst, codeOf, decodeJwt, describePage,
-  expectInvalidGrant, expectKind, inBatches, kindOf, nowSeconds, redeem, refresh, signIn, startAuthorization, startStack, submit, totp,
+  expectInvalidGrant, expectKind, inBatches, kindOf, nowSeconds, recoveryCodesOf, redeem, refresh, signIn, startAuthorization, startStack, submit, totp,
   type OpenForm, type Page, type SeedUser, type Stack,
 } from './account-support.ts';
 
@@ -67,6 +67,14 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
 
   async function enterCode(browser: AddressedBrowser, page: Page, base: string, code: string): Promise<Page> {
     return submit(browser, page, base, { otp: code });
+  }
+
+  /** The enrolment's first code: the new recovery codes are shown once, and "Continue" goes on. */
+  async function enrolWith(browser: AddressedBrowser, page: Page, base: string, code: string): Promise<Page> {
+    const codes = await enterCode(browser, page, base, code);
+    expectKind(codes, 'recovery-codes');
+    expect(recoveryCodesOf(codes)).toHaveLength(10);
+    return submit(browser, codes, base, {});
   }
 
   /** A refused code: the second-factor page again, with an error, and no way on to the client. */
@@ -334,7 +342,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     expect(await qrEncodes(page, a, IVY.username, SECRET), 'the check can tell another secret apart').toBe(false);
 
     await awayFromStepEnd();
-    const done = await enterCode(browser, page, a, await totp(secret, nowSeconds()));
+    const done = await enrolWith(browser, page, a, await totp(secret, nowSeconds()));
     const answer = await redeem(a, codeOf(done, started.state), started.verifier);
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(decodeJwt(answer.body.id_token).payload.amr).toEqual(['pwd', 'mfa']);
@@ -396,7 +404,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
       .toBeNull();
 
     await awayFromStepEnd();
-    const enrolled = await enterCode(fresh, wrong, a, await totp(secret, nowSeconds()));
+    const enrolled = await enrolWith(fresh, wrong, a, await totp(secret, nowSeconds()));
     const answer = await redeem(a, codeOf(enrolled, second.state), second.verifier);
     expect(decodeJwt(answer.body.id_token).payload.amr).toEqual(['pwd', 'mfa']);
     const rows = await stack.sql<{ sealed: string | null; flag: boolean }>(
@@ -437,7 +445,7 @@ describe.runIf(postgresAvailable && redisAvailable)('second factor (two instance
     // Whichever the service asks for (the enrolled code, or a new enrolment), the user can do it.
     await awayFromStepEnd();
     if (kindOf(page) === 'otp') page = await enterCode(browser, page, a, await totp(SECRET, nowSeconds()));
-    else if (kindOf(page) === 'enrol') page = await enterCode(browser, page, a, await totp(enrolSecret(page).secret, nowSeconds()));
+    else if (kindOf(page) === 'enrol') page = await enrolWith(browser, page, a, await totp(enrolSecret(page).secret, nowSeconds()));
     const answer = await redeem(a, codeOf(page, started.state), started.verifier);
     // A code was issued, so the user passed every step: the token endpoint must not refuse it.
     expect(answer.status, `token endpoint after a completed sign-in: ${JSON.stringify(answer.body)}`).toBe(200);

@@ -148,7 +148,8 @@ describe.runIf(postgresAvailable && redisAvailable)('production over http with I
     const database = new URL(production.url());
     expect(line, server.output()).toBeDefined();
     expect(JSON.parse(line ?? '{}')).toMatchObject({
-      msg: `started: mode production, issuer ${server.url}/, database postgres ${database.host}${database.pathname}, store redis ${new URL(REDIS_URL).host}, sign-in source local, listening 127.0.0.1:${server.port}`,
+      msg: `started: mode production, issuer ${server.url}/, database postgres ${database.host}${database.pathname}, store redis ${new URL(REDIS_URL).host}, sign-in source local, listening 127.0.0.1:${server.port}, `
+        + 'mail off (IDP_SMTP_URL unset: password recovery by mail, email verification and mail notices are not offered)',
     });
     expect(server.output()).not.toContain('hunter2');
     const ready = (await (await fetch(`${server.url}/readyz`)).json()) as Record<string, string>;

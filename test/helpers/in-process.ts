@@ -41,6 +41,8 @@ export interface InProcessApp {
   sql<T extends Record<string, unknown> = Record<string, unknown>>(text: string, values?: unknown[]): Promise<T[]>;
   /** What the app logged so far, one JSON line each. */
   logs(): string;
+  /** The app's own services, for a test that calls what the routes call (services.userSessions). */
+  services: Services;
   close(): Promise<void>;
 }
 
@@ -106,6 +108,7 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
         return (await shared.db.executeQuery<T>(CompiledQuery.raw(text, values))).rows;
       },
       logs: () => lines.join(''),
+      services,
       close,
     };
   } catch (error) {

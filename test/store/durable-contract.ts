@@ -17,6 +17,7 @@ import { createKeyManager, type KeyManager } from '../../src/tokens/keys.ts';
 import { hashClientSecret } from '../../src/tokens/opaque.ts';
 import { deriveKey, open as openSealed } from '../../src/tokens/secret-box.ts';
 import { factorsContract } from './factors-contract.ts';
+import { recoveryCodesContract } from './recovery-codes-contract.ts';
 
 export interface OpenedDurableStore {
   /** A store on an empty database, already migrated. */
@@ -425,6 +426,7 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
     });
 
     factorsContract(() => store);
+    recoveryCodesContract(() => store);
 
     describe('api scopes', () => {
       it('add says true then false; remove says true then false', async () => {
@@ -480,6 +482,22 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect(await store.consents.get(user.id, client.clientId)).toEqual([]);
         expect(await store.consents.get(user.id, otherClient.clientId)).toEqual(['api:read']);
         await expect(store.consents.revoke(user.id, client.clientId)).resolves.toBeUndefined();
+      });
+
+      it('lists a user\'s consents by client, with when they were granted', async () => {
+        const [client, otherClient] = [sampleClient(), sampleClient()];
+        await store.clients.upsert(client);
+        await store.clients.upsert(otherClient);
+        const [user, other] = [sampleUser(), sampleUser()];
+        await store.users.upsert(user);
+        await store.users.upsert(other);
+        await store.consents.grant(user.id, client.clientId, ['openid']);
+        await store.consents.grant(user.id, otherClient.clientId, ['email']);
+        await store.consents.grant(other.id, client.clientId, ['profile']);
+        const listed = await store.consents.listForUser(user.id);
+        expect(listed.map((c) => [c.clientId, c.scopes]).sort()).toEqual([[client.clientId, ['openid']], [otherClient.clientId, ['email']]].sort());
+        expect(listed.every((c) => c.grantedAt instanceof Date)).toBe(true);
+        expect(await store.consents.listForUser(sampleUser().id)).toEqual([]);
       });
 
       it('a first grant holds no duplicates either', async () => {
@@ -621,6 +639,26 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         const g = await family();
         expect((await store.refreshTokens.revokeForUserAndClient(g.userId, g.clientId, 'end session', at(20))).families.map((x) => x.id)).toEqual([g.id]);
         expect((await store.refreshTokens.revokeForUserAndClient(g.userId, g.clientId, 'end session', at(21))).families).toEqual([]);
+      });
+
+      it('lists a user\'s live families, oldest first, last used at their last rotation', async () => {
+        const f = await family();
+        const make = async (id: string, userId: string, tokenExpiresAt: Date) => store.refreshTokens.createFamily({
+          id, clientId: f.clientId, userId, scopes: ['openid'], claims: null, allowedScopes: ['openid'], nonce: null, authTime: at(0), amr: ['pwd'],
+          expiresAt: at(86_400), tokenSalt: randomBytes(32), tokenExpiresAt, accessExpiresAt: at(600),
+        });
+        const [idle, revoked, another] = [randomUUID(), randomUUID(), randomUUID()];
+        await make(idle, f.userId, at(100));
+        await make(revoked, f.userId, at(3600));
+        await store.refreshTokens.revokeFamily(revoked, 'test', at(5));
+        const other = sampleUser();
+        await store.users.upsert(other);
+        await make(another, other.id, at(3600));
+        expect(await advance(f, 0, 50)).toBe(true);
+        const listed = await store.refreshTokens.listForUser(f.userId, at(200));
+        expect(listed).toEqual([{ id: f.id, clientId: f.clientId, createdAt: expect.any(Date), lastUsedAt: at(50), expiresAt: at(86_400) }]);
+        expect((await store.refreshTokens.listForUser(f.userId, at(60))).map((x) => x.id).sort()).toEqual([f.id, idle].sort());
+        expect((await store.refreshTokens.listForUser(other.id, at(60)))[0]).toMatchObject({ id: another, lastUsedAt: expect.any(Date) });
       });
 
       it('records revocations durably until they expire, then purges them', async () => {

@@ -16,6 +16,7 @@ import { CODE_TTL_SECONDS } from '../../src/store/ephemeral/codes.ts';
 import { waitUntil } from '../helpers/waits.ts';
 import type { CodeRecord, IssuedFromCode } from '../../src/store/records.ts';
 import { NAMESPACES, type AttemptRule, type EphemeralStore, type Namespace } from '../../src/store/types.ts';
+import { indexContract } from './ephemeral-index-contract.ts';
 import { purposesContract } from './ephemeral-purposes-contract.ts';
 
 /** Whether every key took its attempt (`take` names the key that refused, if any). */
@@ -147,6 +148,7 @@ export function ephemeralContract(name: string, open: () => Promise<OpenedEpheme
     });
 
     purposesContract(() => store, withAnotherInstance);
+    indexContract(() => store, (ms) => opened!.advance(ms), withAnotherInstance);
 
     describe('deleteAndWrite', () => {
       const set = (k: string, value: unknown) => ({ op: 'set' as const, ns: ns('daw-out'), key: k, value, ttlSeconds: 60 });

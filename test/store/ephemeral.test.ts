@@ -109,6 +109,30 @@ describe.runIf(redisAvailable)('Redis', () => {
   });
 });
 
+describe.runIf(redisAvailable)('Redis indexes', () => {
+  it('keeps an index in one sorted set whose TTL follows its latest member, gone once empty', async () => {
+    const keyPrefix = redisPrefix();
+    const store = createRedisEphemeralStore({ url: REDIS_URL, keyPrefix });
+    const raw = new Redis(REDIS_URL, { keyPrefix, maxRetriesPerRequest: 1 });
+    const index = (member: string, ttlSeconds: number) => ({ op: 'index' as const, ns: ns('idx'), key: 'u', member, ttlSeconds });
+    try {
+      await store.write([index('a', 60), index('b', 120)]);
+      expect(await raw.type('idx:{u}')).toBe('zset');
+      expect(await raw.pttl('idx:{u}')).toBeGreaterThan(119_000);
+      await store.write([{ op: 'unindex', ns: ns('idx'), key: 'u', member: 'b' }]);
+      const pttl = await raw.pttl('idx:{u}');
+      expect(pttl).toBeGreaterThan(59_000);
+      expect(pttl).toBeLessThanOrEqual(60_000);
+      await store.write([{ op: 'unindex', ns: ns('idx'), key: 'u', member: 'a' }]);
+      expect(await raw.exists('idx:{u}')).toBe(0);
+    } finally {
+      raw.disconnect();
+      await store.close();
+      await deleteKeys(keyPrefix);
+    }
+  });
+});
+
 describe.runIf(redisServersAvailable)('Redis Cluster', () => {
   let cluster: Promise<RedisClusterServers> | undefined;
   afterAll(async () => {

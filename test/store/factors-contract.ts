@@ -23,7 +23,7 @@ export function factorsContract(getStore: () => DurableStore): void {
       const store = getStore();
       const user = await withUser();
       const app = await store.factors.add(totp(user.id));
-      const code = await store.factors.add({ userId: user.id, kind: 'recovery_code', name: 'Recovery code 1', secretSealed: null });
+      const [code] = await store.factors.replaceRecoveryCodes(user.id, [uniqueId('hash')], 'Recovery code');
       expect(app).toEqual({ ...totp(user.id), id: expect.any(String), secretSealed: app?.secretSealed, createdAt: expect.any(Date), lastUsedAt: null });
       const factors = [app, code];
       expect(await store.factors.listForUser(user.id)).toEqual(factors);
@@ -42,6 +42,8 @@ export function factorsContract(getStore: () => DurableStore): void {
       await expect(store.factors.add({ ...totp(user.id), kind: 'totp', secretSealed: null })).rejects.toThrow(violates('user_factors_totp_secret'));
       await expect(store.factors.add({ ...totp(user.id), kind: 'sms' as never })).rejects.toThrow(violates('user_factors_kind'));
       await expect(store.factors.add({ ...totp(user.id), kind: 'passkey', name: '' })).rejects.toThrow(violates('user_factors_name_length'));
+      // A recovery code is typed and found by its keyed hash: without one it could never be used.
+      await expect(store.factors.add({ ...totp(user.id), kind: 'recovery_code', secretSealed: null })).rejects.toThrow(violates('user_factors_recovery_code_hash'));
       await expect(store.factors.add(totp(uniqueId('missing')))).rejects.toThrow(/foreign key/);
       expect(await store.factors.listForUser(user.id)).toEqual([first]);
     });
@@ -75,7 +77,7 @@ export function factorsContract(getStore: () => DurableStore): void {
       const app = (await store.factors.add(totp(user.id)))!;
       let code: FactorRecord | undefined;
       const changes = [
-        async () => { code = await store.factors.add({ userId: user.id, kind: 'recovery_code', name: 'Recovery code', secretSealed: null }); },
+        async () => { [code] = await store.factors.replaceRecoveryCodes(user.id, [uniqueId('hash')], 'Recovery code'); },
         () => store.factors.reseal(app.id, 'v1.other'),
         () => store.factors.remove(app.id),
       ];

@@ -40,7 +40,9 @@ const PAGES: Record<string, Data> = {
     clientName: 'Web shop', accountName: 'Alice Liddell (alice)',
   },
   'form-post': { action: 'https://shop.example/callback', fields: [{ name: 'code', value: 'c-1' }, { name: 'state', value: 's-1' }], nonce: 'bm9uY2U' },
-  otp: { action: '/signin/otp', csrfToken: 'csrf-4', error: 'That code did not work.', invalid: ['otp'] },
+  otp: { action: '/signin/otp', csrfToken: 'csrf-4', error: 'That code did not work.', invalid: ['otp'], recoveryUrl: '/signin/recovery' },
+  recovery: { action: '/signin/recovery', csrfToken: 'csrf-7', error: 'That recovery code is not right.', invalid: ['recovery_code'], otpUrl: '/signin' },
+  'recovery-codes': { action: '/signin/recovery-codes', csrfToken: 'csrf-8', codes: ['k7xq-2mfp-9d', '0a1b-2c3d-4e'] },
   enrol: { action: '/signin/enrol', csrfToken: 'csrf-5', qrSvg: QR_SVG, secret: 'JBSW Y3DP EHPK 3PXP',
     otpauthUri: 'otpauth://totp/idp.example:alice?secret=JBSWY3DPEHPK3PXP&issuer=idp.example', account: 'alice', issuer: 'idp.example', error: 'That code did not work.', invalid: ['otp'] },
   password: {
@@ -235,6 +237,33 @@ describe('the pages, with the names of the README\'s Pages section', () => {
     ]);
     expect(f.buttons.map((b) => b.text)).toEqual(['Verify']);
     expect(f.form['aria-describedby']).toBe('form-error');
+  });
+
+  it('second factor: "Use a recovery code" leads to the recovery code form, only when there are codes', () => {
+    expect(tags(render('otp', PAGES.otp ?? {}), 'a').map((a) => a.href)).toEqual(['/signin/recovery']);
+    expect(text(render('otp', PAGES.otp ?? {}))).toContain('Use a recovery code');
+    expect(tags(render('otp', { ...PAGES.otp, recoveryUrl: undefined }), 'a')).toEqual([]);
+  });
+
+  it('recovery code: recovery_code "Recovery code" and "Verify", the field in error pointing at the message', () => {
+    const html = render('recovery', PAGES.recovery ?? {});
+    const f = formOf(html, '/signin/recovery');
+    expect(f.hidden).toEqual([{ type: 'hidden', name: 'csrf_token', value: 'csrf-7' }]);
+    expect(f.visible.map((i) => [i.name, f.labels.get(i.id ?? ''), i.autocomplete, i['aria-invalid'], i['aria-describedby']])).toEqual([
+      ['recovery_code', 'Recovery code', 'off', 'true', 'form-error'],
+    ]);
+    expect(f.buttons.map((b) => b.text)).toEqual(['Verify']);
+    expect(tags(html, 'a').map((a) => a.href)).toEqual(['/signin']);
+  });
+
+  it('new recovery codes: each code as text, and "Continue"', () => {
+    const html = render('recovery-codes', PAGES['recovery-codes'] ?? {});
+    const f = formOf(html, '/signin/recovery-codes');
+    expect(f.hidden).toEqual([{ type: 'hidden', name: 'csrf_token', value: 'csrf-8' }]);
+    expect(f.visible).toEqual([]);
+    expect(f.buttons.map((b) => b.text)).toEqual(['Continue']);
+    expect(text(html)).toContain('k7xq-2mfp-9d');
+    expect(text(html)).toContain('0a1b-2c3d-4e');
   });
 
   it('MFA enrolment: the QR code, the secret as text, otp and "Verify"', () => {

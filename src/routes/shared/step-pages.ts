@@ -1,6 +1,8 @@
 /** The page of each sign-in step, with what its template needs (the field and button names the README's Pages section gives). */
 import type { FastifyReply } from 'fastify';
+import { recoveryCodesLeft } from '../../factors/recovery-codes.ts';
 import type { FlowOutcome } from '../../sessions/flow-types.ts';
+import { totpFactor } from '../../store/records.ts';
 import { passwordRules } from '../../sources/password-policy.ts';
 import { formActionSource, renderPage, type PageContext } from './pages.ts';
 import { describeScopes } from './scope-descriptions.ts';
@@ -10,7 +12,9 @@ const PASSWORD_CHANGE_REASON = 'Your administrator requires a new password for t
 
 export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Extract<FlowOutcome, { kind: 'show-step' }>): FastifyReply {
   const { step, action, state, feedback, enrolment } = shown;
-  const { interaction, client, user } = state;
+  const { interaction, client, user, pendingUser } = state;
+  // The interaction's page: its forms post to `{page}/{step}`, its other pages are below it.
+  const pageUrl = action.slice(0, action.lastIndexOf('/'));
   const common = { csrfToken: interaction.csrfToken, clientName: client.displayName || client.clientId, action };
   // Signing in ends in a redirect to the client: Chromium checks it against form-action.
   const options = { formActions: [formActionSource(interaction.request.redirectUri)] };
@@ -18,7 +22,11 @@ export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Ex
     case 'consent':
       return renderPage(reply, page, 'consent', { ...common, userName: user?.name ?? user?.username ?? '', scopes: describeScopes(interaction.request.scopes) }, options);
     case 'otp':
-      return renderPage(reply, page, 'otp', { ...common, ...feedback }, options);
+      return renderPage(reply, page, 'otp', { ...common, recoveryUrl: pendingUser && recoveryCodesLeft(pendingUser) > 0 ? `${pageUrl}/recovery` : undefined, ...feedback }, options);
+    case 'recovery':
+      return renderPage(reply, page, 'recovery', { ...common, otpUrl: pendingUser && totpFactor(pendingUser) ? pageUrl : undefined, ...feedback }, options);
+    case 'recovery-codes':
+      return renderPage(reply, page, 'recovery-codes', { ...common, codes: shown.recoveryCodes ?? [] }, options);
     case 'password':
       return renderPage(reply, page, 'password', { ...common, reason: PASSWORD_CHANGE_REASON, rules: passwordRules(), ...feedback }, options);
     case 'enrol':

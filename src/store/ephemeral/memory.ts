@@ -7,6 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { CodeRecord, IssuedFromCode } from '../records.ts';
 import type { AttemptRule, ChannelListener, EphemeralStore, EphemeralWrite, Namespace } from '../types.ts';
 import { CODE_TTL_SECONDS, createCodeStore, type CodeSteps } from './codes.ts';
+import { indexedMembers, indexMember, type MemoryIndex } from './memory-index.ts';
 import { NAMESPACES } from './namespaces.ts';
 import { createAttempts, createRateCounters, createRoundTrips, createIdempotencyKeys, createUsedTotpCodes, type AttemptSteps, type KeySteps } from './purposes.ts';
 
@@ -31,8 +32,9 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
   const entries = new Map<string, Entry>();
   const counters = new Map<string, { count: number; expiresAt: number }>();
   const attempts = new Map<string, Attempts>();
+  const indexes = new Map<string, MemoryIndex>();
   const channels = new Map<string, Set<ChannelListener>>();
-  const sweeper = setInterval(() => sweepExpired([entries, counters, attempts], clock()), SWEEP_INTERVAL_MS);
+  const sweeper = setInterval(() => sweepExpired([entries, counters, attempts, indexes], clock()), SWEEP_INTERVAL_MS);
   sweeper.unref();
 
   const live = (k: string): Entry | undefined => liveIn(entries, k, clock());
@@ -48,11 +50,14 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     entries.delete(k);
     counters.delete(k);
     attempts.delete(k);
+    indexes.delete(k);
   };
   const applyWrites = (writes: readonly EphemeralWrite[]) => {
     for (const w of writes) {
-      if (w.op === 'set') put(`${w.ns}:${w.key}`, w.value, w.ttlSeconds);
-      else remove(`${w.ns}:${w.key}`);
+      const k = `${w.ns}:${w.key}`;
+      if (w.op === 'set') put(k, w.value, w.ttlSeconds);
+      else if (w.op === 'delete') remove(k);
+      else indexMember(indexes, k, w.member, w.op === 'index' ? clock() + w.ttlSeconds * 1000 : undefined, clock());
     }
   };
   const liveAttempts = (k: string): Attempts | undefined => liveIn(attempts, k, clock());
@@ -178,6 +183,9 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     async delete(ns, key) {
       remove(`${ns}:${key}`);
     },
+    async indexed(ns, key) {
+      return indexedMembers(indexes, `${ns}:${key}`, clock());
+    },
     async entries<T>(ns: Namespace) {
       const prefix = `${ns}:`;
       const found: Array<[string, T]> = [];
@@ -193,6 +201,7 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
       entries.clear();
       counters.clear();
       attempts.clear();
+      indexes.clear();
       channels.clear();
     },
   };

@@ -13,6 +13,8 @@ export const NAMESPACES = {
   codeReplayed: 'code-reused',
   /** Browser sessions by the hash of their cookie's id. */
   session: 'session',
+  /** Each user's browser sessions: an index (one key per user) of their store keys, by expiry. */
+  userSessions: 'user-sessions',
   /** Authorization requests being signed in (the sign-in steps), by the hash of their id. */
   interaction: 'interaction',
   /** Sign-in attempts per account and per source address (the throttle's counts and locks). */

@@ -18,3 +18,6 @@ export function defineScript(redis: Redis | Cluster, connection: () => Redis | C
     return client[name]!(...keys, ...args);
   };
 }
+
+/** A TTL in whole milliseconds, at least one (Redis refuses PX 0). */
+export const px = (ttlSeconds: number): number => Math.max(1, Math.round(ttlSeconds * 1000));

@@ -8,7 +8,8 @@ import { createCodeStore } from './codes.ts';
 import { redisAttemptSteps } from './redis-attempts.ts';
 import { redisCodeSteps } from './redis-codes.ts';
 import { createAttempts, createRateCounters, createRoundTrips, createIdempotencyKeys, createUsedTotpCodes, type KeySteps } from './purposes.ts';
-import { defineScript } from './redis-scripts.ts';
+import { defineScript, px } from './redis-scripts.ts';
+import { INDEX_FUNCTION, indexArguments, redisIndexes } from './redis-index.ts';
 import { parseRedisUrl } from './redis-url.ts';
 
 export { describeRedisTarget, parseRedisUrl, type RedisTarget } from './redis-url.ts';
@@ -21,15 +22,19 @@ return n
 
 // KEYS[1]: the value deleted; then the keys of the writes, those made when it was there first.
 // ARGV[1]: how many writes are made when it was there; then two per write, in the order of the
-// keys: the JSON to set and its TTL (ms), or two empty strings to delete. Returns 1 when the
-// value was there.
-const DELETE_AND_WRITE = `
+// keys: the JSON to set and its TTL (ms), or two empty strings to delete, or an index's member
+// and 'i' before its TTL (ms) to add it or 'i' alone to remove it. Returns 1 when the value was
+// there.
+const DELETE_AND_WRITE = `${INDEX_FUNCTION}
 local found = redis.call('DEL', KEYS[1])
 local first, last = 2, tonumber(ARGV[1]) + 1
 if found == 0 then first, last = last + 1, #KEYS end
 for i = first, last do
   local at = 2 * (i - 2) + 2
-  if ARGV[at + 1] == '' then redis.call('DEL', KEYS[i]) else redis.call('SET', KEYS[i], ARGV[at], 'PX', ARGV[at + 1]) end
+  local ttl = ARGV[at + 1]
+  if ttl == '' then redis.call('DEL', KEYS[i])
+  elseif string.sub(ttl, 1, 1) == 'i' then index(KEYS[i], ARGV[at], string.sub(ttl, 2))
+  else redis.call('SET', KEYS[i], ARGV[at], 'PX', ttl) end
 end
 return found
 `;
@@ -78,15 +83,17 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
   redis.defineCommand('idpDeleteAndWrite', { lua: DELETE_AND_WRITE });
   const parse = <T>(json: string | null): T | undefined => (json === null ? undefined : (JSON.parse(json) as T));
 
-  const px = (ttlSeconds: number) => Math.max(1, Math.round(ttlSeconds * 1000));
+  const indexes = redisIndexes(redis, inOneWrite, k);
   /** Adds one write to a MULTI. */
-  const queue = (batch: ChainableCommander, w: EphemeralWrite): ChainableCommander => (w.op === 'set'
-    ? batch.set(k(w.ns, w.key), JSON.stringify(w.value), 'PX', px(w.ttlSeconds))
-    : batch.del(k(w.ns, w.key)));
+  const queue = (batch: ChainableCommander, w: EphemeralWrite): ChainableCommander => {
+    if (w.op === 'set') return batch.set(k(w.ns, w.key), JSON.stringify(w.value), 'PX', px(w.ttlSeconds));
+    return w.op === 'delete' ? batch.del(k(w.ns, w.key)) : indexes.queue(batch, w);
+  };
   /** Sends one write as one command. */
   const apply = async (w: EphemeralWrite): Promise<void> => {
     if (w.op === 'set') await inOneWrite().set(k(w.ns, w.key), JSON.stringify(w.value), 'PX', px(w.ttlSeconds));
-    else await inOneWrite().del(k(w.ns, w.key));
+    else if (w.op === 'delete') await inOneWrite().del(k(w.ns, w.key));
+    else await indexes.apply(w);
   };
   const write = async (writes: readonly EphemeralWrite[]): Promise<void> => {
     // A cluster runs a MULTI within one hash slot only: there, each write goes on its own. One
@@ -138,13 +145,14 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
         return found;
       }
       const all = [...deleted, ...missing];
-      const args = all.flatMap((w) => (w.op === 'set' ? [JSON.stringify(w.value), String(px(w.ttlSeconds))] : ['', '']));
+      const args = all.flatMap(deleteAndWriteArguments);
       const client = inOneWrite() as unknown as Record<string, (...params: Array<string | number>) => Promise<number>>;
       return (await client.idpDeleteAndWrite!(all.length + 1, k(ns, key), ...all.map((w) => k(w.ns, w.key)), String(deleted.length), ...args)) === 1;
     },
     async delete(ns, key) {
       await inOneWrite().del(k(ns, key));
     },
+    indexed: indexes.indexed,
     async entries<T>(ns: Namespace) {
       // SCAN matches whole key names: the prefix is not added for us, and is taken off again.
       const names = await scanKeys(redis, `${keyPrefix}${ns}:{*}`);
@@ -169,6 +177,14 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
       await redis.quit().catch(() => redis.disconnect());
     },
   };
+}
+
+/** One write's two arguments to DELETE_AND_WRITE. */
+function deleteAndWriteArguments(w: EphemeralWrite): [string, string] {
+  if (w.op === 'set') return [JSON.stringify(w.value), String(px(w.ttlSeconds))];
+  if (w.op === 'delete') return ['', ''];
+  const [member, ttl] = indexArguments(w);
+  return [member, `i${ttl}`];
 }
 
 /**

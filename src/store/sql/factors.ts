@@ -10,7 +10,7 @@ const FACTOR_COLUMNS = ['id', 'user_id', 'kind', 'name', 'secret_sealed', 'creat
 const QUALIFIED = FACTOR_COLUMNS.map((column) => `user_factors.${column}` as const);
 
 /** A row, from the table or from JSON (where timestamps are strings). */
-type FactorRow = Omit<Selectable<UserFactorsTable>, 'created_at' | 'last_used_at'> & { created_at: Date | string; last_used_at: Date | string | null };
+type FactorRow = Omit<Selectable<UserFactorsTable>, 'created_at' | 'last_used_at' | 'secret_hash'> & { created_at: Date | string; last_used_at: Date | string | null };
 
 export function toFactorRecord(row: FactorRow): FactorRecord {
   return {
@@ -59,6 +59,37 @@ export function sqlFactors(db: Db): FactorRepository {
     },
     async reseal(id, secretSealed) {
       await db.updateTable('user_factors').set({ secret_sealed: secretSealed }).where('id', '=', id).execute();
+    },
+    async replaceRecoveryCodes(userId, hashes, name) {
+      // One statement, so atomic without a transaction of its own (the store may be one already).
+      const { rows } = await sql<FactorRow>`
+        WITH old AS (DELETE FROM user_factors WHERE user_id = ${userId} AND kind = 'recovery_code')
+        INSERT INTO user_factors (user_id, kind, name, secret_hash)
+        SELECT ${userId}, 'recovery_code', ${name}, hash FROM unnest(${[...hashes]}::text[]) AS hash
+        RETURNING ${sql.join(FACTOR_COLUMNS.map((column) => sql.ref(column)))}`.execute(db);
+      return rows.map(toFactorRecord).sort((a, b) => a.id.localeCompare(b.id));
+    },
+    async consumeRecoveryCode(userId, candidates, at) {
+      // The DELETE takes the row's lock: a second caller with the same code waits, then finds
+      // the row gone and deletes nothing. The rest of the set is marked used in the same statement.
+      const { rows } = await sql<{ used: string; total: string }>`
+        WITH used AS (
+          DELETE FROM user_factors
+          WHERE user_id = ${userId} AND kind = 'recovery_code' AND secret_hash = ANY(${[...candidates]}::text[])
+          RETURNING id
+        ), touched AS (
+          UPDATE user_factors SET last_used_at = ${at}
+          WHERE user_id = ${userId} AND kind = 'recovery_code' AND EXISTS (SELECT 1 FROM used)
+            AND id NOT IN (SELECT id FROM used)
+          RETURNING id
+        )
+        SELECT (SELECT count(*) FROM used) AS used, (SELECT count(*) FROM touched) AS total`.execute(db);
+      const row = rows[0];
+      return !row || Number(row.used) === 0 ? undefined : { remaining: Number(row.total) };
+    },
+    async removeAllForUser(userId) {
+      const rows = await db.deleteFrom('user_factors').where('user_id', '=', userId).returning(FACTOR_COLUMNS).execute();
+      return rows.map(toFactorRecord);
     },
   };
 }

@@ -183,6 +183,16 @@ export function sqlRefreshTokens(db: Db): RefreshTokenRepository {
       return rows.length;
     },
 
+    async listForUser(userId, now) {
+      const rows = await db.selectFrom('refresh_token_families')
+        .select(['id', 'client_id', 'created_at', 'rotated_at', 'expires_at'])
+        .where('user_id', '=', userId).where('revoked_at', 'is', null)
+        .where('expires_at', '>', now).where('token_expires_at', '>', now)
+        .orderBy('created_at').orderBy('id')
+        .execute();
+      return rows.map((r) => ({ id: r.id, clientId: r.client_id, createdAt: r.created_at, lastUsedAt: r.rotated_at ?? r.created_at, expiresAt: r.expires_at }));
+    },
+
     revokeForUserAndClient: (userId, clientId, reason, now) =>
       db.transaction().execute(async (trx) => {
         const families = await trx.selectFrom('refresh_token_families').select('id')

@@ -59,5 +59,9 @@ export function sqlConsents(db: Db): ConsentRepository {
     async revoke(userId, clientId) {
       await db.deleteFrom('consents').where('user_id', '=', userId).where('client_id', '=', clientId).execute();
     },
+    async listForUser(userId) {
+      const rows = await db.selectFrom('consents').select(['client_id', 'scopes', 'granted_at']).where('user_id', '=', userId).orderBy('client_id').execute();
+      return rows.map((r) => ({ clientId: r.client_id, scopes: r.scopes, grantedAt: r.granted_at }));
+    },
   };
 }

@@ -53,6 +53,8 @@ export interface UserFactorsTable {
   kind: string;
   name: string;
   secret_sealed: string | null;
+  /** A recovery code's keyed hash (migration 2026-11-27-0030); null for the other kinds. */
+  secret_hash: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
   last_used_at: NullableTimestamp;
 }

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { OAuthError } from '../../../src/errors.ts';
+import type { RecoveryCodeDeps } from '../../../src/factors/recovery-codes.ts';
 import type { AuthorizationRequest, AuthorizationTarget } from '../../../src/sessions/authorization-request.ts';
 import { createSessionStore } from '../../../src/sessions/browser-session.ts';
 import type { BrowserRequest, FlowResult } from '../../../src/sessions/flow-types.ts';
@@ -65,6 +66,7 @@ function harness(clientOverrides: Partial<ClientRecord> = {}) {
   });
   const forms = createStepForms({
     flow, interactions, sessions, consents, source, throttle, deviceCookies, mfa: {} as MfaSecrets,
+    recoveryCodes: {} as RecoveryCodeDeps, notices: { mail: () => {} },
     changePassword: async () => undefined, canonicalAccountName: (typed) => typed.toLowerCase(),
   });
   const audits: Array<Record<string, unknown>> = [];

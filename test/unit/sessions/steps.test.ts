@@ -18,6 +18,8 @@ const AUTH_TIME = NOW - 100;
 
 /** An enrolled authenticator app. */
 const TOTP: FactorRecord = { id: 'f-1', userId: 'u-alice', kind: 'totp', name: 'Authenticator app', secretSealed: 'sealed', createdAt: new Date(0), lastUsedAt: null };
+/** A recovery code left (the authenticator app removed). */
+const RECOVERY: FactorRecord = { id: 'f-2', userId: 'u-alice', kind: 'recovery_code', name: 'Recovery code', secretSealed: null, createdAt: new Date(0), lastUsedAt: null };
 
 function user(overrides: Partial<UserRecord> = {}): UserRecord {
   return {
@@ -92,6 +94,8 @@ const rows: Array<[string, Given, Step | string]> = [
   ['the session user owes enrolment', { user: user({ mustEnrolMfa: true }) }, 'sign-in'],
   ['the session user with TOTP signed in with mfa', { user: user({ factors: [TOTP] }), session: { ...session, amr: ['pwd', 'mfa'] } }, 'done'],
   ['the session user with TOTP came from an upstream (external)', { user: user({ factors: [TOTP] }), session: { ...session, amr: ['external'] } }, 'done'],
+  ['the session user signed in with a factor an administrator has since removed (flagged to enrol)', { user: user({ mustEnrolMfa: true }), session: { ...session, amr: ['pwd', 'mfa'] } }, 'sign-in'],
+  ['the session user flagged to enrol, signed in with mfa, still holding a factor', { user: user({ mustEnrolMfa: true, factors: [TOTP] }), session: { ...session, amr: ['pwd', 'mfa'] } }, 'done'],
   ['the session user must change a local password', { user: user({ mustChangePassword: true }) }, 'sign-in'],
   ['a directory user flagged for a password change owes nothing here', { user: user({ mustChangePassword: true, source: 'ldap' }) }, 'done'],
   // prompt, max_age, id_token_hint.
@@ -122,6 +126,7 @@ const rows: Array<[string, Given, Step | string]> = [
   ['pending, its user locked since', { interaction: { pending: pending() }, pendingUser: bob({ locked: true }) }, 'sign-in'],
   ['pending, the user has TOTP', { interaction: { pending: pending() }, pendingUser: bob({ factors: [TOTP] }) }, 'otp'],
   ['pending, the user has TOTP and is flagged to enrol', { interaction: { pending: pending() }, pendingUser: bob({ factors: [TOTP], mustEnrolMfa: true }) }, 'otp'],
+  ['pending, the user holds recovery codes only', { interaction: { pending: pending() }, pendingUser: bob({ factors: [RECOVERY] }) }, 'otp'],
   ['pending, the user must enrol', { interaction: { pending: pending() }, pendingUser: bob({ mustEnrolMfa: true }) }, 'enrol'],
   ['pending, code given, a password change owed', { interaction: { pending: pending(['pwd', 'mfa']) }, pendingUser: bob({ factors: [TOTP], mustChangePassword: true }) }, 'password'],
   ['pending, must enrol and change the password', { interaction: { pending: pending() }, pendingUser: bob({ mustEnrolMfa: true, mustChangePassword: true }) }, 'enrol'],

@@ -1,0 +1,108 @@
+/**
+ * A user's sessions: their refresh token families and their browser sessions, listed and ended
+ * (the administration API, the account page, and a password recovery all end them through these
+ * functions). Ending a session also ends what it let anyone obtain: a family's tokens, and for a
+ * browser session the tokens of the clients signed in to in it, as signing out does.
+ */
+import type { Clock } from '../clock.ts';
+import { publicSessionId, type SessionStore } from '../sessions/browser-session.ts';
+import { revokeUserClientTokens, type ClientTokenRevocationDeps } from '../sessions/end-session.ts';
+import type { RefreshTokenRepository, UserRefreshFamily, UserRepository } from '../store/types.ts';
+import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation-list.ts';
+import { AdminError } from './errors.ts';
+
+export interface UserSessionsDeps extends ClientTokenRevocationDeps {
+  clock: Clock;
+  users: Pick<UserRepository, 'getById'>;
+  sessions: Pick<SessionStore, 'listForUser' | 'destroy'>;
+  refreshTokens: Pick<RefreshTokenRepository, 'listForUser' | 'get' | 'revokeFamily' | 'revokeForUserAndClient'>;
+  revocations: Pick<RevocationList, 'revoke' | 'revokeUser'>;
+}
+
+/** A browser session as listed: `id` is its public id (never its cookie's id or its store key). */
+export interface BrowserSessionView {
+  id: string;
+  createdAt: Date;
+  authTime: Date | null;
+  amr: string[];
+  /** Clients that received a code in this session. */
+  clients: string[];
+  /** Whether it is the session of the key given to the list (the caller's own). */
+  current: boolean;
+}
+
+export interface UserSessions {
+  refreshTokenFamilies: UserRefreshFamily[];
+  browserSessions: BrowserSessionView[];
+}
+
+const fromSeconds = (seconds: number) => new Date(seconds * 1000);
+
+async function existingUser(deps: Pick<UserSessionsDeps, 'users'>, userId: string): Promise<void> {
+  if (!(await deps.users.getById(userId))) throw new AdminError('not_found', `no user with id ${userId}`);
+}
+
+/** A user's live families and browser sessions; `currentKey` (a session's store key) marks the caller's own. */
+export async function listUserSessions(
+  deps: Pick<UserSessionsDeps, 'clock' | 'users' | 'sessions' | 'refreshTokens'>,
+  userId: string,
+  options: { currentKey?: string | undefined } = {},
+): Promise<UserSessions> {
+  await existingUser(deps, userId);
+  const [families, sessions] = await Promise.all([
+    deps.refreshTokens.listForUser(userId, new Date(deps.clock())),
+    deps.sessions.listForUser(userId),
+  ]);
+  return {
+    refreshTokenFamilies: families,
+    browserSessions: sessions.map(({ key, session }) => ({
+      id: publicSessionId(key),
+      createdAt: fromSeconds(session.createdAt),
+      authTime: session.authTime === null ? null : fromSeconds(session.authTime),
+      amr: session.amr,
+      clients: session.clients,
+      current: key === options.currentKey,
+    })),
+  };
+}
+
+/** Ends every browser session of the user and revokes every family and access token of theirs. */
+export async function endUserSessions(deps: UserSessionsDeps, userId: string): Promise<{ browserSessions: number; refreshTokenFamilies: number }> {
+  await existingUser(deps, userId);
+  const [families, sessions] = await Promise.all([
+    deps.refreshTokens.listForUser(userId, new Date(deps.clock())),
+    deps.sessions.listForUser(userId),
+  ]);
+  await deps.revocations.revokeUser(userId, 'sessions ended');
+  await Promise.all(sessions.map(({ key }) => deps.sessions.destroy(key, userId)));
+  return { browserSessions: sessions.length, refreshTokenFamilies: families.length };
+}
+
+/**
+ * Ends one session of the user, by a family's id or a browser session's public id, and revokes
+ * its tokens; `not_found` when the user has no such live session.
+ */
+export async function endUserSession(deps: UserSessionsDeps, userId: string, sessionId: string): Promise<{ kind: 'refresh_token_family' | 'browser_session' }> {
+  await existingUser(deps, userId);
+  const family = await deps.refreshTokens.get(sessionId);
+  if (family && family.userId === userId && family.revokedAt === null) {
+    const revoked = await deps.refreshTokens.revokeFamily(sessionId, 'session ended', new Date(deps.clock()));
+    await deps.revocations.revoke(revokedFamilyTokens(revoked));
+    return { kind: 'refresh_token_family' };
+  }
+  const browser = (await deps.sessions.listForUser(userId)).find(({ key }) => publicSessionId(key) === sessionId);
+  if (!browser) throw new AdminError('not_found', `user ${userId} has no session ${sessionId}`);
+  await revokeUserClientTokens(deps, userId, browser.session.clients, 'session ended');
+  await deps.sessions.destroy(browser.key, userId);
+  return { kind: 'browser_session' };
+}
+
+/**
+ * Ends the user's browser sessions but the one of `exceptKey` (a session's store key; none kept
+ * when undefined); returns how many ended. Their tokens stay: a password change revokes those.
+ */
+export async function endOtherBrowserSessions(deps: Pick<UserSessionsDeps, 'sessions'>, userId: string, exceptKey: string | undefined): Promise<number> {
+  const others = (await deps.sessions.listForUser(userId)).filter(({ key }) => key !== exceptKey);
+  await Promise.all(others.map(({ key }) => deps.sessions.destroy(key, userId)));
+  return others.length;
+}
