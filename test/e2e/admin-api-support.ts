@@ -26,7 +26,10 @@ export const ADMIN_SEED = {
     caller('service', SERVICE_SECRET, ['orders.read']),
     // Its tokens expire after a second.
     { ...caller('brief', SERVICE_SECRET, ['admin_api']), access_token_lifetime: 1 },
-    { client_id: 'web', client_secret: 'web-secret-0123456789abcdefghijklmnop', display_name: 'Web shop', grant_types: ['authorization_code'], scopes: ['openid', 'profile'], redirect_uris: ['https://rp.test/cb'] },
+    {
+      client_id: 'web', client_secret: 'web-secret-0123456789abcdefghijklmnop', display_name: 'Web shop',
+      grant_types: ['authorization_code', 'refresh_token'], scopes: ['openid', 'profile', 'offline_access'], redirect_uris: ['https://rp.test/cb'],
+    },
   ],
   users: [{ ...ALICE, given_name: 'Alice', email: 'alice@example.com', roles: ['buyer'] }],
 };

@@ -6,6 +6,7 @@ import type { SignInSourceKind } from '../../store/records.ts';
 import type { DurableStore } from '../../store/types.ts';
 import type { KeyManager } from '../../tokens/keys.ts';
 import type { Services } from '../../services.ts';
+import type { UserSessionServices } from '../../services-protocol.ts';
 import type { RequestAudit } from '../shared/audit.ts';
 
 export interface AdminApiDeps {
@@ -18,6 +19,8 @@ export interface AdminApiDeps {
   /** The configured sign-in source: users are looked up there first. */
   signInSource: SignInSourceKind;
   idempotency: Idempotency;
+  /** A user's refresh token families and browser sessions, listed and ended (src/admin/sessions.ts). */
+  userSessions: Pick<UserSessionServices, 'listUserSessions' | 'endUserSessions' | 'endUserSession'>;
   audit: RequestAudit;
 }
 
@@ -32,6 +35,7 @@ export function createAdminApiDeps(services: Services, audit: RequestAudit): Adm
     secret: services.secret,
     signInSource: config.signIn.source,
     idempotency: createIdempotency(services.ephemeral, services.secret),
+    userSessions: services.userSessions,
     audit,
   };
 }
