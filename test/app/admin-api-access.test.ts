@@ -70,6 +70,8 @@ describe('administration API: who may call it', () => {
   it('gives admin_api_readonly reading only, admin_console_webhooks none of these resources, other scopes nothing (403 with the scope)', async () => {
     const reader = await tokenFor(s.base, 'reader', READER_SECRET, 'admin_api_readonly');
     expect((await call(`${s.api}/clients`, 'GET', { token: reader })).status).toBe(200);
+    const head = await call(`${s.api}/clients`, 'HEAD', { token: reader });
+    expect([head.status, head.body]).toEqual([200, undefined]);
     const write = await call(`${s.api}/api-scopes`, 'POST', { token: reader, body: { name: 'never.made' } });
     expect(isProblem(write, 403)).toBe(true);
     expect(write.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope", scope="admin_api"');

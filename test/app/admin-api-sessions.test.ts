@@ -35,6 +35,8 @@ describe('administration API: a user\'s sessions', () => {
   it('lists the families and browser sessions, ends one family with its tokens, then every session', async () => {
     const browser = new Browser();
     const first = await signIn(browser);
+    // A user's token is not the client credentials grant's: never an administrator's.
+    expect(isProblem(await call(url('/clients'), 'GET', { token: first.access }), 401)).toBe(true);
     const listed = await call(url(`/users/${sub}/sessions`), 'GET', { token });
     expect(listed.status).toBe(200);
     expect(listed.body.refresh_token_families).toEqual([
