@@ -13,6 +13,7 @@ import { createLogSink } from './events/record.ts';
 import { createRequestAudit, type RequestAudit } from './routes/shared/audit.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { metricsRoutes } from './routes/metrics.ts';
+import { accountRoutes } from './routes/account.ts';
 import { assetRoutes } from './routes/assets.ts';
 import { authorizeRoutes } from './routes/authorize.ts';
 import { discoveryRoutes } from './routes/discovery.ts';
@@ -103,6 +104,7 @@ async function registerBrowserRoutes(app: FastifyInstance, config: Config, servi
   await app.register(authorizeRoutes, { clients, flow, adapter, rateLimiter: services.authorizeRateLimiter, hintVerification: { issuer: config.issuer, keys, clock } });
   await app.register(interactionRoutes, { forms, adapter });
   await app.register(logoutRoutes, { page, secureCookies, audit, endSession: services.endSession });
+  await app.register(accountRoutes, { account: services.account, flow, adapter, page, rateLimiter: services.authorizeRateLimiter });
   if (upstream) await app.register(upstreamRoutes, { ...upstream, page, adapter, interactions, sessions, flow });
 }
 

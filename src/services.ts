@@ -9,6 +9,7 @@ import type { Config } from './config.ts';
 import { describeDatabase } from './config/startup.ts';
 import { embeddedDatabaseHolder, embeddedDatabasePath, embeddedSocketPath, ensureDataDir } from './data-dir.ts';
 import { createMailer, mailBrandOf } from './mail/setup.ts';
+import { createAccountServices, type AccountServices } from './services-account.ts';
 import { deriveServices } from './services-security.ts';
 import type { ServicesBase } from './services-base.ts';
 import { createProtocolServices, type ProtocolServices } from './services-protocol.ts';
@@ -30,7 +31,7 @@ import { deriveKeyring, type MasterSecrets } from './tokens/secret-box.ts';
 
 /** What the service runs on: the stores, the keys, the source and what derives from them. */
 /** Everything the service runs on, opened or made once per process (the composition root). */
-export interface Services extends ServicesBase, ProtocolServices {}
+export interface Services extends ServicesBase, ProtocolServices, AccountServices {}
 
 export interface OpenOptions {
   config: Config;
@@ -154,7 +155,8 @@ export async function openServices(options: OpenOptions): Promise<Services> {
       await Promise.allSettled([ephemeral.close(), durable.close(), mailer.close?.()]);
     },
   };
-  return { ...base, ...createProtocolServices(base) };
+  const protocol = createProtocolServices(base);
+  return { ...base, ...protocol, ...createAccountServices(base, protocol.userSessions) };
 }
 
 /**

@@ -130,6 +130,12 @@ export interface AdminChange {
   fields: readonly string[];
 }
 
+/** A user changed their own password (the account page). */
+export interface PasswordChanged {
+  type: 'password_changed';
+  user_id: string;
+}
+
 /** The kinds of second factor (as `user_factors.kind` names them). */
 export type SecondFactorKind = 'totp' | 'recovery_code' | 'passkey';
 
@@ -182,7 +188,8 @@ export type AuditEvent =
   | MfaAdded
   | MfaRemoved
   | RecoveryCodesGenerated
-  | RecoveryCodeUsed;
+  | RecoveryCodeUsed
+  | PasswordChanged;
 
 export type AuditEventType = AuditEvent['type'];
 
@@ -203,4 +210,5 @@ export const AUDIT_EVENT_TYPES = Object.keys({
   mfa_removed: true,
   recovery_codes_generated: true,
   recovery_code_used: true,
+  password_changed: true,
 } satisfies Record<AuditEventType, true>) as AuditEventType[];

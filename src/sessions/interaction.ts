@@ -41,6 +41,8 @@ export interface Interaction {
    * absent: interactions stored before this field existed).
    */
   lifetime?: number;
+  /** The account page's own sign-in (account-sign-in.ts): where the browser goes back to at the end. */
+  returnTo?: string;
 }
 
 /** How long a user has to get through the sign-in pages. */
@@ -57,7 +59,7 @@ export interface InteractionStore {
    * A new interaction with the write that stores it (for the caller to send, batched); short-lived
    * when `anonymous` (the browser has no signed-in session).
    */
-  create(request: AuthorizationRequest, sessionKey: string, anonymous: boolean): { interaction: Interaction; write: EphemeralWrite };
+  create(request: AuthorizationRequest, sessionKey: string, anonymous: boolean, returnTo?: string): { interaction: Interaction; write: EphemeralWrite };
   load(id: string): Promise<Interaction | undefined>;
   saveWrite(interaction: Interaction): EphemeralWrite;
   save(interaction: Interaction): Promise<void>;
@@ -76,7 +78,7 @@ export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock):
   const saveWrite = (interaction: Interaction): EphemeralWrite =>
     ({ op: 'set', ns: NAMESPACES.interaction, key: hashToken(interaction.id), value: interaction, ttlSeconds: remaining(interaction) });
   return {
-    create(request, sessionKey, anonymous) {
+    create(request, sessionKey, anonymous, returnTo) {
       const interaction: Interaction = {
         id: randomToken(),
         request,
@@ -87,6 +89,7 @@ export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock):
         consentGiven: false,
         createdAt: epochSeconds(clock),
         lifetime: anonymous ? UNSTARTED_INTERACTION_TTL_SECONDS : INTERACTION_TTL_SECONDS,
+        ...(returnTo === undefined ? {} : { returnTo }),
       };
       return { interaction, write: saveWrite(interaction) };
     },

@@ -8,6 +8,7 @@ import { totpFactor, type UserRecord } from '../store/records.ts';
 import type { EphemeralStore, FactorRepository, UserRepository } from '../store/types.ts';
 import { asKeyring, openWithKeyring, seal, type Keyring } from '../tokens/secret-box.ts';
 import { totpSealingContext } from '../tokens/sealing-contexts.ts';
+import type { Enrolment } from './flow-types.ts';
 import { newTotpSecret, totpUri } from './totp.ts';
 
 export interface MfaSecrets {
@@ -64,6 +65,13 @@ export function createMfaSecrets(deps: MfaDeps): MfaSecrets {
     used: (factorId, at) => deps.factors.touch(factorId, at),
     qrSvg: (account, secret) => QRCode.toString(totpUri(deps.issuerName, account, secret), { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }),
   };
+}
+
+/** What an enrolment page shows for `secret`: the QR code, the otpauth:// URI, and the names the app lists. */
+export async function enrolmentOf(mfa: MfaSecrets, account: string, secret: string): Promise<Enrolment> {
+  const otpauthUri = mfa.otpauthUri(account, secret);
+  const issuer = new URL(otpauthUri).searchParams.get('issuer') ?? '';
+  return { secret, qrSvg: await mfa.qrSvg(account, secret), otpauthUri, account, issuer };
 }
 
 /**

@@ -13,6 +13,7 @@ import type { ConsentRepository, EphemeralStore, EphemeralWrite, UserRepository 
 import type { AuthorizationRequest } from './authorization-request.ts';
 import type { LoadedSession, NewSession, SessionStore } from './browser-session.ts';
 import type { DeviceCookies } from './device-cookie.ts';
+import { ACCOUNT_CLIENT, accountSignInRequest } from './account-sign-in.ts';
 import { completeAuthorization } from './complete-authorization.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState } from './flow-types.ts';
 import type { Interaction, InteractionStore, PendingSignIn } from './interaction.ts';
@@ -52,7 +53,7 @@ export function createSignInFlow(deps: SignInFlowDeps) {
    * `pendingUser` the caller just read (a sign-in's result) is not read again.
    */
   async function loadFlowState({ interaction, loaded }: BoundInteraction, known: { pendingUser?: UserRecord } = {}): Promise<FlowState> {
-    const client = await deps.clients.get(interaction.request.clientId);
+    const client = interaction.returnTo !== undefined ? ACCOUNT_CLIENT : await deps.clients.get(interaction.request.clientId);
     if (!client?.enabled) throw new OAuthError('unauthorized_client', 'The client is disabled.');
     const userId = loaded.session.userId;
     const pendingId = interaction.pending?.userId;
@@ -69,15 +70,15 @@ export function createSignInFlow(deps: SignInFlowDeps) {
    * without one gets a cookie with a new id, but nothing is stored for it: a session is written
    * only at sign-in, and an anonymous visitor's interaction is short-lived (interaction.ts).
    */
-  async function begin(browser: BrowserRequest, request: AuthorizationRequest): Promise<FlowResult> {
+  async function begin(browser: BrowserRequest, request: AuthorizationRequest, returnTo?: string): Promise<FlowResult> {
     const loaded = await deps.sessions.loadBrowser(browser.sessionId);
-    if (loaded) return start(browser, request, loaded);
+    if (loaded) return start(browser, request, loaded, returnTo);
     const { sid, key, session } = deps.sessions.create();
-    return withCookie(sid, () => start(browser, request, { key, session }));
+    return withCookie(sid, () => start(browser, request, { key, session }, returnTo));
   }
 
-  async function start(browser: BrowserRequest, request: AuthorizationRequest, loaded: LoadedSession): Promise<FlowResult> {
-    const { interaction, write } = deps.interactions.create(request, loaded.key, loaded.session.userId === null);
+  async function start(browser: BrowserRequest, request: AuthorizationRequest, loaded: LoadedSession, returnTo: string | undefined): Promise<FlowResult> {
+    const { interaction, write } = deps.interactions.create(request, loaded.key, loaded.session.userId === null, returnTo);
     await deps.ephemeral.write([write]);
     return continueFlow(browser, await loadFlowState({ interaction, loaded }), false);
   }
@@ -146,6 +147,12 @@ export function createSignInFlow(deps: SignInFlowDeps) {
 
   /** Completes, or saves the interaction (when `save`) and sends the browser to its next page. */
   async function completeOrRedirect(current: FlowState, writes: EphemeralWrite[], save: boolean): Promise<FlowResult> {
+    const { returnTo } = current.interaction;
+    // The account page's sign-in issues no code: the interaction ends, the browser goes back.
+    if (current.step === 'done' && returnTo !== undefined) {
+      await deps.interactions.finishWith(current.interaction.id, { deleted: writes, missing: writes });
+      return { outcome: { kind: 'redirect', location: returnTo } };
+    }
     if (current.step === 'done') return { outcome: { kind: 'respond-to-client', response: await completeAuthorization(deps, current, writes) } };
     const all = save ? [...writes, deps.interactions.saveWrite(current.interaction)] : writes;
     if (all.length > 0) await deps.ephemeral.write(all);
@@ -154,6 +161,11 @@ export function createSignInFlow(deps: SignInFlowDeps) {
 
   return {
     begin,
+    /**
+     * Signs the browser in for the account page (account-sign-in.ts), then back to `returnTo`;
+     * `fresh` asks for the password (and second factor) even with a session.
+     */
+    beginAccount: (browser: BrowserRequest, returnTo: string, fresh: boolean) => begin(browser, accountSignInRequest(returnTo, fresh), returnTo),
     loadFlowState,
     withNextStep,
     pageUrl,

@@ -8,7 +8,9 @@
  */
 import { OAuthError } from '../errors.ts';
 import { totpFactor } from '../store/records.ts';
+import { trustRequestOf } from './account-sign-in.ts';
 import { isSameBrowser } from './interaction.ts';
+import { enrolmentOf } from './mfa.ts';
 import { createCodeForms } from './code-forms.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-types.ts';
 import { createPasswordForm } from './password-form.ts';
@@ -35,7 +37,7 @@ export function createStepForms(deps: StepFormsDeps) {
     if (!interaction) throw expired();
     const sameBrowser = csrfToken === null ? loaded?.key === interaction.sessionKey : isSameBrowser(interaction, loaded?.key, csrfToken);
     if (!loaded || !sameBrowser) throw foreign();
-    browser.trust(interaction.request);
+    trustRequestOf(browser, interaction);
     return { interaction, loaded };
   }
 
@@ -56,11 +58,8 @@ export function createStepForms(deps: StepFormsDeps) {
     const action = `${flow.pageUrl(current.interaction)}/${step}`;
     const outcome = { kind: 'show-step', step, action, state: current, feedback } as const;
     if (step !== 'enrol') return { outcome };
-    const secret = await enrolmentSecret(current);
-    const account = current.pendingUser?.username ?? '';
-    const otpauthUri = mfa.otpauthUri(account, secret);
-    const issuer = new URL(otpauthUri).searchParams.get('issuer') ?? '';
-    return { outcome: { ...outcome, enrolment: { secret, qrSvg: await mfa.qrSvg(account, secret), otpauthUri, account, issuer } } };
+    const enrolment = await enrolmentOf(mfa, current.pendingUser?.username ?? '', await enrolmentSecret(current));
+    return { outcome: { ...outcome, enrolment } };
   }
 
   const password = createPasswordForm({ ...deps, openInteraction, renderStep });

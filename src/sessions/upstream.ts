@@ -9,6 +9,7 @@ import type { UpstreamChecks, UpstreamSource } from '../sources/upstream-oidc.ts
 import type { EphemeralStore } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { withQuery } from './authorization-response.ts';
+import { trustRequestOf } from './account-sign-in.ts';
 import type { SessionStore } from './browser-session.ts';
 import { withFullLifetime, type Interaction, type InteractionStore } from './interaction.ts';
 import type { BrowserRequest, FlowResult } from './flow-types.ts';
@@ -70,7 +71,7 @@ export async function finishUpstreamSignIn(deps: UpstreamCallbackDeps, browser: 
     throw failure('invalid_request', 'The sign-in provider sent an answer that could not be verified.', result.detail);
   }
   const pending = { userId: result.user.id, username: result.user.username, amr: result.amr, enrolSecretSealed: null, upstreamIdToken: result.idToken };
-  browser.trust(interaction.request);
+  trustRequestOf(browser, interaction);
   const current = await deps.flow.loadFlowState({ interaction: withFullLifetime({ ...interaction, pending }), loaded }, { pendingUser: result.user });
   return deps.flow.saveAndAdvance(browser, current);
 }

@@ -11,11 +11,11 @@
  * test-artifacts/screenshots/branded-*.png for people to look at.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCREENSHOTS, authorizeRequest, chromiumAvailable, useBrowserDeployment, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
+import { axeViolations } from '../helpers/axe.ts';
+import { authorizeRequest, chromiumAvailable, useBrowserDeployment, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
 import { tempDir, type RunningServer } from '../helpers/process.ts';
 import { awayFromStepEnd, totp } from '../helpers/totp.ts';
 
@@ -30,44 +30,14 @@ const NEW_PASSWORD = 'lighthouse keeper 42 drinks tea';
 const BRAND_NAME = 'Acme & Co';
 /** A light colour: the button text must turn black to keep AA contrast. */
 const BRAND_COLOR = '#ffd400';
-const WIDTHS = [{ width: 1280, height: 800 }, { width: 390, height: 844 }];
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const logoDir = tempDir('idp-brand-');
 const LOGO = join(logoDir.path, 'logo.svg');
 writeFileSync(LOGO, '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 120 40" width="120" height="40"><rect width="40" height="40" rx="8" fill="#ffd400"/><rect x="48" y="14" width="70" height="12" rx="3" fill="#333"/></svg>');
 
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: Array<{ target: string[]; failureSummary?: string }>;
-}
-
-/** axe-core's WCAG 2.1 A/AA rules on the page as it is, at each width; the violations, readable. */
-async function axeViolations(page: Page, name: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const size of WIDTHS) {
-    await page.setViewportSize(size);
-    // Evaluated through the DevTools protocol, which the page's CSP (no script at all) does not govern.
-    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: unknown[] }> } }).axe;
-      const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-      return JSON.parse(JSON.stringify(result.violations)) as unknown[];
-    }) as Violation[];
-    await page.screenshot({ path: join(SCREENSHOTS, `branded-${name.replace(/\W+/g, '-')}-${size.width}.png`), fullPage: true, animations: 'disabled' });
-    for (const v of violations) {
-      found.push(`${name} at ${size.width}px: ${v.id} (${v.impact}) ${v.help}: ${v.nodes.map((n) => `${n.target.join(' ')} ${n.failureSummary ?? ''}`).join(' | ')}`);
-    }
-  }
-  await page.setViewportSize(WIDTHS[0] ?? { width: 1280, height: 800 });
-  return found;
-}
-
 /** No axe violation, the title is the heading followed by the brand, the brand is on the page. */
 async function expectGoodPage(page: Page, name: string): Promise<void> {
-  expect(await axeViolations(page, name)).toEqual([]);
+  expect(await axeViolations(page, name, 'branded')).toEqual([]);
   const heading = (await page.getByRole('heading', { level: 1 }).innerText()).trim();
   expect(await page.title(), name).toBe(`${heading} – ${BRAND_NAME}`);
   await expect(page.locator('.brand-name').innerText(), name).resolves.toBe(BRAND_NAME);

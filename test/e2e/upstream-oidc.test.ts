@@ -389,6 +389,16 @@ describe.runIf(postgresAvailable)('upstream OpenID Connect provider (oidc-provid
     await expectAsksForSignIn(d, elsewhere);
   });
 
+  it('the account page signs in through the upstream and comes back: profile, applications and sessions; no password change, no second factor here', async () => {
+    const browser = new Browser();
+    const { page } = await walk(browser, d, await browser.get(`${d.base}/account`), { login: BOB.sub });
+    expect(page.url).toBe(`${d.base}/account`);
+    expect(page.status, page.body.slice(0, 400)).toBe(200);
+    for (const text of ['<h1>Your account</h1>', 'Bob Builder', 'bob@upstream.test', 'Your applications', 'This browser', 'sign-in provider']) expect(page.body).toContain(text);
+    expect(page.body).not.toContain('name="current_password"');
+    expect(page.body).not.toContain('Set up authenticator app');
+  });
+
   it('a callback opened in another browser than the one that started the sign-in: refused, that browser is not signed in', async () => {
     const victim = new Browser();
     const start = await victim.get(authorizeUrl(d.base, pkce().challenge));

@@ -114,6 +114,8 @@ export interface BrowserClient {
   display_name: string;
   scopes: string[];
   require_consent: boolean;
+  /** `authorization_code` unless given (add `refresh_token` for a suite that refreshes). */
+  grant_types?: string[];
 }
 
 /** The seed of a browser suite: its client, redirecting to `rp`, and its one user. */
@@ -121,7 +123,7 @@ function browserSeed(rp: RelyingParty, client: BrowserClient, user: object): obj
   return {
     api_scopes: [],
     clients: [{
-      ...client, enabled: true, grant_types: ['authorization_code'],
+      grant_types: ['authorization_code'], ...client, enabled: true,
       redirect_uris: [rp.redirectUri], post_logout_redirect_uris: [], cors_origins: [],
     }],
     users: [user],

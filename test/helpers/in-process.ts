@@ -17,6 +17,7 @@ import { CompiledQuery } from 'kysely';
 import { buildApp } from '../../src/app.ts';
 import { RefusedError, type CliContext } from '../../src/cli/context.ts';
 import { runSeed } from '../../src/cli/seed.ts';
+import type { Clock } from '../../src/clock.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
 import { embeddedSocketPath } from '../../src/data-dir.ts';
 import { createLogger } from '../../src/logging.ts';
@@ -31,6 +32,8 @@ export interface InProcessOptions {
   seed?: object;
   /** More of the service's environment (IDP_TOKEN_RATE_LIMIT, IDP_BRAND_NAME, ...). */
   env?: Record<string, string>;
+  /** The service's clock (the system's by default): a test moves it to pass a time limit. */
+  clock?: Clock;
 }
 
 export interface InProcessApp {
@@ -90,7 +93,7 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
     if (!config.secret) throw new Error('the in-process app needs IDP_SECRET');
     await copyMigratedDatabase(config.dataDir);
     const logger = createLogger(config.logLevel, { write: (line: string) => void lines.push(line) });
-    const services = await openServices({ config, secret: config.secret, logger });
+    const services = await openServices({ config, secret: config.secret, logger, ...(options.clock ? { clock: options.clock } : {}) });
     closers.push(() => services.close());
     await services.keys.ensureSigningKey();
     if (options.seed) await seedWith(options.seed, services, data.path);

@@ -44,7 +44,19 @@ const PAGES: Record<string, Data> = {
   recovery: { action: '/signin/recovery', csrfToken: 'csrf-7', error: 'That recovery code is not right.', invalid: ['recovery_code'], otpUrl: '/signin' },
   'recovery-codes': { action: '/signin/recovery-codes', csrfToken: 'csrf-8', codes: ['k7xq-2mfp-9d', '0a1b-2c3d-4e'] },
   enrol: { action: '/signin/enrol', csrfToken: 'csrf-5', qrSvg: QR_SVG, secret: 'JBSW Y3DP EHPK 3PXP',
-    otpauthUri: 'otpauth://totp/idp.example:alice?secret=JBSWY3DPEHPK3PXP&issuer=idp.example', account: 'alice', issuer: 'idp.example', error: 'That code did not work.', invalid: ['otp'] },
+    otpauthUri: 'otpauth://totp/idp.example:alice?secret=JBSWY3DPEHPK3PXP&issuer=idp.example', account: 'alice', issuer: 'idp.example', error: 'That code did not work.', invalid: ['otp'],
+    fields: [{ name: 'enrolment', value: 'sealed-1' }], cancelUrl: '/account' },
+  account: {
+    accountPath: '/account', csrfToken: 'csrf-7', username: 'alice', notice: 'Your password was changed.', emailCode: '12345678',
+    profile: [{ label: 'Name', claim: 'name', value: 'Alice Liddell' }, { label: 'Email', claim: 'email', value: 'alice@example.com' }],
+    email: 'alice@example.com', emailVerified: false, canChangePassword: true, factorsHere: true, recent: false,
+    totp: { since: '2026-11-27 10:00 UTC', lastUsed: '2026-11-27 11:00 UTC' }, recoveryCodes: { offered: true, left: 7, total: 10 }, rules: ['be at least 12 characters long'],
+    errors: { password: 'The current password is not right.', email: 'That code is not right.' },
+    invalid: ['password.current_password', 'email.code'],
+    applications: [{ clientId: 'web', name: 'Web shop', since: '2026-11-27 09:00 UTC', lastUsed: '2026-11-27 12:00 UTC' }],
+    sessions: [{ signedIn: '2026-11-27 10:00 UTC', methods: 'with password', current: true }, { signedIn: '2026-11-26 10:00 UTC', methods: 'with password', current: false }],
+    otherSessions: 1,
+  },
   password: {
     action: '/signin/password', csrfToken: 'csrf-6', error: 'The passwords do not match.', invalid: ['confirm_password'],
     reason: 'Your administrator requires a new password.', rules: ['be at least 12 characters long', 'not contain your username'],
@@ -269,7 +281,8 @@ describe('the pages, with the names of the README\'s Pages section', () => {
   it('MFA enrolment: the QR code, the secret as text, otp and "Verify"', () => {
     const html = render('enrol', PAGES.enrol ?? {});
     const f = formOf(html, '/signin/enrol');
-    expect(f.hidden.map((i) => i.name)).toEqual(['csrf_token']);
+    // The account page's set-up adds its sealed secret as `fields`.
+    expect(f.hidden.map((i) => i.name)).toEqual(['csrf_token', 'enrolment']);
     expect(f.visible.map((i) => [i.name, f.labels.get(i.id ?? '')])).toEqual([['otp', 'Authentication code']]);
     expect(f.buttons.map((b) => b.text)).toEqual(['Verify']);
     expect(text(html)).toContain('JBSW Y3DP EHPK 3PXP');

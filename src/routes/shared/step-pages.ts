@@ -1,7 +1,7 @@
 /** The page of each sign-in step, with what its template needs (the field and button names the README's Pages section gives). */
 import type { FastifyReply } from 'fastify';
 import { recoveryCodesLeft } from '../../factors/recovery-codes.ts';
-import type { FlowOutcome } from '../../sessions/flow-types.ts';
+import type { Enrolment, FlowOutcome } from '../../sessions/flow-types.ts';
 import { totpFactor } from '../../store/records.ts';
 import { passwordRules } from '../../sources/password-policy.ts';
 import { formActionSource, renderPage, type PageContext } from './pages.ts';
@@ -10,6 +10,17 @@ import { describeScopes } from './scope-descriptions.ts';
 /** The one reason a password change is asked for: an administrator flagged the account. */
 const PASSWORD_CHANGE_REASON = 'Your administrator requires a new password for this account before you continue.';
 
+/** What the enrolment page shows of an enrolment (the key in groups of four, as apps show it). */
+export function enrolPageData(enrolment: Enrolment | undefined): Record<string, unknown> {
+  return {
+    qrSvg: enrolment?.qrSvg,
+    otpauthUri: enrolment?.otpauthUri,
+    account: enrolment?.account,
+    issuer: enrolment?.issuer,
+    secret: enrolment?.secret.replace(/(.{4})(?=.)/g, '$1 '),
+  };
+}
+
 export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Extract<FlowOutcome, { kind: 'show-step' }>): FastifyReply {
   const { step, action, state, feedback, enrolment } = shown;
   const { interaction, client, user, pendingUser } = state;
@@ -17,7 +28,8 @@ export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Ex
   const pageUrl = action.slice(0, action.lastIndexOf('/'));
   const common = { csrfToken: interaction.csrfToken, clientName: client.displayName || client.clientId, action };
   // Signing in ends in a redirect to the client: Chromium checks it against form-action.
-  const options = { formActions: [formActionSource(interaction.request.redirectUri)] };
+  // The account page's own sign-in ends on this service's page: 'self' covers it.
+  const options = { formActions: interaction.returnTo === undefined ? [formActionSource(interaction.request.redirectUri)] : [] };
   switch (step) {
     case 'consent':
       return renderPage(reply, page, 'consent', { ...common, userName: user?.name ?? user?.username ?? '', scopes: describeScopes(interaction.request.scopes) }, options);
@@ -30,15 +42,7 @@ export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Ex
     case 'password':
       return renderPage(reply, page, 'password', { ...common, reason: PASSWORD_CHANGE_REASON, rules: passwordRules(), ...feedback }, options);
     case 'enrol':
-      return renderPage(reply, page, 'enrol', {
-        ...common,
-        qrSvg: enrolment?.qrSvg,
-        otpauthUri: enrolment?.otpauthUri,
-        account: enrolment?.account,
-        issuer: enrolment?.issuer,
-        secret: enrolment?.secret.replace(/(.{4})(?=.)/g, '$1 '),
-        ...feedback,
-      }, options);
+      return renderPage(reply, page, 'enrol', { ...common, ...enrolPageData(enrolment), ...feedback }, options);
     default:
       return renderPage(reply, page, 'sign-in', { ...common, username: '', ...feedback }, options);
   }

@@ -27,6 +27,8 @@ export const NAMESPACES = {
   upstreamSignIn: 'upstream-sign-in',
   /** The round trip to an upstream OpenID provider at sign-out. */
   upstreamSignOut: 'upstream-sign-out',
+  /** The email verification code a user asked for from the account page, by user id (15 minutes). */
+  emailVerification: 'email-verification',
   /**
    * The administration API's answers to POST requests with an Idempotency-Key, per calling
    * client and key (24 hours): a request sent again gets the first answer.

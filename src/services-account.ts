@@ -1,0 +1,41 @@
+/**
+ * The account page's working parts (sessions/account*.ts), made once from the opened services
+ * (services.ts). No I/O here; app.ts hands them to routes/account.ts.
+ */
+import type { ServicesBase } from './services-base.ts';
+import type { UserSessionServices } from './services-protocol.ts';
+import { createAccountBase, type AccountBase } from './sessions/account.ts';
+import { createAccountSecurity, type AccountSecurity } from './sessions/account-security.ts';
+import { createEmailVerification, type EmailVerification } from './sessions/email-verification.ts';
+
+export interface AccountServices {
+  account: {
+    base: AccountBase;
+    security: AccountSecurity;
+    email: EmailVerification;
+    /** The user's applications and browser sessions (admin/applications.ts, admin/sessions.ts). */
+    userSessions: UserSessionServices;
+  };
+}
+
+export function createAccountServices(services: ServicesBase, userSessions: UserSessionServices): AccountServices {
+  const { config, clock, durable, users, sessions, ephemeral, mailer, mailBrand: brand } = services;
+  // The page reads the user from the database: a second factor removed a moment ago is gone.
+  const base = createAccountBase({ clock, sessions, users: durable.users, csrfKey: services.csrfKey });
+  const security = createAccountSecurity({
+    base,
+    ephemeral,
+    mfa: services.mfa,
+    factors: durable.factors,
+    sessions,
+    recoveryCodes: services.recoveryCodes,
+    notices: services.notices,
+    changePassword: services.changePassword,
+    endOtherSessions: (userId, keepKey) => userSessions.endOtherBrowserSessions(userId, keepKey),
+  });
+  const email = createEmailVerification({
+    ephemeral, users, mailer, brand, now: base.now,
+    linkFor: (code) => `${config.baseUrl}/account?email_code=${code}#verify-email`,
+  });
+  return { account: { base, security, email, userSessions } };
+}

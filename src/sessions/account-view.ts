@@ -1,0 +1,74 @@
+/**
+ * What the account page shows of the signed-in user, as plain values for its template: the
+ * profile (the claims the service holds, named as the claims are), what can be changed here and
+ * the second factors. No HTTP, no markup.
+ */
+import { RECOVERY_CODE_COUNT, recoveryCodesLeft } from '../factors/recovery-codes.ts';
+import { factorKinds, totpFactor, type UserRecord } from '../store/records.ts';
+import type { SignedIn } from './account.ts';
+import { canChangePassword } from './account-security.ts';
+
+export interface ProfileRow {
+  label: string;
+  /** The OpenID Connect claim that carries it. */
+  claim: string;
+  value: string;
+}
+
+export interface AccountView {
+  username: string;
+  profile: ProfileRow[];
+  email: string | null;
+  emailVerified: boolean;
+  canChangePassword: boolean;
+  /**
+   * Whether sign-in here asks this account's second factors: not for an upstream provider's
+   * accounts, whose sign-in (and second factor) happens there.
+   */
+  factorsHere: boolean;
+  /** Signed in recently enough to change the password or second factors without signing in again. */
+  recent: boolean;
+  /** The authenticator app, when set up. */
+  totp: { since: string; lastUsed: string | null } | undefined;
+  /** Recovery codes: offered with a second factor; how many are left unused. */
+  recoveryCodes: { offered: boolean; left: number; total: number };
+}
+
+/** A moment as people read it, the same on every instance: UTC to the minute. */
+export function shownTime(at: Date | number): string {
+  return `${new Date(at).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+const yesNo = (value: boolean) => (value ? 'Yes' : 'No');
+
+function profileRows(user: UserRecord): ProfileRow[] {
+  const rows: Array<[string, string, string | null]> = [
+    ['Username', 'preferred_username', user.username],
+    ['Name', 'name', user.name],
+    ['Given name', 'given_name', user.givenName],
+    ['Family name', 'family_name', user.familyName],
+    ['Email', 'email', user.email],
+    ['Email verified', 'email_verified', user.email ? yesNo(user.emailVerified) : null],
+    ['Phone number', 'phone_number', user.phoneNumber],
+    ['Phone number verified', 'phone_number_verified', user.phoneNumber ? yesNo(user.phoneNumberVerified) : null],
+    ['Roles', 'role', user.roles.length > 0 ? user.roles.join(', ') : null],
+  ];
+  return rows.filter((row): row is [string, string, string] => row[2] !== null && row[2] !== '')
+    .map(([label, claim, value]) => ({ label, claim, value }));
+}
+
+export function accountView(signedIn: SignedIn, recent: boolean): AccountView {
+  const { user } = signedIn;
+  const totp = totpFactor(user);
+  return {
+    username: user.username,
+    profile: profileRows(user),
+    email: user.email,
+    emailVerified: user.emailVerified,
+    canChangePassword: canChangePassword(signedIn),
+    factorsHere: user.source !== 'oidc',
+    recent,
+    totp: totp && { since: shownTime(totp.createdAt), lastUsed: totp.lastUsedAt && shownTime(totp.lastUsedAt) },
+    recoveryCodes: { offered: factorKinds(user).some((kind) => kind !== 'recovery_code'), left: recoveryCodesLeft(user), total: RECOVERY_CODE_COUNT },
+  };
+}

@@ -1,0 +1,214 @@
+/**
+ * The account page in a real browser (Chromium): signed in through the usual sign-in pages and
+ * back, then each section used by its labels and buttons, as a person would: the password
+ * changed (the old one refused afterwards, a refresh token from before refused, another
+ * browser's session ended), the authenticator app set up and removed, an application's access
+ * removed (its refresh token refused, consent asked again), the other sessions signed out, the
+ * email address verified with the code the log mailer printed. Every page the account page leads to passes axe-core's WCAG 2.1 A and AA rules at
+ * 1280 and 390 px (screenshots in test-artifacts/screenshots/account-*.png).
+ */
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from '../helpers/axe.ts';
+import { authorizeRequest, chromiumAvailable, useBrowserDeployment, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
+import { outputWhen, type RunningServer } from '../helpers/process.ts';
+import { postForm } from '../helpers/relying-party.ts';
+import { awayFromStepEnd, totp } from '../helpers/totp.ts';
+
+const chromiumReady = chromiumAvailable('the account page suite');
+
+const CLIENT_ID = 'account-app';
+const USERNAME = 'maud';
+const PASSWORD = 'she tends the lighthouse lamp 4';
+const NEW_PASSWORD = 'a new lamp for the old lighthouse 5';
+
+describe.runIf(chromiumReady)('the account page in a browser', () => {
+  const deployment = useBrowserDeployment({
+    dataDirPrefix: 'idp-browser-account-',
+    secret: 'e'.repeat(64),
+    client: {
+      client_id: CLIENT_ID, display_name: 'Account App', scopes: ['openid', 'profile', 'email', 'offline_access'],
+      require_consent: true, grant_types: ['authorization_code', 'refresh_token'],
+    },
+    // The log mailer writes each message as an info line.
+    env: { LOG_LEVEL: 'info' },
+    user: { username: USERNAME, password: PASSWORD, given_name: 'Maud', family_name: 'Keeper', name: 'Maud Keeper', email: 'maud@example.com', email_verified: false },
+  });
+  const { newPage } = deployment;
+  let rp: RelyingParty;
+  let server: RunningServer;
+  beforeAll(() => {
+    ({ rp, server } = deployment);
+  });
+
+  const accountUrl = () => `${server.url}/account`;
+  const heading = (page: Page) => page.getByRole('heading', { level: 1 }).innerText();
+
+  /** The password in force (the password test changes it). */
+  let password = PASSWORD;
+
+  async function signIn(page: Page, typed = password): Promise<void> {
+    await page.getByLabel('Username', { exact: true }).fill(USERNAME);
+    await page.getByLabel('Password', { exact: true }).fill(typed);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  }
+
+  /** A browser of its own, signed in at the account page. */
+  async function signedInElsewhere(): Promise<Page> {
+    const other = await newPage();
+    await other.goto(accountUrl());
+    await signIn(other);
+    await other.waitForURL((url) => url.pathname === '/account');
+    return other;
+  }
+
+  /** Whether the page, opened again, asks to sign in (its session ended). */
+  async function asksToSignIn(other: Page): Promise<boolean> {
+    await other.goto(accountUrl());
+    return (await other.getByLabel('Password', { exact: true }).count()) === 1;
+  }
+
+  async function expectAccessible(page: Page, name: string): Promise<void> {
+    expect(await axeViolations(page, name, 'account')).toEqual([]);
+  }
+
+  /** Whether the last sign-in at the application asked for consent. */
+  let consentAsked = false;
+
+  /** A refresh token of the application, from a sign-in in its own browser (consent given when asked). */
+  async function refreshTokenOfApp(): Promise<string> {
+    const page = await newPage();
+    const request = authorizeRequest(server, rp, CLIENT_ID, 'openid offline_access');
+    await page.goto(request.url);
+    await signIn(page);
+    const allow = page.getByRole('button', { name: 'Allow', exact: true });
+    await page.waitForURL((url) => url.pathname === '/callback' || url.pathname.startsWith('/interaction/'));
+    if (new URL(page.url()).pathname !== '/callback') {
+      consentAsked = true;
+      await allow.click();
+      await page.waitForURL((url) => url.pathname === '/callback');
+    }
+    const res = await postForm(`${server.url}/connect/token`, {
+      grant_type: 'authorization_code', client_id: CLIENT_ID, code: new URL(page.url()).searchParams.get('code') ?? '',
+      redirect_uri: rp.redirectUri, code_verifier: request.verifier,
+    });
+    expect(res.status, res.text).toBe(200);
+    return String(res.body.refresh_token);
+  }
+
+  const refresh = (token: string) => postForm(`${server.url}/connect/token`, { grant_type: 'refresh_token', client_id: CLIENT_ID, refresh_token: token });
+
+  let page: Page;
+
+  it('signs in through the sign-in pages, comes back and shows the profile, accessibly', async () => {
+    page = await newPage();
+    const problems = watchConsole(page);
+    await page.goto(accountUrl());
+    await expect(page.locator('.lead').innerText()).resolves.toContain('your account');
+    await signIn(page);
+    await page.waitForURL((url) => url.pathname === '/account');
+    expect(await heading(page)).toBe('Your account');
+    const profile = await page.locator('.profile').innerText();
+    for (const text of ['Maud Keeper', 'maud@example.com', 'email_verified']) expect(profile).toContain(text);
+    await expectAccessible(page, 'account');
+    expect(problems).toEqual([]);
+  });
+
+  it('changes the password: the old one is refused afterwards, so is a refresh token from before; other browsers signed out', async () => {
+    const before = await refreshTokenOfApp();
+    const bystander = await signedInElsewhere();
+    await page.getByLabel('Current password', { exact: true }).fill('not my password at all');
+    await page.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
+    await page.getByLabel('Confirm password', { exact: true }).fill(NEW_PASSWORD);
+    await page.getByRole('button', { name: 'Change password', exact: true }).click();
+    await expect(page.getByRole('alert').innerText()).resolves.toContain('current password is not right');
+    await expect(page.getByLabel('Current password', { exact: true }).getAttribute('aria-invalid')).resolves.toBe('true');
+    await expectAccessible(page, 'password-refused');
+
+    await page.getByLabel('Current password', { exact: true }).fill(PASSWORD);
+    await page.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
+    await page.getByLabel('Confirm password', { exact: true }).fill(NEW_PASSWORD);
+    await page.getByRole('button', { name: 'Change password', exact: true }).click();
+    await expect(page.getByRole('status').innerText()).resolves.toContain('Your password was changed');
+    await expectAccessible(page, 'password-changed');
+
+    password = NEW_PASSWORD;
+    expect((await refresh(before)).status).toBe(400);
+    expect(await asksToSignIn(bystander)).toBe(true);
+    const other = await newPage();
+    await other.goto(accountUrl());
+    await signIn(other, PASSWORD);
+    await expect(other.getByRole('alert').innerText()).resolves.toContain('incorrect');
+    await signIn(other, NEW_PASSWORD);
+    await other.waitForURL((url) => url.pathname === '/account');
+  });
+
+  it('sets the authenticator app up from the QR code page (recovery codes shown once), renews the codes, removes the app', async () => {
+    await page.getByRole('button', { name: 'Set up authenticator app', exact: true }).click();
+    await page.locator('.qr svg').waitFor();
+    await expectAccessible(page, 'totp-set-up');
+    const secret = (await page.locator('.secret code').innerText()).replace(/\s+/g, '');
+    await awayFromStepEnd();
+    await page.getByLabel('Authentication code', { exact: true }).fill(await totp(secret, Math.floor(Date.now() / 1000)));
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    // The recovery codes, shown once.
+    expect(await heading(page)).toBe('Save your recovery codes');
+    await expect(page.locator('.codes li').count()).resolves.toBe(10);
+    await expectAccessible(page, 'recovery-codes');
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
+    await expect(page.getByRole('status').innerText()).resolves.toContain('authenticator app is set up');
+    await expect(page.locator('body').innerText()).resolves.toContain('10 of 10 recovery codes left.');
+    await page.getByRole('button', { name: 'Generate new codes', exact: true }).click();
+    expect(await heading(page)).toBe('Save your recovery codes');
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
+    await expect(page.getByRole('status').innerText()).resolves.toContain('new recovery codes are in force');
+    await expectAccessible(page, 'totp-added');
+    await page.getByRole('button', { name: 'Remove authenticator app', exact: true }).click();
+    await expect(page.getByRole('status').innerText()).resolves.toContain('authenticator app was removed');
+    await expect(page.getByRole('button', { name: 'Set up authenticator app', exact: true }).count()).resolves.toBe(1);
+  });
+
+  it('lists the application and removes its access: its refresh token refused, consent asked again', async () => {
+    const token = await refreshTokenOfApp();
+    expect((await refresh(token)).status).toBe(200);
+    await page.goto(accountUrl());
+    const row = page.locator('.account-list li', { hasText: 'Account App' });
+    await expect(row.locator('.list-detail').innerText()).resolves.toMatch(/^Since \d{4}-\d\d-\d\d \d\d:\d\d UTC, last used /);
+    await expectAccessible(page, 'applications');
+    await row.getByRole('button', { name: 'Remove access', exact: true }).click();
+    await expect(page.getByRole('status').innerText()).resolves.toContain('no longer has access');
+    await expect(page.locator('.account-list li', { hasText: 'Account App' }).count()).resolves.toBe(0);
+    expect((await refresh(token)).status).toBe(400);
+    consentAsked = false;
+    await refreshTokenOfApp();
+    expect(consentAsked).toBe(true);
+  });
+
+  it('lists the sessions, this one marked, and signs the other browsers out', async () => {
+    const other = await signedInElsewhere();
+    await page.goto(accountUrl());
+    const current = page.locator('.account-list li[aria-current="true"]');
+    await expect(current.innerText()).resolves.toContain('This browser');
+    await expect(page.locator('.account-list li', { hasText: 'Another browser' }).count()).resolves.toBeGreaterThanOrEqual(1);
+    await expectAccessible(page, 'sessions');
+    await page.getByRole('button', { name: 'Sign out other sessions', exact: true }).click();
+    await expect(page.getByRole('status').innerText()).resolves.toContain('other browser sessions were signed out');
+    await expect(page.locator('.account-list li', { hasText: 'Another browser' }).count()).resolves.toBe(0);
+    expect(await asksToSignIn(other)).toBe(true);
+  });
+
+  it('verifies the email address with the code the log mailer printed', async () => {
+    await page.getByRole('button', { name: 'Send code', exact: true }).click();
+    await expect(page.getByRole('status').innerText()).resolves.toContain('We sent a code');
+    const mailLine = /^.*"mail":true.*Verify your email.*$/m;
+    const line = mailLine.exec(await outputWhen(server, (output) => mailLine.test(output)))?.[0] ?? '';
+    const code = /Your code: (\d{8})/.exec(line)?.[1] ?? '';
+    expect(code, line).toMatch(/^\d{8}$/);
+    await expectAccessible(page, 'email-code');
+    await page.getByLabel('Code', { exact: true }).fill(code);
+    await page.getByRole('button', { name: 'Verify email', exact: true }).click();
+    await expect(page.getByRole('status').innerText()).resolves.toContain('Your email address is verified');
+    const verified = page.locator('.profile-row', { hasText: 'email_verified' });
+    await expect(verified.locator('dd').innerText()).resolves.toBe('Yes');
+  });
+});
