@@ -13,6 +13,7 @@ import * as secretCheck from './2026-11-24-0010-secret-check.ts';
 import * as canonicalUsernames from './2026-11-27-0001-canonical-usernames.ts';
 import * as secondFactors from './2026-11-27-0002-second-factors.ts';
 import * as clientPreviousSecret from './2026-11-27-0003-client-previous-secret.ts';
+import * as rowVersions from './2026-11-27-0010-row-versions.ts';
 import * as recoveryCodes from './2026-11-27-0030-recovery-codes.ts';
 import * as userEmailLookup from './2026-11-27-0040-user-email-lookup.ts';
 import * as webhooks from './2026-11-27-0060-webhooks.ts';
@@ -28,6 +29,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-0001-canonical-usernames': canonicalUsernames,
   '2026-11-27-0002-second-factors': secondFactors,
   '2026-11-27-0003-client-previous-secret': clientPreviousSecret,
+  '2026-11-27-0010-row-versions': rowVersions,
   '2026-11-27-0030-recovery-codes': recoveryCodes,
   '2026-11-27-0040-user-email-lookup': userEmailLookup,
   '2026-11-27-0060-webhooks': webhooks,

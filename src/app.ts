@@ -17,6 +17,7 @@ import { accountRoutes } from './routes/account.ts';
 import { assetRoutes } from './routes/assets.ts';
 import { authorizeRoutes } from './routes/authorize.ts';
 import { discoveryRoutes } from './routes/discovery.ts';
+import { registerAdminApi } from './routes/admin/index.ts';
 import { registerErrorHandler } from './routes/error-handler.ts';
 import { healthRoutes } from './routes/health.ts';
 import { interactionRoutes } from './routes/interaction.ts';
@@ -93,6 +94,7 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
   await registerApiRoutes(app, config, services, basePath, audit);
   await app.register(assetRoutes, { templatesDir: TEMPLATES_DIR, brand: config.brand });
   await app.register(healthRoutes, { durable, ephemeral, source: services.source, keys });
+  if (config.adminApi === 'public') await registerAdminApi(app, services, audit, { prefix: '', origin: new URL(config.baseUrl).origin + basePath });
   // With a management port, the metrics are served there only: they tell more than the public needs.
   if (!config.management) await app.register(metricsRoutes, { metrics });
 }

@@ -106,6 +106,8 @@ function toConfig(env: Env, signIn: SignIn) {
     management: env.IDP_MANAGEMENT_PORT === 0
       ? undefined
       : Object.freeze({ port: env.IDP_MANAGEMENT_PORT, host: env.IDP_MANAGEMENT_HOST, hosts: Object.freeze(env.IDP_MANAGEMENT_HOSTS) }),
+    /** IDP_ADMIN_API: the administration API on the public port, on the management port only, or off. */
+    adminApi: env.IDP_ADMIN_API,
     /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported there (OTLP/HTTP) when set. */
     otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
     databaseUrl: env.DATABASE_URL,

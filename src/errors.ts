@@ -42,6 +42,8 @@ export interface OAuthErrorOptions {
   redirectable?: boolean;
   /** Seconds, for 429 and 503 answers. */
   retryAfter?: number;
+  /** For `insufficient_scope`: the scope the request needs (RFC 6750 §3, the challenge's `scope`). */
+  scope?: string;
 }
 
 /** An error of the protocol, with a public description and a private detail. */
@@ -52,6 +54,7 @@ export class OAuthError extends Error {
   readonly status: number;
   readonly redirectable: boolean;
   readonly retryAfter: number | undefined;
+  readonly scope: string | undefined;
 
   constructor(code: OAuthErrorCode, description: string, options: OAuthErrorOptions = {}) {
     super(`${code}: ${description}`);
@@ -62,6 +65,7 @@ export class OAuthError extends Error {
     this.status = STATUS[code] ?? 400;
     this.redirectable = options.redirectable ?? true;
     this.retryAfter = options.retryAfter;
+    this.scope = options.scope;
   }
 }
 

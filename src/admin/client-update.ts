@@ -6,8 +6,8 @@
 import type { ClientRecord, GrantType } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { hashClientSecret, verifyClientSecret } from '../tokens/opaque.ts';
-import { clientProblems, publicClientWithClientCredentials } from './clients.ts';
-import { AdminError, formatPath, type FieldProblem } from './errors.ts';
+import { clientProblems, getVersionedClient, publicClientWithClientCredentials } from './clients.ts';
+import { AdminError, formatPath, refuseOtherVersion, staleOrGone, type FieldProblem } from './errors.ts';
 import { kept, keptList, sameValue } from './patch.ts';
 import { RULE_MESSAGES, parseInstant } from './rules.ts';
 import { unknownScopeReason, unknownScopes } from './scopes.ts';
@@ -99,14 +99,19 @@ export function applyClientPatch(existing: ClientRecord, patch: ClientPatch): Cl
   return { record, changed: changed.map((key) => WIRE_NAMES[key]) };
 }
 
-/** Writes the changed columns only (an unchanged client is not written, and no instance is notified). */
-export async function writeClientChange(durable: DurableStore, change: ClientChange): Promise<void> {
+/**
+ * Writes the changed columns only (an unchanged client is not written, and no instance is
+ * notified); with `ifVersion`, only while the row is still at that version.
+ */
+export async function writeClientChange(durable: DurableStore, change: ClientChange, ifVersion?: number): Promise<void> {
   if (change.changed.length === 0) return;
   const columns: Parameters<DurableStore['clients']['update']>[1] = Object.fromEntries(
     (Object.keys(WIRE_NAMES) as (keyof typeof WIRE_NAMES)[]).filter((key) => change.changed.includes(WIRE_NAMES[key])).map((key) => [key, change.record[key]]),
   );
   if (change.changed.includes('client_secret')) columns.previousSecret = change.record.previousSecret ?? null;
-  if (!(await durable.clients.update(change.record.clientId, columns))) throw new AdminError('not_found', `no client with id ${change.record.clientId}`);
+  if (await durable.clients.update(change.record.clientId, columns, ifVersion)) return;
+  if (ifVersion === undefined) throw new AdminError('not_found', `no client with id ${change.record.clientId}`);
+  throw staleOrGone((await durable.clients.get(change.record.clientId)) !== undefined, `client ${change.record.clientId}`);
 }
 
 export interface ClientUpdated {
@@ -115,12 +120,15 @@ export interface ClientUpdated {
   changed: string[];
 }
 
-export async function updateClient(durable: DurableStore, id: string, patch: ClientPatch): Promise<ClientUpdated> {
-  const existing = await durable.clients.get(id);
-  if (!existing) throw new AdminError('not_found', `no client with id ${id}`);
+/** With `ifVersion` (the API's If-Match), the change is made only to the client at that version. */
+export async function updateClient(durable: DurableStore, id: string, patch: ClientPatch, ifVersion?: number): Promise<ClientUpdated> {
+  const { record: existing, version } = await getVersionedClient(durable, id);
+  refuseOtherVersion(version, ifVersion, `client ${id}`);
   const change = applyClientPatch(existing, patch);
   const unknown = await unknownScopes(durable, patch.scopes ?? []);
-  if (unknown[0] !== undefined) throw new AdminError('invalid', `client ${id}: ${unknownScopeReason(unknown[0])}`);
-  await writeClientChange(durable, change);
+  if (unknown[0] !== undefined) {
+    throw new AdminError('invalid', `client ${id}: ${unknownScopeReason(unknown[0])}`, [{ path: ['scopes', (patch.scopes ?? []).indexOf(unknown[0])], message: unknownScopeReason(unknown[0]) }]);
+  }
+  await writeClientChange(durable, change, ifVersion);
   return { kind: change.changed.length === 0 ? 'unchanged' : 'updated', client: change.record, changed: change.changed };
 }

@@ -2,11 +2,12 @@
  * Clients: registering, reading, enabling, removing. A confidential client gets a generated
  * secret (256 bits), returned once and stored only as its hash.
  */
-import type { ClientRecord } from '../store/records.ts';
-import type { DurableStore } from '../store/types.ts';
+import type { ClientRecord, Versioned } from '../store/records.ts';
+import type { DurableStore, PageRequest } from '../store/types.ts';
 import { createOnly } from './create-only.ts';
-import { AdminError, type FieldProblem } from './errors.ts';
-import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isRedirectUri, isScopeToken } from './rules.ts';
+import { readPage, type Page } from './pages.ts';
+import { AdminError, staleOrGone, type FieldProblem } from './errors.ts';
+import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isPlainText, isRedirectUri, isScopeToken } from './rules.ts';
 import { unknownScopeReason, unknownScopes } from './scopes.ts';
 import { newClientSecret } from './secrets.ts';
 
@@ -38,6 +39,7 @@ function each(field: string, values: readonly string[], rule: (v: string) => boo
 export function clientProblems(client: NewClient): FieldProblem[] {
   return [
     ...(isClientId(client.clientId) ? [] : [{ path: ['client_id'], message: RULE_MESSAGES.clientId }]),
+    ...(isPlainText(client.displayName) ? [] : [{ path: ['display_name'], message: RULE_MESSAGES.plainText }]),
     ...each('grant_types', client.grantTypes, isGrantType, RULE_MESSAGES.grantType),
     ...each('scopes', client.scopes, isScopeToken, RULE_MESSAGES.scopeToken),
     ...each('redirect_uris', client.redirectUris, isRedirectUri, RULE_MESSAGES.redirectUri),
@@ -58,7 +60,9 @@ export async function createClient(durable: DurableStore, input: NewClient): Pro
     ]);
   }
   const unknown = await unknownScopes(durable, fields.scopes);
-  if (unknown[0] !== undefined) throw new AdminError('invalid', `client ${fields.clientId}: ${unknownScopeReason(unknown[0])}`);
+  if (unknown[0] !== undefined) {
+    throw new AdminError('invalid', `client ${fields.clientId}: ${unknownScopeReason(unknown[0])}`, [{ path: ['scopes', fields.scopes.indexOf(unknown[0])], message: unknownScopeReason(unknown[0]) }]);
+  }
   const secret = isPublic ? undefined : newClientSecret();
   const client: ClientRecord = { ...fields, grantTypes: [...new Set(fields.grantTypes)], secretHash: secret?.hash ?? null };
   await createOnly(durable, `client ${client.clientId}`, (tx) => tx.clients.get(client.clientId), (tx) => tx.clients.upsert(client));
@@ -66,7 +70,13 @@ export async function createClient(durable: DurableStore, input: NewClient): Pro
 }
 
 export async function getClient(durable: DurableStore, id: string): Promise<ClientRecord> {
-  const client = await durable.clients.get(id);
+  return (await getVersionedClient(durable, id)).record;
+}
+
+/** The client and its row version (the API's ETag). */
+export async function getVersionedClient(durable: DurableStore, id: string): Promise<Versioned<ClientRecord>> {
+  // An id the table cannot hold (a NUL byte, which PostgreSQL refuses) names no client.
+  const client = isClientId(id) ? await durable.clients.getVersioned(id) : undefined;
   if (!client) throw new AdminError('not_found', `no client with id ${id}`);
   return client;
 }
@@ -75,12 +85,19 @@ export async function listClients(durable: DurableStore): Promise<ClientRecord[]
   return durable.clients.list();
 }
 
+export function clientsPage(durable: DurableStore, request: PageRequest): Promise<Page<ClientRecord>> {
+  return readPage((r) => durable.clients.page(r), (client) => client.clientId, request);
+}
+
 export async function setClientEnabled(durable: DurableStore, id: string, enabled: boolean): Promise<{ kind: 'updated'; clientId: string; enabled: boolean }> {
   if (!(await durable.clients.update(id, { enabled }))) throw new AdminError('not_found', `no client with id ${id}`);
   return { kind: 'updated', clientId: id, enabled };
 }
 
-export async function removeClient(durable: DurableStore, id: string): Promise<{ kind: 'removed'; clientId: string }> {
-  if (!(await durable.clients.remove(id))) throw new AdminError('not_found', `no client with id ${id}`);
-  return { kind: 'removed', clientId: id };
+/** With `ifVersion` (the API's If-Match), only the client at that version is removed. */
+export async function removeClient(durable: DurableStore, id: string, ifVersion?: number): Promise<{ kind: 'removed'; clientId: string }> {
+  if (!isClientId(id)) throw new AdminError('not_found', `no client with id ${id}`);
+  if (await durable.clients.remove(id, ifVersion)) return { kind: 'removed', clientId: id };
+  if (ifVersion === undefined) throw new AdminError('not_found', `no client with id ${id}`);
+  throw staleOrGone((await durable.clients.get(id)) !== undefined, `client ${id}`);
 }

@@ -12,7 +12,11 @@ export interface FieldProblem {
   message: string;
 }
 
-export type AdminErrorCode = 'not_found' | 'conflict' | 'invalid';
+/**
+ * `stale`: the record changed since the version the caller named (its write would lose that
+ * change). `key_reused`: an idempotency key came back with another request than its first.
+ */
+export type AdminErrorCode = 'not_found' | 'conflict' | 'invalid' | 'stale' | 'key_reused';
 
 export class AdminError extends Error {
   override name = 'AdminError';
@@ -23,6 +27,21 @@ export class AdminError extends Error {
     this.code = code;
     this.problems = problems;
   }
+}
+
+/**
+ * After a write at a version that wrote nothing: the record changed meanwhile (it is still
+ * there) or it is gone.
+ */
+export function staleOrGone(stillThere: boolean, subject: string): AdminError {
+  return stillThere
+    ? new AdminError('stale', `${subject} changed since the version given: read it again and redo the change`)
+    : new AdminError('not_found', `${subject} does not exist`);
+}
+
+/** Refuses to act on a record read at another version than the caller's. */
+export function refuseOtherVersion(version: number | undefined, ifVersion: number | undefined, subject: string): void {
+  if (ifVersion !== undefined && version !== ifVersion) throw staleOrGone(true, subject);
 }
 
 /** `['clients', 0, 'redirect_uris', 1]` -> `clients[0].redirect_uris[1]`, as error lines name a field. */

@@ -4,9 +4,11 @@
  * written, not discovered when its tokens lack the scope.
  */
 import { isStandardScope } from '../scopes.ts';
-import type { DurableStore } from '../store/types.ts';
+import type { ApiScopeRecord } from '../store/records.ts';
+import type { DurableStore, PageRequest } from '../store/types.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
-import { AdminError } from './errors.ts';
+import { AdminError, staleOrGone } from './errors.ts';
+import { readPage, type Page } from './pages.ts';
 import { RESERVED_SCOPES, RULE_MESSAGES, isScopeToken } from './rules.ts';
 
 type ScopeStore = Pick<DurableStore, 'apiScopes'>;
@@ -35,8 +37,23 @@ export async function listApiScopes(durable: ScopeStore): Promise<string[]> {
   return durable.apiScopes.list();
 }
 
-/** Clients that list the scope keep it in their `scopes` column; it is simply no longer granted. */
-export async function removeApiScope(durable: ScopeStore, name: string): Promise<{ kind: 'removed'; name: string }> {
-  if (!(await durable.apiScopes.remove(name))) throw new AdminError('not_found', `no API scope named ${name}`);
-  return { kind: 'removed', name };
+export async function getApiScope(durable: ScopeStore, name: string): Promise<ApiScopeRecord> {
+  // A name the table cannot hold (a NUL byte, which PostgreSQL refuses) names no scope.
+  const scope = isScopeToken(name) ? await durable.apiScopes.get(name) : undefined;
+  if (!scope) throw new AdminError('not_found', `no API scope named ${name}`);
+  return scope;
+}
+
+export function apiScopesPage(durable: ScopeStore, request: PageRequest): Promise<Page<ApiScopeRecord>> {
+  return readPage((r) => durable.apiScopes.page(r), (scope) => scope.name, request);
+}
+
+/**
+ * Clients that list the scope keep it in their `scopes` column; it is simply no longer granted.
+ * With `ifVersion` (the API's If-Match), only the scope at that version is removed.
+ */
+export async function removeApiScope(durable: ScopeStore, name: string, ifVersion?: number): Promise<{ kind: 'removed'; name: string }> {
+  if (isScopeToken(name) && (await durable.apiScopes.remove(name, ifVersion))) return { kind: 'removed', name };
+  if (ifVersion === undefined || !isScopeToken(name)) throw new AdminError('not_found', `no API scope named ${name}`);
+  throw staleOrGone((await durable.apiScopes.get(name)) !== undefined, `API scope ${name}`);
 }

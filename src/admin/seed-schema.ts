@@ -17,13 +17,13 @@ const plainText = () => ruled(isPlainText, RULE_MESSAGES.plainText);
 const optionalText = plainText().nullable().optional();
 const optionalFlag = z.boolean().optional();
 
-const apiScopeName = z.string().superRefine((name, ctx) => {
+export const apiScopeName = z.string().superRefine((name, ctx) => {
   if (!isScopeToken(name)) ctx.addIssue({ code: 'custom', message: RULE_MESSAGES.scopeToken });
   else if (RESERVED_SCOPES.includes(name)) ctx.addIssue({ code: 'custom', message: `${name} is reserved by the service` });
 });
 
 // A list given as null is cleared to [] on a record that exists, and takes the default on a new one.
-const clientSchema = z.strictObject({
+export const clientSchema = z.strictObject({
   client_id: ruled(isClientId, RULE_MESSAGES.clientId),
   // A fast salted hash protects only a long secret (src/tokens/opaque.ts).
   client_secret: z.string().min(MIN_CLIENT_SECRET_LENGTH, `must be at least ${MIN_CLIENT_SECRET_LENGTH} characters`).nullable().optional(),
@@ -39,7 +39,7 @@ const clientSchema = z.strictObject({
   require_consent: optionalFlag,
 });
 
-const userSchema = z.strictObject({
+export const userSchema = z.strictObject({
   username: ruled((v) => v.trim() !== '', RULE_MESSAGES.notEmpty).pipe(plainText()),
   // Required for a new user only (src/admin/seed-plan.ts): an existing one keeps its password.
   password: ruled((v) => v !== '', RULE_MESSAGES.notEmpty).optional(),
@@ -74,7 +74,8 @@ const EXPECTED: Record<string, string> = {
 
 const pathOf = (path: readonly PropertyKey[]): FieldPath => path.map((key) => (typeof key === 'number' ? key : String(key)));
 
-function schemaProblems(issues: readonly z.core.$ZodIssue[]): FieldProblem[] {
+/** Each issue of a strict schema as the field it is about and what is wrong, in the rules' words. */
+export function schemaProblems(issues: readonly z.core.$ZodIssue[]): FieldProblem[] {
   return issues.flatMap((issue): FieldProblem[] => {
     if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: pathOf([...issue.path, key]), message: 'unknown field' }));
     if (issue.code === 'invalid_type') {

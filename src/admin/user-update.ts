@@ -10,7 +10,7 @@ import { TOTP_FACTOR_NAME } from '../sessions/mfa.ts';
 import { totpFactor, type UserInput, type UserRecord } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { deriveKey } from '../tokens/secret-box.ts';
-import { AdminError } from './errors.ts';
+import { AdminError, refuseOtherVersion, staleOrGone } from './errors.ts';
 import { kept, keptList, sameValue } from './patch.ts';
 import { revokeAfterPasswordChange } from './passwords.ts';
 import { seedTotpSecret, type SeedTotp } from './seed-records.ts';
@@ -97,10 +97,16 @@ export async function writeTotp(tx: DurableStore, userId: string, totp: SeedTotp
   if (totp !== null) await tx.factors.add({ userId, kind: 'totp', name: TOTP_FACTOR_NAME, secretSealed: totp });
 }
 
-/** Writes a prepared change; a new password revokes the user's tokens in the same store (a transaction's). */
-export async function writeUserChange(tx: DurableStore, change: UserChange, now: Date): Promise<void> {
+/**
+ * Writes a prepared change; a new password revokes the user's tokens in the same store (a
+ * transaction's). With `ifVersion`, only to the user still at that version.
+ */
+export async function writeUserChange(tx: DurableStore, change: UserChange, now: Date, ifVersion?: number): Promise<void> {
   if (change.changed.length === 0) return;
-  if (!(await tx.users.update(change.user.id, change.columns))) throw new AdminError('not_found', `no user named ${change.user.username}`);
+  if (!(await tx.users.update(change.user.id, change.columns, ifVersion))) {
+    if (ifVersion === undefined) throw new AdminError('not_found', `no user named ${change.user.username}`);
+    throw staleOrGone((await tx.users.getById(change.user.id)) !== undefined, `user ${change.user.subject}`);
+  }
   if (change.changed.includes('totp_secret')) await writeTotp(tx, change.user.id, change.totp);
   if (change.changed.includes('password')) await revokeAfterPasswordChange((id, reason) => tx.revocations.revokeUser(id, reason, now), change.user.id);
 }
@@ -108,12 +114,22 @@ export async function writeUserChange(tx: DurableStore, change: UserChange, now:
 export interface UserUpdated {
   kind: 'updated' | 'unchanged';
   user: UserRecord;
+  /** The row version after the change (undefined if the user was removed meanwhile). */
+  version: number | undefined;
   changed: string[];
 }
 
-export async function updateUser(deps: { durable: DurableStore; secret: Buffer; clock: Clock }, user: UserRecord, patch: UserPatch): Promise<UserUpdated> {
+/** With `ifVersion` (the API's If-Match), the change is made only to the user at that version. */
+export async function updateUser(deps: { durable: DurableStore; secret: Buffer; clock: Clock }, found: UserRecord, patch: UserPatch, ifVersion?: number): Promise<UserUpdated> {
+  let user = found;
+  if (ifVersion !== undefined) {
+    const current = await deps.durable.users.getVersioned(found.id);
+    if (!current) throw staleOrGone(false, `user ${found.subject}`);
+    refuseOtherVersion(current.version, ifVersion, `user ${found.subject}`);
+    user = current.record;
+  }
   const change = await prepareUserChange(user, patch, deriveKey(deps.secret, 'totp-secrets'));
-  await deps.durable.transaction((tx) => writeUserChange(tx, change, new Date(deps.clock())));
-  const stored = (await deps.durable.users.getById(user.id)) ?? user;
-  return { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored, changed: change.changed };
+  await deps.durable.transaction((tx) => writeUserChange(tx, change, new Date(deps.clock()), ifVersion));
+  const stored = await deps.durable.users.getVersioned(user.id);
+  return { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored?.record ?? user, version: stored?.version, changed: change.changed };
 }

@@ -4,12 +4,13 @@
  * by another spelling of a name (`"ALICE "` beside `alice`) is a conflict, not a dead account.
  */
 import { hashPassword } from '../sources/passwords.ts';
-import type { SignInSourceKind, UserFlag, UserInput, UserRecord } from '../store/records.ts';
-import type { DurableStore } from '../store/types.ts';
+import type { SignInSourceKind, UserFlag, UserInput, UserRecord, Versioned } from '../store/records.ts';
+import type { DurableStore, PageRequest } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { createOnly } from './create-only.ts';
-import { AdminError } from './errors.ts';
-import { canonicalUsername } from './rules.ts';
+import { AdminError, staleOrGone } from './errors.ts';
+import { readPage, type Page } from './pages.ts';
+import { canonicalUsername, isPlainText } from './rules.ts';
 import { NEW_USER_DEFAULTS, profileProblems, refusePassword, refuseProfileProblems } from './user-fields.ts';
 
 /** A local account to add: its profile (the full name is made of the parts given) and password. */
@@ -70,8 +71,34 @@ export async function findUser(durable: DurableStore, username: string, sources:
   throw new AdminError('not_found', `no user named ${username}`);
 }
 
+/** An account by its `sub`, among the users of each source in turn (`sources[0]` first, as findUser). */
+export async function findUserBySubject(durable: DurableStore, subject: string, sources: readonly SignInSourceKind[]): Promise<UserRecord> {
+  // A subject with a control character (a NUL, which PostgreSQL refuses) names no account.
+  if (subject !== '' && isPlainText(subject)) {
+    for (const source of new Set([...sources, 'local', 'ldap', 'oidc'] as const)) {
+      const user = await durable.users.getBySubject(source, subject);
+      if (user) return user;
+    }
+  }
+  throw new AdminError('not_found', `no user with sub ${subject}`);
+}
+
+/** The account of a `sub` and its row version (the API's ETag), read together. */
+export async function findVersionedUserBySubject(durable: DurableStore, subject: string, sources: readonly SignInSourceKind[]): Promise<Versioned<UserRecord>> {
+  const user = await findUserBySubject(durable, subject, sources);
+  const versioned = await durable.users.getVersioned(user.id);
+  if (!versioned) throw new AdminError('not_found', `no user with sub ${subject}`);
+  return versioned;
+}
+
 export async function listUsers(durable: DurableStore): Promise<UserRecord[]> {
   return durable.users.list();
+}
+
+/** Users in id order; with `username`, only those of that name (as sign-in compares names: case aside). */
+export function usersPage(durable: DurableStore, request: PageRequest & { username?: string | undefined }): Promise<Page<UserRecord>> {
+  if (request.username !== undefined && !isPlainText(request.username)) return Promise.resolve({ items: [], next: undefined });
+  return readPage((r) => durable.users.page({ ...r, username: request.username }), (user) => user.id, request);
 }
 
 export async function setUserFlag(durable: DurableStore, user: UserRecord, flag: UserFlag, value: boolean): Promise<{ kind: 'updated'; user: UserRecord }> {
@@ -84,7 +111,8 @@ export async function setUserFlag(durable: DurableStore, user: UserRecord, flag:
  * CASCADE); the database first records their tokens as revoked (as it does when a user is
  * locked or flagged: migration 2026-11-24-0004), and every running instance hears of it.
  */
-export async function removeUser(durable: DurableStore, user: UserRecord): Promise<{ kind: 'removed'; user: UserRecord }> {
-  if (!(await durable.users.remove(user.id))) throw new AdminError('not_found', `no user named ${user.username}`);
-  return { kind: 'removed', user };
+export async function removeUser(durable: DurableStore, user: UserRecord, ifVersion?: number): Promise<{ kind: 'removed'; user: UserRecord }> {
+  if (await durable.users.remove(user.id, ifVersion)) return { kind: 'removed', user };
+  if (ifVersion === undefined) throw new AdminError('not_found', `no user named ${user.username}`);
+  throw staleOrGone((await durable.users.getById(user.id)) !== undefined, `user ${user.subject}`);
 }

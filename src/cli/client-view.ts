@@ -4,27 +4,9 @@
  * secret of a rotation is still accepted).
  */
 import { clientType } from '../admin/clients.ts';
+export { clientDocument } from '../admin/documents.ts';
 import type { ClientRecord } from '../store/records.ts';
 import { formatFields, listText, timeText, yesNo } from './output.ts';
-
-export function clientDocument(client: ClientRecord): Record<string, unknown> {
-  return {
-    client_id: client.clientId,
-    display_name: client.displayName,
-    enabled: client.enabled,
-    client_type: clientType(client),
-    has_secret: client.secretHash !== null,
-    secret_expires_at: client.secretExpiresAt?.toISOString() ?? null,
-    previous_secret_expires_at: client.previousSecret?.expiresAt.toISOString() ?? null,
-    grant_types: client.grantTypes,
-    scopes: client.scopes,
-    redirect_uris: client.redirectUris,
-    post_logout_redirect_uris: client.postLogoutRedirectUris,
-    cors_origins: client.corsOrigins,
-    access_token_lifetime: client.accessTokenLifetime,
-    require_consent: client.requireConsent,
-  };
-}
 
 export function clientFieldLines(client: ClientRecord): string[] {
   const secret = client.secretHash === null ? 'none (public client)' : `set, expires ${client.secretExpiresAt?.toISOString() ?? 'never'}`;

@@ -1,7 +1,7 @@
 /** `idp keys list | rotate | retire KID`: the signing keys (src/admin/keys.ts says how they rotate). */
+import { keyDocument } from '../admin/documents.ts';
 import { listKeys, retireKey, rotateKey } from '../admin/keys.ts';
 import { createSigningKeyManager } from '../services.ts';
-import type { SigningKeyRecord } from '../store/records.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { parseCommand, subcommand } from './args.ts';
 import { masterSecrets, type CliContext, type ExitCode } from './context.ts';
@@ -9,17 +9,6 @@ import { formatTable, report, timeText } from './output.ts';
 
 export async function openKeyManager(context: CliContext): Promise<KeyManager> {
   return createSigningKeyManager(await context.openDurable(), masterSecrets(context), context.clock);
-}
-
-function keyDocument(key: SigningKeyRecord): Record<string, unknown> {
-  return {
-    kid: key.kid,
-    alg: key.alg,
-    state: key.state,
-    created_at: key.createdAt.toISOString(),
-    activated_at: key.activatedAt?.toISOString() ?? null,
-    retired_at: key.retiredAt?.toISOString() ?? null,
-  };
 }
 
 async function listCommand(args: string[], context: CliContext): Promise<void> {

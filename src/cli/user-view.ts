@@ -5,31 +5,8 @@
  */
 import { summariseFactors, type FactorSummary } from '../admin/second-factors.ts';
 import { totpFactor, type UserRecord } from '../store/records.ts';
+export { userDocument } from '../admin/documents.ts';
 import { formatFields, listText, yesNo } from './output.ts';
-
-export function userDocument(user: UserRecord): Record<string, unknown> {
-  return {
-    id: user.id,
-    sub: user.subject,
-    source: user.source,
-    username: user.username,
-    given_name: user.givenName,
-    family_name: user.familyName,
-    name: user.name,
-    email: user.email,
-    email_verified: user.emailVerified,
-    phone_number: user.phoneNumber,
-    phone_number_verified: user.phoneNumberVerified,
-    roles: user.roles,
-    locked: user.locked,
-    must_change_password: user.mustChangePassword,
-    must_enrol_mfa: user.mustEnrolMfa,
-    mfa_enrolled: totpFactor(user) !== undefined,
-    second_factors: summariseFactors(user),
-    created_at: user.createdAt.toISOString(),
-    updated_at: user.updatedAt.toISOString(),
-  };
-}
 
 function withVerified(value: string | null, verified: boolean): string {
   return value === null ? '-' : `${value} (${verified ? 'verified' : 'not verified'})`;

@@ -30,6 +30,9 @@ export function deploymentProblems(env: Env): Problem[] {
   if (env.IDP_REFRESH_TOKEN_IDLE_LIFETIME > env.IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME) {
     problems.push({ variable: 'IDP_REFRESH_TOKEN_IDLE_LIFETIME', message: 'must not exceed IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME' });
   }
+  if (env.IDP_ADMIN_API === 'management' && env.IDP_MANAGEMENT_PORT === 0) {
+    problems.push({ variable: 'IDP_ADMIN_API', message: 'management needs IDP_MANAGEMENT_PORT (the port the administration API is then served on)' });
+  }
   if (env.IDP_KEY_PUBLISH_AHEAD >= env.IDP_KEY_ROTATION_INTERVAL) {
     problems.push({ variable: 'IDP_KEY_PUBLISH_AHEAD', message: 'must be shorter than IDP_KEY_ROTATION_INTERVAL' });
   }

@@ -58,6 +58,7 @@ export const EXAMPLES: Record<string, string> = {
   IDP_SMTP_URL: 'smtp://idp:secret@mail.example.com:587',
   IDP_MAIL_FROM: 'Acme sign-in <no-reply@example.com>',
   IDP_ALLOW_INSECURE_MAIL: '1',
+  IDP_ADMIN_API: 'management',
 };
 
 
@@ -130,6 +131,9 @@ export const envSchema = z.object({
   IDP_SMTP_URL: smtpUrl,
   IDP_MAIL_FROM: mailFrom,
   IDP_ALLOW_INSECURE_MAIL: flag,
+  // Where the administration API is served: the public port, the management port only, or nowhere.
+  IDP_ADMIN_API: optionalText.transform((v) => v ?? 'public')
+    .pipe(z.enum(['public', 'management', 'off'], { message: 'must be public, management or off' })),
 });
 
 export type Env = z.output<typeof envSchema>;

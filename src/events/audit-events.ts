@@ -85,8 +85,11 @@ export interface SignIn {
   amr?: readonly string[];
 }
 
-/** Who changed signing keys: the rotation schedule of a running server, or the command line. */
-export type KeyActor = 'schedule' | 'cli';
+/**
+ * Who changed signing keys: the rotation schedule of a running server, the command line, or the
+ * administration API (whose request's line names the calling client).
+ */
+export type KeyActor = 'schedule' | 'cli' | 'api';
 
 /** A new signing key is published in the JWKS ahead of its use (by the rotation schedule). */
 export interface KeyPublished {

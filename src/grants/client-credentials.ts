@@ -14,13 +14,16 @@ import { defineGrant, type Grant, type SigningDeps } from './common.ts';
 const paramsSchema = z.object({ scope: z.string().optional() });
 
 /**
- * The scopes granted: each asked-for scope must be allowed to the client and be an API scope.
- * Without a scope parameter, every API scope the client may use (RFC 6749 §3.3 default).
+ * The scopes granted: each asked-for scope must be allowed to the client and be an API scope or
+ * one of the service's administration scopes (which this grant alone gives). Without a scope
+ * parameter, every API scope the client may use (RFC 6749 §3.3 default): an administration
+ * scope is given only when asked for.
  */
 function grantedScopes(client: ClientRecord, asked: string[]): string[] {
   const apiScopes = client.scopes.filter((s) => !OIDC_SCOPES.has(s) && !SERVICE_SCOPES.has(s));
   if (asked.length === 0) return apiScopes;
-  const refused = asked.filter((s) => !apiScopes.includes(s));
+  const allowed = client.scopes.filter((s) => !OIDC_SCOPES.has(s));
+  const refused = asked.filter((s) => !allowed.includes(s));
   if (refused.length > 0) {
     throw new OAuthError('invalid_scope', `The client may not use the scope ${refused[0]} with this grant.`);
   }

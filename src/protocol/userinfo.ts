@@ -12,6 +12,7 @@ import { userClaims } from '../tokens/claims.ts';
 import { verifyJwt } from '../tokens/jwt.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { isAccessTokenRevoked, type RevocationList } from '../tokens/revocation-list.ts';
+import { bearerToken, invalidToken } from './bearer.ts';
 
 export interface UserinfoDeps {
   issuer: string;
@@ -32,13 +33,6 @@ export interface UserinfoRequest {
   checkClient?: (client: ClientRecord) => void;
 }
 
-const invalidToken = (detail: string) => new OAuthError('invalid_token', 'The access token is missing, invalid, expired or revoked.', { detail });
-
-function bearerToken(authorization: string | undefined): string {
-  const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(authorization ?? '');
-  if (!match?.[1]) throw invalidToken('no Bearer token in the Authorization header');
-  return match[1];
-}
 
 export async function userinfo(request: UserinfoRequest, deps: UserinfoDeps): Promise<Record<string, unknown>> {
   const payload = await verifyJwt(deps.keys, 'access', bearerToken(request.authorization), { issuer: deps.issuer, now: epochSeconds(deps.clock) });

@@ -6,6 +6,7 @@
  * and answered as a generic `server_error` with no detail.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AdminError, type AdminErrorCode, type FieldPath } from '../admin/errors.ts';
 import { OAuthError } from '../errors.ts';
 import { isStoreUnavailable } from '../store/unavailable.ts';
 import type { AuthorizationTarget } from '../sessions/authorization-request.ts';
@@ -116,6 +117,64 @@ export function registerErrorHandler(app: FastifyInstance, options: { issuer: st
     if (!wantsPage(request)) return reply.code(404).header('cache-control', 'no-store').send({ error: 'not_found', error_description: 'No such endpoint.' });
     return renderErrorPage(request, reply, options.page, { ...NOT_FOUND_PAGE, error: 'not_found', description: 'No such page.' }, 404);
   });
+}
+
+/** An HTTP refusal of the administration API that no lower layer makes (a missing If-Match, a media type). */
+export class ApiProblem extends Error {
+  override name = 'ApiProblem';
+  readonly status: number;
+  readonly errors: readonly ProblemField[];
+  constructor(status: number, detail: string, errors: readonly ProblemField[] = []) {
+    super(detail);
+    this.status = status;
+    this.errors = errors;
+  }
+}
+
+/** One wrong field: a JSON pointer into the body (RFC 6901), or the query parameter's name. */
+export type ProblemField = { pointer: string; detail: string } | { parameter: string; detail: string };
+
+/** `['redirect_uris', 1]` -> `/redirect_uris/1` (RFC 6901: `~` and `/` escaped). */
+export function jsonPointer(path: FieldPath): string {
+  return path.map((key) => `/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+}
+
+const ADMIN_STATUS: Record<AdminErrorCode, number> = { invalid: 400, not_found: 404, conflict: 409, stale: 412, key_reused: 422 };
+const TITLES: Record<number, string> = {
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict',
+  412: 'Precondition Failed', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content',
+  428: 'Precondition Required', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+};
+
+/** Any error of an administration API call as RFC 9457 problem details (with the OAuth error, for 401/403). */
+function toProblem(error: unknown): { status: number; detail: string; errors: readonly ProblemField[]; oauth?: OAuthError } {
+  if (error instanceof ApiProblem) return { status: error.status, detail: error.message, errors: error.errors };
+  if (error instanceof AdminError) {
+    return { status: ADMIN_STATUS[error.code], detail: error.message, errors: error.problems.map((p) => ({ pointer: jsonPointer(p.path), detail: p.message })) };
+  }
+  const fastifyError = error as Partial<FastifyError>;
+  if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return { status: 415, detail: 'The request body must be application/json (application/merge-patch+json for PATCH).', errors: [] };
+  const oauth = toOAuthError(error);
+  const status = fastifyError.statusCode === 413 ? 413 : oauth.status;
+  return { status, detail: oauth.description, errors: [], oauth };
+}
+
+/** Sends a problem document (`application/problem+json`), never cached; a 401 or 403 with its Bearer challenge. */
+export function sendProblem(reply: FastifyReply, error: unknown): FastifyReply {
+  const { status, detail, errors, oauth } = toProblem(error);
+  if (oauth?.code === 'server_error') reply.request.log.error({ err: oauth.detail }, 'unexpected error');
+  else if (oauth?.detail) reply.request.log.info({ error: oauth.code, detail: oauth.detail }, 'request refused');
+  reply.code(status).header('cache-control', 'no-store').header('content-type', 'application/problem+json; charset=utf-8');
+  if (status === 401) reply.header('www-authenticate', 'Bearer error="invalid_token"');
+  if (status === 403 && oauth?.scope) reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${oauth.scope}"`);
+  if (oauth?.retryAfter !== undefined) reply.header('retry-after', String(oauth.retryAfter));
+  return reply.send(JSON.stringify({ type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...(errors.length > 0 ? { errors } : {}) }));
+}
+
+/** Inside the administration API's prefix: every error, an unknown route too, is problem details. */
+export function registerProblemHandlers(scope: FastifyInstance): void {
+  scope.setErrorHandler((error: unknown, _request: FastifyRequest, reply: FastifyReply) => sendProblem(reply, error));
+  scope.setNotFoundHandler((_request, reply) => sendProblem(reply, new ApiProblem(404, 'No such resource, or not with this method (see openapi.json).')));
 }
 
 /**

@@ -10,7 +10,10 @@ import type { Metrics } from '../metrics.ts';
 import { OAuthError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { sendOAuthError } from './error-handler.ts';
+import { createLogSink } from '../events/record.ts';
+import { registerAdminApi } from './admin/index.ts';
 import { healthRoutes } from './health.ts';
+import { createRequestAudit } from './shared/audit.ts';
 import { metricsRoutes } from './metrics.ts';
 import { createManagementHostCheck } from './shared/host.ts';
 
@@ -22,6 +25,10 @@ export function serveManagementPort(app: FastifyInstance, management: NonNullabl
   refuseForeignHosts(server, management);
   void server.register(healthRoutes, { durable: services.durable, ephemeral: services.ephemeral, source: services.source });
   void server.register(metricsRoutes, { metrics });
+  if (services.config.adminApi === 'management') {
+    const audit = createRequestAudit(createLogSink(metrics));
+    void registerAdminApi(server, services, audit, { prefix: '', origin: `http://${management.host.includes(':') ? `[${management.host}]` : management.host}:${management.port}` });
+  }
   app.addHook('onReady', async () => {
     await server.listen({ port: management.port, host: management.host });
   });

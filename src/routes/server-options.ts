@@ -6,14 +6,17 @@ import { randomUUID } from 'node:crypto';
 import { LogController, type FastifyBaseLogger, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { clientErrorResponse, sendOAuthError, toOAuthError } from './error-handler.ts';
+import { basePathOf } from '../services-protocol.ts';
+import { ApiProblem, clientErrorResponse, sendOAuthError, sendProblem, toOAuthError } from './error-handler.ts';
 import { setResponseHeaders } from './shared/security-headers.ts';
 
 /** OAuth and OIDC requests are small forms; anything larger is refused with 413. */
 const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
-export function serverOptions(config: Pick<Config, 'trustProxy'>, logger: Logger, headers: Readonly<Record<string, string>>) {
+export function serverOptions(config: Pick<Config, 'trustProxy' | 'baseUrl' | 'adminApi'>, logger: Logger, headers: Readonly<Record<string, string>>) {
+  // The administration API answers in problem details, what the router refuses too.
+  const adminPrefix = config.adminApi === 'public' ? `${basePathOf(config.baseUrl)}/admin/v1/` : undefined;
   return {
     loggerInstance: logger as FastifyBaseLogger,
     // Fastify's own two lines per request are replaced by our one (addRequestLog).
@@ -29,7 +32,8 @@ export function serverOptions(config: Pick<Config, 'trustProxy'>, logger: Logger
     // Errors found before routing (a malformed URL, a bad header) keep the OAuth error shape.
     frameworkErrors: (error, request, reply) => {
       setResponseHeaders(request, reply, headers);
-      void sendOAuthError(reply, toOAuthError(error), 400);
+      if (adminPrefix && request.url.startsWith(adminPrefix)) void sendProblem(reply, new ApiProblem(400, 'The request is malformed.'));
+      else void sendOAuthError(reply, toOAuthError(error), 400);
     },
     clientErrorHandler: (error, socket) => {
       if (socket.writable) socket.end(clientErrorResponse(error));

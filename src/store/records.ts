@@ -40,6 +40,22 @@ export interface PreviousClientSecret {
   expiresAt: Date;
 }
 
+/**
+ * A record as read with its row version (migration 2026-11-27-0010): the database gives the row a
+ * new one on every write, whoever writes (an ETag of the administration API).
+ */
+export interface Versioned<T> {
+  record: T;
+  version: number;
+}
+
+/** An API scope (such as orders.read) an administrator created. */
+export interface ApiScopeRecord {
+  name: string;
+  createdAt: Date;
+  version: number;
+}
+
 export type SignInSourceKind = 'local' | 'ldap' | 'oidc';
 
 /** A user account. For directory and upstream users it is the local record kept for consent and flags. */

@@ -5,7 +5,7 @@
  * their own. The records they hold are in records.ts.
  */
 import type { Namespace } from './ephemeral/namespaces.ts';
-import type { ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode, WebhookEndpointRecord, WebhookEndpointInput, WebhookEndpointChange, OutboxEvent, ClaimedAttempt, AttemptOutcome, DeliveryNext, DeliveryAttemptRecord, WebhookDisabledReason } from './records.ts';
+import type { ApiScopeRecord, Versioned, ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode, WebhookEndpointRecord, WebhookEndpointInput, WebhookEndpointChange, OutboxEvent, ClaimedAttempt, AttemptOutcome, DeliveryNext, DeliveryAttemptRecord, WebhookDisabledReason } from './records.ts';
 
 /** What changed in the durable store, as announced to every instance. */
 export type ChangeEvent =
@@ -24,22 +24,44 @@ export type ChangeEvent =
   /** Deliveries were written (an event, a redelivery): an instance with room claims them now. */
   | { kind: 'webhookDue' };
 
+/**
+ * One page of a table in key order: the rows whose key comes after `after` (from the start
+ * without it), at most `limit`. A keyset read (`WHERE key > $after ORDER BY key LIMIT n`), so a
+ * deep page costs what the first does, and rows added or removed meanwhile move no other row.
+ */
+export interface PageRequest {
+  after: string | undefined;
+  limit: number;
+}
+
+/**
+ * `ifVersion`: the write happens only while the row's version is still this one (false when it
+ * is not, as when the row is gone: the caller tells the two apart by reading it again).
+ */
+export type IfVersion = number | undefined;
+
 /** Result of an upsert, so that seeding can tell what it did. */
 export type UpsertResult = 'created' | 'updated' | 'unchanged';
 
 export interface ClientRepository {
   get(clientId: string): Promise<ClientRecord | undefined>;
+  /** The client with its row version, read together. */
+  getVersioned(clientId: string): Promise<Versioned<ClientRecord> | undefined>;
   list(): Promise<ClientRecord[]>;
   /** Inserts or replaces a whole client; 'unchanged' when the row already held these values. */
   upsert(client: ClientRecord): Promise<UpsertResult>;
-  /** Applies a partial change; false when the client does not exist. */
-  update(clientId: string, change: Partial<Omit<ClientRecord, 'clientId'>>): Promise<boolean>;
-  remove(clientId: string): Promise<boolean>;
+  /** Applies a partial change; false when the client does not exist (or is not at `ifVersion`). */
+  update(clientId: string, change: Partial<Omit<ClientRecord, 'clientId'>>, ifVersion?: IfVersion): Promise<boolean>;
+  remove(clientId: string, ifVersion?: IfVersion): Promise<boolean>;
+  /** Clients by client id. */
+  page(request: PageRequest): Promise<ClientRecord[]>;
   count(): Promise<number>;
 }
 
 export interface UserRepository {
   getById(id: string): Promise<UserRecord | undefined>;
+  /** The user with their row version, read together. */
+  getVersioned(id: string): Promise<Versioned<UserRecord> | undefined>;
   /** Case-insensitive lookup within one sign-in source. */
   getByUsername(source: SignInSourceKind, username: string): Promise<UserRecord | undefined>;
   getBySubject(source: SignInSourceKind, subject: string): Promise<UserRecord | undefined>;
@@ -48,8 +70,10 @@ export interface UserRepository {
   list(): Promise<UserRecord[]>;
   /** Inserts or replaces by (source, username); keeps the existing id. */
   upsert(user: UserInput): Promise<UpsertResult>;
-  update(id: string, change: Partial<Omit<UserInput, 'id' | 'source'>>): Promise<boolean>;
-  remove(id: string): Promise<boolean>;
+  update(id: string, change: Partial<Omit<UserInput, 'id' | 'source'>>, ifVersion?: IfVersion): Promise<boolean>;
+  remove(id: string, ifVersion?: IfVersion): Promise<boolean>;
+  /** Users by id; with `username`, only those of that name (case-insensitive, any source). */
+  page(request: PageRequest & { username?: string | undefined }): Promise<UserRecord[]>;
   count(): Promise<number>;
 }
 
@@ -86,9 +110,12 @@ export interface FactorRepository {
 
 export interface ApiScopeRepository {
   list(): Promise<string[]>;
+  get(name: string): Promise<ApiScopeRecord | undefined>;
+  /** API scopes by name. */
+  page(request: PageRequest): Promise<ApiScopeRecord[]>;
   /** false when the scope already existed. */
   add(name: string): Promise<boolean>;
-  remove(name: string): Promise<boolean>;
+  remove(name: string, ifVersion?: IfVersion): Promise<boolean>;
 }
 
 export interface ConsentRepository {
@@ -370,6 +397,8 @@ export interface EphemeralStore {
   readonly codes: CodeStore;
   /** TOTP codes accepted already. */
   readonly usedTotpCodes: UsedTotpCodeStore;
+  /** Idempotency keys of the administration API, claimed by the first request that brings one. */
+  readonly idempotencyKeys: IdempotencyKeyStore;
   /** Round trips to an upstream provider. */
   readonly roundTrips: RoundTripStore;
   /** Requests counted for the rate limits. */
@@ -414,6 +443,15 @@ export interface EphemeralStore {
 export interface UsedTotpCodeStore {
   /** Marks the user's code of `timeStep` used for `ttlSeconds`; true for exactly one caller. */
   claim(userId: string, timeStep: number, ttlSeconds: number): Promise<boolean>;
+}
+
+/**
+ * Idempotency keys (`NAMESPACES.adminIdempotency`): the first request with a key claims it, so
+ * of two sent at once only one runs; what it answered is then kept under the key (`set`).
+ */
+export interface IdempotencyKeyStore {
+  /** Stores `value` under `key` unless something is there; true for exactly one caller. */
+  claim(key: string, value: unknown, ttlSeconds: number): Promise<boolean>;
 }
 
 /** Requests counted per subject and window (the token and authorize rate limits), across instances. */

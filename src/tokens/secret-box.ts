@@ -5,7 +5,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /** What a derived key is for; part of the HKDF info, so changing one changes the key. */
-export type KeyPurpose = 'signing-keys' | 'totp-secrets' | 'cookies' | 'refresh-tokens' | 'secret-check' | 'device-cookies' | 'recovery-codes' | 'webhook-secrets';
+export type KeyPurpose = 'signing-keys' | 'totp-secrets' | 'cookies' | 'refresh-tokens' | 'secret-check' | 'device-cookies' | 'recovery-codes' | 'webhook-secrets' | 'admin-idempotency';
 
 const VERSION = 'v1';
 /**

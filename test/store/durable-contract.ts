@@ -269,6 +269,24 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect(await store.clients.count()).toBe(before + 2);
       });
 
+      it('gives a row version that every write changes, writes at a version only while it is current, pages by id', async () => {
+        const prefix = uniqueId('versioned');
+        const client = sampleClient({ clientId: `${prefix}-b` });
+        await store.clients.upsert(client);
+        const first = await store.clients.getVersioned(client.clientId);
+        expect(first?.record).toEqual(client);
+        expect(await store.clients.update(client.clientId, { displayName: 'v2' }, first?.version)).toBe(true);
+        const second = await store.clients.getVersioned(client.clientId);
+        expect(second?.version).not.toBe(first?.version);
+        expect(await store.clients.update(client.clientId, { displayName: 'stale' }, first?.version)).toBe(false);
+        expect(await store.clients.remove(client.clientId, first?.version)).toBe(false);
+        expect((await store.clients.get(client.clientId))?.displayName).toBe('v2');
+        for (const suffix of ['a', 'c', 'd']) await store.clients.upsert(sampleClient({ clientId: `${prefix}-${suffix}` }));
+        const page = await store.clients.page({ after: `${prefix}-a`, limit: 2 });
+        expect(page.map((c) => c.clientId)).toEqual([`${prefix}-b`, `${prefix}-c`]);
+        expect(await store.clients.remove(client.clientId, second?.version)).toBe(true);
+      });
+
       describe('the constraints of the clients table', () => {
         it('accept https, loopback http and private-use redirect URIs (RFC 8252 §7)', async () => {
           const uris = ['https://app.example/cb', 'http://localhost:8080/cb', 'http://127.0.0.1:51004/cb', 'http://[::1]/cb', 'com.example.app:/oauth2redirect', 'HTTPS://APP.EXAMPLE/CB'];

@@ -15,6 +15,16 @@ export function purposesContract(
   getStore: () => EphemeralStore,
   withAnotherInstance: (ctx: TestContext, run: (other: EphemeralStore) => Promise<void>) => Promise<void>,
 ): void {
+  describe('idempotency keys', () => {
+    it(`lets exactly one of ${CONCURRENCY} concurrent callers claim a key, across instances, and keeps what it stored`, (ctx) =>
+      withAnotherInstance(ctx, async (other) => {
+        const claimed = key('idem');
+        const results = await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 === 0 ? getStore() : other).idempotencyKeys.claim(claimed, { n: i }, 60)));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect(await getStore().get(NAMESPACES.adminIdempotency, claimed)).toEqual({ n: results.indexOf(true) });
+      }));
+  });
+
   describe('used TOTP codes', () => {
     it('claims a user\'s code of one time step only the first time; other steps and users are apart', async () => {
       const { usedTotpCodes } = getStore();

@@ -151,6 +151,18 @@ describe('parseConfig', () => {
     expect(parseConfig({ IDP_DATABASE_LISTEN_URL: 'postgres://idp@db:5432/idp' })).toMatchObject({ ok: false, message: expect.stringMatching(/^configuration error: IDP_DATABASE_LISTEN_URL needs DATABASE_URL/) });
   });
 
+  it('serves the administration API on the public port by default, on the management port (which it needs), or not at all', () => {
+    expect(config({}).adminApi).toBe('public');
+    expect(config({ IDP_ADMIN_API: 'off' }).adminApi).toBe('off');
+    expect(config({ IDP_ADMIN_API: 'management', IDP_MANAGEMENT_PORT: '9464' }).adminApi).toBe('management');
+    expect(parseConfig({ IDP_ADMIN_API: 'management' })).toStrictEqual({
+      ok: false, message: 'configuration error: IDP_ADMIN_API management needs IDP_MANAGEMENT_PORT (the port the administration API is then served on) (example: IDP_ADMIN_API=management)',
+    });
+    expect(parseConfig({ IDP_ADMIN_API: 'private' })).toStrictEqual({
+      ok: false, message: 'configuration error: IDP_ADMIN_API must be public, management or off (example: IDP_ADMIN_API=management)',
+    });
+  });
+
   it('never echoes the secret it refuses', () => {
     const result = parseConfig({ IDP_SECRET: 'hunter2-not-long-enough' });
     expect(result.ok).toBe(false);

@@ -36,6 +36,11 @@ export const NAMESPACES = {
   passwordRecovery: 'password-recovery',
   /** Per account, the key of the recovery whose code is the good one: a new request voids the previous code. */
   passwordRecoveryCurrent: 'password-recovery-current',
+  /**
+   * The administration API's answers to POST requests with an Idempotency-Key, per calling
+   * client and key (24 hours): a request sent again gets the first answer.
+   */
+  adminIdempotency: 'admin-idempotency',
   /** Revoked access-token ids as releases before the durable revocation list kept them (read once at start). */
   revokedJti: 'revoked-jti',
 } as const;

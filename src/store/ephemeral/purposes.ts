@@ -5,7 +5,7 @@
  * atomic steps (`KeySteps`); the key names are those releases before these stores used, so that
  * instances of both share them while they roll.
  */
-import type { AttemptStore, Namespace, RateCounterStore, RoundTripLeg, RoundTripStore, UsedTotpCodeStore } from '../types.ts';
+import type { AttemptStore, IdempotencyKeyStore, Namespace, RateCounterStore, RoundTripLeg, RoundTripStore, UsedTotpCodeStore } from '../types.ts';
 import { NAMESPACES } from './namespaces.ts';
 
 /** What a backend does in one atomic step each. */
@@ -42,6 +42,12 @@ export function createRateCounters(steps: Pick<KeySteps, 'increment'>): RateCoun
 export function createUsedTotpCodes(steps: Pick<KeySteps, 'setIfAbsent'>): UsedTotpCodeStore {
   return {
     claim: (userId, timeStep, ttlSeconds) => steps.setIfAbsent(NAMESPACES.totpUsed, `${userId}:${timeStep}`, 1, ttlSeconds),
+  };
+}
+
+export function createIdempotencyKeys(steps: Pick<KeySteps, 'setIfAbsent'>): IdempotencyKeyStore {
+  return {
+    claim: (key, value, ttlSeconds) => steps.setIfAbsent(NAMESPACES.adminIdempotency, key, value, ttlSeconds),
   };
 }
 

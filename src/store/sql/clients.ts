@@ -25,7 +25,7 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
   };
 }
 
-type ClientColumns = Omit<Updateable<ClientsTable>, 'client_id'>;
+type ClientColumns = Omit<Updateable<ClientsTable>, 'client_id' | 'version'>;
 
 function toColumns(change: Partial<Omit<ClientRecord, 'clientId'>>): Partial<ClientColumns> {
   const columns: Partial<ClientColumns> = {};
@@ -52,6 +52,10 @@ export function sqlClients(db: Db): ClientRepository {
     async get(clientId) {
       const row = await db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
       return row ? toRecord(row) : undefined;
+    },
+    async getVersioned(clientId) {
+      const row = await db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+      return row ? { record: toRecord(row), version: Number(row.version) } : undefined;
     },
     async list() {
       const rows = await db.selectFrom('clients').selectAll().orderBy('client_id').execute();
@@ -80,15 +84,27 @@ export function sqlClients(db: Db): ClientRepository {
       if (!row) return 'unchanged';
       return row.inserted ? 'created' : 'updated';
     },
-    async update(clientId, change) {
+    async update(clientId, change, ifVersion) {
       const columns = toColumns(change);
-      if (Object.keys(columns).length === 0) return (await this.get(clientId)) !== undefined;
-      const result = await db.updateTable('clients').set(columns).where('client_id', '=', clientId).executeTakeFirst();
+      if (Object.keys(columns).length === 0) {
+        const client = await this.getVersioned(clientId);
+        return client !== undefined && (ifVersion === undefined || client.version === ifVersion);
+      }
+      let query = db.updateTable('clients').set(columns).where('client_id', '=', clientId);
+      if (ifVersion !== undefined) query = query.where('version', '=', ifVersion);
+      const result = await query.executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
-    async remove(clientId) {
-      const result = await db.deleteFrom('clients').where('client_id', '=', clientId).executeTakeFirst();
+    async remove(clientId, ifVersion) {
+      let query = db.deleteFrom('clients').where('client_id', '=', clientId);
+      if (ifVersion !== undefined) query = query.where('version', '=', ifVersion);
+      const result = await query.executeTakeFirst();
       return result.numDeletedRows > 0n;
+    },
+    async page({ after, limit }) {
+      let query = db.selectFrom('clients').selectAll().orderBy('client_id').limit(limit);
+      if (after !== undefined) query = query.where('client_id', '>', after);
+      return (await query.execute()).map(toRecord);
     },
     async count() {
       const row = await db.selectFrom('clients').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();

@@ -1,7 +1,14 @@
 /** API scopes created by administrators, and the consents users gave to clients. */
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import type { ApiScopeRecord } from '../records.ts';
 import type { ApiScopeRepository, ConsentRepository } from '../types.ts';
-import type { Db } from './tables.ts';
+import type { ApiScopesTable, Db } from './tables.ts';
+
+const SCOPE_COLUMNS = ['name', 'created_at', 'version'] as const;
+
+function toScopeRecord(row: Pick<Selectable<ApiScopesTable>, (typeof SCOPE_COLUMNS)[number]>): ApiScopeRecord {
+  return { name: row.name, createdAt: row.created_at, version: Number(row.version) };
+}
 
 export function sqlApiScopes(db: Db): ApiScopeRepository {
   return {
@@ -13,8 +20,19 @@ export function sqlApiScopes(db: Db): ApiScopeRepository {
       const result = await db.insertInto('api_scopes').values({ name }).onConflict((oc) => oc.column('name').doNothing()).executeTakeFirst();
       return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
     },
-    async remove(name) {
-      const result = await db.deleteFrom('api_scopes').where('name', '=', name).executeTakeFirst();
+    async get(name) {
+      const row = await db.selectFrom('api_scopes').select(SCOPE_COLUMNS).where('name', '=', name).executeTakeFirst();
+      return row ? toScopeRecord(row) : undefined;
+    },
+    async page({ after, limit }) {
+      let query = db.selectFrom('api_scopes').select(SCOPE_COLUMNS).orderBy('name').limit(limit);
+      if (after !== undefined) query = query.where('name', '>', after);
+      return (await query.execute()).map(toScopeRecord);
+    },
+    async remove(name, ifVersion) {
+      let query = db.deleteFrom('api_scopes').where('name', '=', name);
+      if (ifVersion !== undefined) query = query.where('version', '=', ifVersion);
+      const result = await query.executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
   };

@@ -3,6 +3,8 @@ import type { ColumnType, Generated, Kysely } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+/** A row version (migration 2026-11-27-0010): set by the database only; bigint arrives as a string from pg. */
+type RowVersion = ColumnType<string | number | bigint, never, never>;
 
 export interface ClientsTable {
   client_id: string;
@@ -19,6 +21,7 @@ export interface ClientsTable {
   cors_origins: string[];
   access_token_lifetime: number;
   require_consent: boolean;
+  version: RowVersion;
 }
 
 export interface UsersTable {
@@ -40,6 +43,7 @@ export interface UsersTable {
   must_enrol_mfa: boolean;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  version: RowVersion;
 }
 
 /** Second factors (migration 2026-11-27-0002). */
@@ -58,6 +62,7 @@ export interface UserFactorsTable {
 export interface ApiScopesTable {
   name: string;
   created_at: Generated<Date>;
+  version: RowVersion;
 }
 
 export interface ConsentsTable {

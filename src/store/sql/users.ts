@@ -31,7 +31,7 @@ function toRecord(row: UserRow): UserRecord {
   };
 }
 
-type UserColumns = Omit<UsersTable, 'id' | 'source' | 'created_at' | 'updated_at'>;
+type UserColumns = Omit<UsersTable, 'id' | 'source' | 'created_at' | 'updated_at' | 'version'>;
 
 function toColumns(change: Partial<Omit<UserInput, 'id' | 'source'>>): Partial<UserColumns> {
   const map: Record<string, keyof UserColumns> = {
@@ -53,7 +53,7 @@ function toColumns(change: Partial<Omit<UserInput, 'id' | 'source'>>): Partial<U
 const ALL_COLUMNS = [
   'id', 'source', 'subject', 'username', 'password_hash', 'given_name', 'family_name', 'name', 'email',
   'email_verified', 'phone_number', 'phone_number_verified', 'roles', 'locked',
-  'must_change_password', 'must_enrol_mfa', 'created_at', 'updated_at',
+  'must_change_password', 'must_enrol_mfa', 'created_at', 'updated_at', 'version',
 ] as const satisfies ReadonlyArray<keyof UsersTable>;
 
 export function sqlUsers(db: Db): UserRepository {
@@ -67,6 +67,10 @@ export function sqlUsers(db: Db): UserRepository {
     async getById(id) {
       const row = await selectUsers().where('id', '=', id).executeTakeFirst();
       return row ? toRecord(row) : undefined;
+    },
+    async getVersioned(id) {
+      const row = await selectUsers().where('id', '=', id).executeTakeFirst();
+      return row ? { record: toRecord(row), version: Number(row.version) } : undefined;
     },
     async getByUsername(source, username) {
       const row = await byUsername(source, username).executeTakeFirst();
@@ -102,14 +106,24 @@ export function sqlUsers(db: Db): UserRepository {
       await db.updateTable('users').set({ ...columns, updated_at: sql`now()` }).where('id', '=', existing.id).execute();
       return 'updated';
     },
-    async update(id, change) {
+    async update(id, change, ifVersion) {
       const columns = toColumns(change);
-      const result = await db.updateTable('users').set({ ...columns, updated_at: sql`now()` }).where('id', '=', id).executeTakeFirst();
+      let query = db.updateTable('users').set({ ...columns, updated_at: sql`now()` }).where('id', '=', id);
+      if (ifVersion !== undefined) query = query.where('version', '=', ifVersion);
+      const result = await query.executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
-    async remove(id) {
-      const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+    async remove(id, ifVersion) {
+      let query = db.deleteFrom('users').where('id', '=', id);
+      if (ifVersion !== undefined) query = query.where('version', '=', ifVersion);
+      const result = await query.executeTakeFirst();
       return result.numDeletedRows > 0n;
+    },
+    async page({ after, limit, username }) {
+      let query = selectUsers().orderBy('id').limit(limit);
+      if (after !== undefined) query = query.where('id', '>', after);
+      if (username !== undefined) query = query.where(sql<string>`lower(username)`, '=', username.toLowerCase());
+      return (await query.execute()).map(toRecord);
     },
     async count() {
       const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();

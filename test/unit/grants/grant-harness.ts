@@ -110,6 +110,8 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     ['web', clientRecord('web')],
     ['other', clientRecord('other')],
     ['service', clientRecord('service', { grantTypes: ['client_credentials'], scopes: ['orders.read', 'orders.write'], displayName: 'Order service' })],
+    // An automation client the administration API lets in.
+    ['automation', clientRecord('automation', { grantTypes: ['client_credentials'], scopes: ['orders.read', 'admin_api'], displayName: 'CI' })],
     // For end session: a client with a post-logout redirect URI, and a disabled one.
     ['rp', clientRecord('rp', { postLogoutRedirectUris: [POST_LOGOUT_REDIRECT] })],
     ['disabled', clientRecord('disabled', { enabled: false })],

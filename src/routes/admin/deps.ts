@@ -1,0 +1,41 @@
+/** What the administration API's routes are given (made once in app.ts from the services). */
+import type { AdminAccessDeps } from '../../admin/api-access.ts';
+import { createIdempotency, type Idempotency } from '../../admin/idempotency.ts';
+import type { Clock } from '../../clock.ts';
+import type { SignInSourceKind } from '../../store/records.ts';
+import type { DurableStore } from '../../store/types.ts';
+import type { KeyManager } from '../../tokens/keys.ts';
+import type { Services } from '../../services.ts';
+import type { UserSessionServices } from '../../services-protocol.ts';
+import type { RequestAudit } from '../shared/audit.ts';
+
+export interface AdminApiDeps {
+  access: AdminAccessDeps;
+  durable: DurableStore;
+  keys: KeyManager;
+  clock: Clock;
+  /** The master secret (TOTP secrets are sealed under a key derived from it). */
+  secret: Buffer;
+  /** The configured sign-in source: users are looked up there first. */
+  signInSource: SignInSourceKind;
+  idempotency: Idempotency;
+  /** A user's refresh token families and browser sessions, listed and ended (src/admin/sessions.ts). */
+  userSessions: Pick<UserSessionServices, 'listUserSessions' | 'endUserSessions' | 'endUserSession'>;
+  audit: RequestAudit;
+}
+
+/** The API's dependencies from the services, recording audit events through `audit`. */
+export function createAdminApiDeps(services: Services, audit: RequestAudit): AdminApiDeps {
+  const { config, clock, keys, durable } = services;
+  return {
+    access: { issuer: config.issuer, clock, keys, revocations: services.revocations, clients: services.clients },
+    durable,
+    keys,
+    clock,
+    secret: services.secret,
+    signInSource: config.signIn.source,
+    idempotency: createIdempotency(services.ephemeral, services.secret),
+    userSessions: services.userSessions,
+    audit,
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * One operation of the administration API as data: its method and path, the zod schemas of its
+ * body and query (which validate requests and make the OpenAPI document alike), whether it needs
+ * If-Match or takes an Idempotency-Key, its answers, and what it does (a call into src/admin/).
+ */
+import type { z } from 'zod';
+import type { AdminArea, AdminCaller } from '../../admin/api-access.ts';
+import type { AdminChange } from '../../events/audit-events.ts';
+import type { AdminApiDeps } from './deps.ts';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** What an operation answers; turned into HTTP by one function (send.ts), and kept as is for a replay. */
+export interface Answer {
+  status: number;
+  body?: unknown;
+  /** The row version the ETag names. */
+  version?: number | undefined;
+  /** Path of the resource made, below the API's base path. */
+  location?: string;
+  /** Query of the next page, when there is one. */
+  next?: Record<string, string> | undefined;
+}
+
+export interface Call<B, Q> {
+  caller: AdminCaller;
+  params: Record<string, string>;
+  body: B;
+  query: Q;
+  /** From If-Match, for the operations that need it. */
+  ifVersion: number | undefined;
+  /** Records an `admin_change` of the caller, once the operation succeeded. */
+  changed(change: Omit<AdminChange, 'type' | 'actor' | 'client_id'>): void;
+  /** Records a signing key's rotation or retirement by the API, once the operation succeeded. */
+  keyChanged(event: { type: 'key_rotated' | 'key_retired'; kid: string }): void;
+  deps: AdminApiDeps;
+}
+
+export interface Operation<B = unknown, Q = unknown> {
+  method: Method;
+  /** OpenAPI path template below the base path: `/clients/{client_id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  area?: AdminArea;
+  body?: { schema: z.ZodType<B>; mediaType: 'application/json' | 'application/merge-patch+json'; optional?: boolean };
+  query?: z.ZodType<Q>;
+  ifMatch?: boolean;
+  /** A POST that takes an Idempotency-Key. */
+  idempotent?: boolean;
+  /** The answers besides the errors every call may get. */
+  responses: Record<number, string>;
+  handle(call: Call<B, Q>): Promise<Answer>;
+}
+
+/** Keeps an operation's body and query types tied to its schemas. */
+export function operation<B = undefined, Q = undefined>(op: Operation<B, Q>): Operation {
+  return op as unknown as Operation;
+}

@@ -1,0 +1,58 @@
+/**
+ * `/users/{id}/sessions`: a user's refresh token families and browser sessions, listed, all
+ * ended, or one ended, each with the tokens it let anyone obtain (src/admin/sessions.ts). Ending
+ * sessions loses no one's change, so these need no If-Match.
+ */
+import type { UserSessions } from '../../admin/sessions.ts';
+import { findUserBySubject } from '../../admin/users.ts';
+import type { UserRecord } from '../../store/records.ts';
+import { ApiProblem } from '../error-handler.ts';
+import type { AdminApiDeps } from './deps.ts';
+import { operation, type Operation } from './operation.ts';
+
+const userOf = (deps: AdminApiDeps, params: Record<string, string>): Promise<UserRecord> => findUserBySubject(deps.durable, params.id ?? '', [deps.signInSource]);
+
+function sessionsDocument(sessions: UserSessions): Record<string, unknown> {
+  return {
+    refresh_token_families: sessions.refreshTokenFamilies.map((f) => ({
+      id: f.id, client_id: f.clientId, created_at: f.createdAt.toISOString(), last_used_at: f.lastUsedAt.toISOString(), expires_at: f.expiresAt.toISOString(),
+    })),
+    browser_sessions: sessions.browserSessions.map((s) => ({
+      id: s.id, created_at: s.createdAt.toISOString(), auth_time: s.authTime?.toISOString() ?? null, amr: s.amr, clients: s.clients,
+    })),
+  };
+}
+
+export const SESSION_OPERATIONS: Operation[] = [
+  operation({
+    method: 'GET', path: '/users/{id}/sessions', operationId: 'listUserSessions', summary: "A user's refresh token families and browser sessions",
+    responses: { 200: '{refresh_token_families, browser_sessions}' },
+    handle: async ({ deps, params }) => {
+      const user = await userOf(deps, params);
+      return { status: 200, body: sessionsDocument(await deps.userSessions.listUserSessions(user.id)) };
+    },
+  }),
+  operation({
+    method: 'DELETE', path: '/users/{id}/sessions', operationId: 'endUserSessions', summary: "End every session of a user and revoke the user's tokens",
+    responses: { 200: 'How many sessions ended: {browser_sessions, refresh_token_families}' },
+    handle: async ({ deps, params, changed }) => {
+      const user = await userOf(deps, params);
+      const ended = await deps.userSessions.endUserSessions(user.id);
+      changed({ action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
+      return { status: 200, body: { browser_sessions: ended.browserSessions, refresh_token_families: ended.refreshTokenFamilies } };
+    },
+  }),
+  operation({
+    method: 'DELETE', path: '/users/{id}/sessions/{session_id}', operationId: 'endUserSession', summary: 'End one session of a user (a refresh token family or a browser session) and revoke its tokens',
+    responses: { 204: 'Ended' },
+    handle: async ({ deps, params, changed }) => {
+      const user = await userOf(deps, params);
+      const sessionId = params.session_id ?? '';
+      // Sessions are named by UUIDs and base64url ids: anything else (a NUL byte) names none.
+      if (!/^[A-Za-z0-9_-]{1,200}$/.test(sessionId)) throw new ApiProblem(404, `user ${user.subject} has no such session`);
+      await deps.userSessions.endUserSession(user.id, sessionId);
+      changed({ action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
+      return { status: 204 };
+    },
+  }),
+];
