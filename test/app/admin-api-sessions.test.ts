@@ -43,20 +43,34 @@ describe('administration API: a user\'s sessions', () => {
       { id: expect.any(String), client_id: 'web', created_at: expect.any(String), last_used_at: expect.any(String), expires_at: expect.any(String) },
     ]);
     expect(listed.body.browser_sessions).toHaveLength(1);
+    // The sessions are the user's: their ETag is the user's, and ending them needs it.
+    const etag = listed.headers.get('etag') ?? '';
+    expect(etag).toBe((await call(url(`/users/${sub}`), 'GET', { token })).headers.get('etag'));
     const reader = await tokenFor(s.base, 'reader', READER_SECRET, 'admin_api_readonly');
     expect((await call(url(`/users/${sub}/sessions`), 'GET', { token: reader })).status).toBe(200);
-    expect(isProblem(await call(url(`/users/${sub}/sessions`), 'DELETE', { token: reader }), 403)).toBe(true);
+    expect(isProblem(await call(url(`/users/${sub}/sessions`), 'DELETE', { token: reader, headers: { 'if-match': etag } }), 403)).toBe(true);
 
     const family = listed.body.refresh_token_families[0].id as string;
-    expect((await call(url(`/users/${sub}/sessions/${family}`), 'DELETE', { token })).status).toBe(204);
-    expect((await refresh(s.base, WEB, first.refreshToken)).status).toBe(400);
+    expect(isProblem(await call(url(`/users/${sub}/sessions/${family}`), 'DELETE', { token }), 428)).toBe(true);
+    expect(isProblem(await call(url(`/users/${sub}/sessions`), 'DELETE', { token }), 428)).toBe(true);
+    // Nothing ended by the refusals: the family still refreshes.
+    const rotated = await refresh(s.base, WEB, first.refreshToken);
+    expect(rotated.status).toBe(200);
+    const ifMatch = { 'if-match': etag };
+    expect((await call(url(`/users/${sub}/sessions/${family}`), 'DELETE', { token, headers: ifMatch })).status).toBe(204);
+    expect((await refresh(s.base, WEB, String(rotated.body.refresh_token))).status).toBe(400);
     expect((await userinfo(s.base, first.access)).status).toBe(401);
-    expect(isProblem(await call(url(`/users/${sub}/sessions/${family}`), 'DELETE', { token }), 404)).toBe(true);
-    expect(isProblem(await call(url(`/users/${sub}/sessions/%00`), 'DELETE', { token }), 404)).toBe(true);
+    expect(isProblem(await call(url(`/users/${sub}/sessions/${family}`), 'DELETE', { token, headers: ifMatch }), 404)).toBe(true);
+    expect(isProblem(await call(url(`/users/${sub}/sessions/%00`), 'DELETE', { token, headers: ifMatch }), 404)).toBe(true);
     expect(isProblem(await call(url('/users/nobody/sessions'), 'GET', { token }), 404)).toBe(true);
 
     const second = await signIn(browser);
-    const ended = await call(url(`/users/${sub}/sessions`), 'DELETE', { token });
+    // A change to the user since the ETag was read: ending their sessions is refused, nothing ends.
+    const renamed = await call(url(`/users/${sub}`), 'PATCH', { token, headers: ifMatch, body: { given_name: 'Alicia' } });
+    expect(renamed.status).toBe(200);
+    expect(isProblem(await call(url(`/users/${sub}/sessions`), 'DELETE', { token, headers: ifMatch }), 412)).toBe(true);
+    expect((await userinfo(s.base, second.access)).status).toBe(200);
+    const ended = await call(url(`/users/${sub}/sessions`), 'DELETE', { token, headers: { 'if-match': renamed.headers.get('etag') ?? '' } });
     expect(ended.status).toBe(200);
     expect(ended.body).toEqual({ browser_sessions: 1, refresh_token_families: 1 });
     expect((await userinfo(s.base, second.access)).status).toBe(401);

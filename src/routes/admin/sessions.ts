@@ -1,16 +1,26 @@
 /**
  * `/users/{id}/sessions`: a user's refresh token families and browser sessions, listed, all
- * ended, or one ended, each with the tokens it let anyone obtain (src/admin/sessions.ts). Ending
- * sessions loses no one's change, so these need no If-Match.
+ * ended, or one ended, each with the tokens it let anyone obtain (src/admin/sessions.ts). They
+ * are the user's: their ETag is the user's row version, and ending them needs If-Match like any
+ * other DELETE, so an administrator acts on the user they read (not one since locked, renamed or
+ * given new factors).
  */
 import type { UserSessions } from '../../admin/sessions.ts';
-import { findUserBySubject } from '../../admin/users.ts';
-import type { UserRecord } from '../../store/records.ts';
+import { refuseOtherVersion } from '../../admin/errors.ts';
+import { findVersionedUserBySubject } from '../../admin/users.ts';
+import type { UserRecord, Versioned } from '../../store/records.ts';
 import { ApiProblem } from '../error-handler.ts';
 import type { AdminApiDeps } from './deps.ts';
 import { operation, type Operation } from './operation.ts';
 
-const userOf = (deps: AdminApiDeps, params: Record<string, string>): Promise<UserRecord> => findUserBySubject(deps.durable, params.id ?? '', [deps.signInSource]);
+const userOf = (deps: AdminApiDeps, params: Record<string, string>): Promise<Versioned<UserRecord>> => findVersionedUserBySubject(deps.durable, params.id ?? '', [deps.signInSource]);
+
+/** The user at the version If-Match names. */
+async function userAt(deps: AdminApiDeps, params: Record<string, string>, ifVersion: number | undefined): Promise<UserRecord> {
+  const { record, version } = await userOf(deps, params);
+  refuseOtherVersion(version, ifVersion, `user ${record.subject}`);
+  return record;
+}
 
 function sessionsDocument(sessions: UserSessions): Record<string, unknown> {
   return {
@@ -28,25 +38,25 @@ export const SESSION_OPERATIONS: Operation[] = [
     method: 'GET', path: '/users/{id}/sessions', operationId: 'listUserSessions', summary: "A user's refresh token families and browser sessions",
     responses: { 200: '{refresh_token_families, browser_sessions}' },
     handle: async ({ deps, params }) => {
-      const user = await userOf(deps, params);
-      return { status: 200, body: sessionsDocument(await deps.userSessions.listUserSessions(user.id)) };
+      const { record, version } = await userOf(deps, params);
+      return { status: 200, body: sessionsDocument(await deps.userSessions.listUserSessions(record.id)), version };
     },
   }),
   operation({
-    method: 'DELETE', path: '/users/{id}/sessions', operationId: 'endUserSessions', summary: "End every session of a user and revoke the user's tokens",
+    method: 'DELETE', path: '/users/{id}/sessions', operationId: 'endUserSessions', summary: "End every session of a user and revoke the user's tokens", ifMatch: true,
     responses: { 200: 'How many sessions ended: {browser_sessions, refresh_token_families}' },
-    handle: async ({ deps, params, changed }) => {
-      const user = await userOf(deps, params);
+    handle: async ({ deps, params, ifVersion, changed }) => {
+      const user = await userAt(deps, params, ifVersion);
       const ended = await deps.userSessions.endUserSessions(user.id);
       changed({ action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
       return { status: 200, body: { browser_sessions: ended.browserSessions, refresh_token_families: ended.refreshTokenFamilies } };
     },
   }),
   operation({
-    method: 'DELETE', path: '/users/{id}/sessions/{session_id}', operationId: 'endUserSession', summary: 'End one session of a user (a refresh token family or a browser session) and revoke its tokens',
+    method: 'DELETE', path: '/users/{id}/sessions/{session_id}', operationId: 'endUserSession', summary: 'End one session of a user (a refresh token family or a browser session) and revoke its tokens', ifMatch: true,
     responses: { 204: 'Ended' },
-    handle: async ({ deps, params, changed }) => {
-      const user = await userOf(deps, params);
+    handle: async ({ deps, params, ifVersion, changed }) => {
+      const user = await userAt(deps, params, ifVersion);
       const sessionId = params.session_id ?? '';
       // Sessions are named by UUIDs and base64url ids: anything else (a NUL byte) names none.
       if (!/^[A-Za-z0-9_-]{1,200}$/.test(sessionId)) throw new ApiProblem(404, `user ${user.subject} has no such session`);
