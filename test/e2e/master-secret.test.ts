@@ -247,7 +247,10 @@ describe.runIf(postgresAvailable)('changing the master secret across two instanc
       expect(isEnrolPage(enrolling.page), describePage(enrolling.page)).toBe(true);
       tomSecret = (/<code>([^<]*)<\/code>/.exec(enrolling.page.body)?.[1] ?? '').replace(/\s+/g, '');
       lb.use(servers[1] as RunningServer);
-      const enrolled = await submit(enrolling.browser, enrolling.page, base, { otp: await totp(tomSecret, nowSeconds()) });
+      // The enrolment's recovery codes are shown once; "Continue" goes on to the client.
+      const codes = await submit(enrolling.browser, enrolling.page, base, { otp: await totp(tomSecret, nowSeconds()) });
+      expect(kindOf(codes), describePage(codes)).toBe('recovery-codes');
+      const enrolled = await submit(enrolling.browser, codes, base, {});
       expect(kindOf(enrolled), describePage(enrolled)).toBe('redirect');
       for (const server of [servers[0], servers[1], servers[0], servers[1]]) {
         lb.use(server as RunningServer);
