@@ -57,7 +57,8 @@ async function existing(durable: DurableStore, id: string, ifVersion?: number): 
  */
 async function written<T>(tx: DurableStore, id: string, result: T | undefined | false): Promise<T> {
   if (result !== undefined && result !== false) return result;
-  throw staleOrGone((await tx.webhooks.get(id)) !== undefined, `webhook endpoint ${id}`);
+  if (await tx.webhooks.get(id)) throw staleOrGone(true, `webhook endpoint ${id}`);
+  throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
 }
 
 export async function createWebhook(deps: WebhookDeps, input: WebhookInput, actor: ChangeActor): Promise<{ endpoint: WebhookView; version: number; secret: string; event: AdminChange }> {
