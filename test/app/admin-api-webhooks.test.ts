@@ -50,6 +50,11 @@ describe('administration API: webhook endpoints', () => {
     expect(isProblem(await call(url(`/webhooks/${made.body.id}/test`), 'POST', { token: reader }), 403)).toBe(true);
     expect((await create(admin, { url: 'http://127.0.0.1:9/admin' })).status).toBe(201);
     expect(adminChanges(app.logs())).toContainEqual(expect.objectContaining({ actor: 'api', client_id: 'hooks', action: 'create', resource: 'webhook', resource_id: made.body.id }));
+    const paths = (await call(url('/openapi.json'), 'GET')).body.paths;
+    const scopes = (op: { security: Array<{ oauth2: string[] }> }) => op.security.flatMap((s) => s.oauth2).sort();
+    expect(scopes(paths['/webhooks'].post)).toEqual(['admin_api', 'admin_console_webhooks']);
+    expect(scopes(paths['/webhooks/{id}/deliveries'].get)).toEqual(['admin_api', 'admin_api_readonly', 'admin_console_webhooks']);
+    expect(Object.keys(paths['/webhooks/{id}'].patch.requestBody.content)).toEqual(['application/merge-patch+json']);
   });
 
   it('shows the secret in the creating and the rotating answers only, and writes each change to the outbox once', async () => {
