@@ -15,7 +15,7 @@ import type { DurableStore } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import type { Keyring } from '../tokens/secret-box.ts';
 import { sealWebhookSecret } from '../tokens/webhook-secrets.ts';
-import { AdminError } from './errors.ts';
+import { AdminError, refuseOtherVersion, staleOrGone } from './errors.ts';
 import { recordedChange as changed, type ChangeActor } from './recorded-change.ts';
 import { normalEventTypes, refuseWebhookFields, resolveHost, type ResolveHost } from './webhook-rules.ts';
 import { toWebhookView, type WebhookView } from './webhook-view.ts';
@@ -44,13 +44,24 @@ export type WebhookChange = Partial<Omit<WebhookInput, 'url'> & { url: string }>
 /** A secret change keeps the old secret signing beside the new one this long. */
 export const PREVIOUS_SECRET_SECONDS = 24 * 3600;
 
-async function existing(durable: DurableStore, id: string): Promise<WebhookEndpointRecord> {
+async function existing(durable: DurableStore, id: string, ifVersion?: number): Promise<WebhookEndpointRecord> {
   const endpoint = await durable.webhooks.get(id);
   if (!endpoint) throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
+  refuseOtherVersion(endpoint.version, ifVersion, `webhook endpoint ${id}`);
   return endpoint;
 }
 
-export async function createWebhook(deps: WebhookDeps, input: WebhookInput, actor: ChangeActor): Promise<{ endpoint: WebhookView; secret: string; event: AdminChange }> {
+/**
+ * A write that found no row (at `ifVersion`, when given) throws inside its transaction, so that
+ * its event is not written either.
+ */
+async function written<T>(tx: DurableStore, id: string, result: T | undefined | false): Promise<T> {
+  if (result !== undefined && result !== false) return result;
+  if (await tx.webhooks.get(id)) throw staleOrGone(true, `webhook endpoint ${id}`);
+  throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
+}
+
+export async function createWebhook(deps: WebhookDeps, input: WebhookInput, actor: ChangeActor): Promise<{ endpoint: WebhookView; version: number; secret: string; event: AdminChange }> {
   await refuseWebhookFields({ url: input.url, eventTypes: input.event_types, description: input.description }, deps.policy, deps.resolve ?? resolveHost);
   const id = `ep_${randomToken(12)}`;
   const secret = newWebhookSecret();
@@ -59,7 +70,7 @@ export async function createWebhook(deps: WebhookDeps, input: WebhookInput, acto
     id, url: input.url, eventTypes: normalEventTypes(input.event_types), enabled: input.enabled ?? true,
     description: input.description ?? '', secretSealed: sealWebhookSecret(deps.keyring, id, secret),
   }));
-  return { endpoint: toWebhookView(result), secret, event };
+  return { endpoint: toWebhookView(result), version: result.version, secret, event };
 }
 
 export async function listWebhooks(deps: Pick<WebhookDeps, 'durable'>): Promise<WebhookView[]> {
@@ -70,36 +81,42 @@ export async function getWebhook(deps: Pick<WebhookDeps, 'durable'>, id: string)
   return toWebhookView(await existing(deps.durable, id));
 }
 
-/** Enabling an endpoint the service disabled (410, failing) forgets why: its deliveries resume. */
-export async function updateWebhook(deps: WebhookDeps, id: string, change: WebhookChange, actor: ChangeActor): Promise<{ endpoint: WebhookView; event: AdminChange }> {
-  await existing(deps.durable, id);
+/** The endpoint and its row version (the administration API's ETag). */
+export async function getVersionedWebhook(deps: Pick<WebhookDeps, 'durable'>, id: string): Promise<{ endpoint: WebhookView; version: number }> {
+  const endpoint = await existing(deps.durable, id);
+  return { endpoint: toWebhookView(endpoint), version: endpoint.version };
+}
+
+/**
+ * Enabling an endpoint the service disabled (410, failing) forgets why: its deliveries resume.
+ * With `ifVersion` (the API's If-Match) only the endpoint at that version is changed.
+ */
+export async function updateWebhook(deps: WebhookDeps, id: string, change: WebhookChange, actor: ChangeActor, ifVersion?: number): Promise<{ endpoint: WebhookView; version: number; event: AdminChange }> {
+  await existing(deps.durable, id, ifVersion);
   await refuseWebhookFields({ url: change.url, eventTypes: change.event_types, description: change.description }, deps.policy, deps.resolve ?? resolveHost);
   const fields = (['url', 'event_types', 'enabled', 'description'] as const).filter((name) => change[name] !== undefined);
-  const { result, event } = await changed(deps, actor, { action: 'update', resource: 'webhook', resource_id: id, fields }, (tx) => tx.webhooks.update(id, {
+  const { result, event } = await changed(deps, actor, { action: 'update', resource: 'webhook', resource_id: id, fields }, async (tx) => written(tx, id, await tx.webhooks.update(id, {
     url: change.url, enabled: change.enabled, description: change.description,
     eventTypes: change.event_types === undefined ? undefined : normalEventTypes(change.event_types),
-  }));
-  if (!result) throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
-  return { endpoint: toWebhookView(result), event };
+  }, ifVersion)));
+  return { endpoint: toWebhookView(result), version: result.version, event };
 }
 
 /** Its pending deliveries go with it. */
-export async function removeWebhook(deps: WebhookDeps, id: string, actor: ChangeActor): Promise<{ event: AdminChange }> {
-  const { result, event } = await changed(deps, actor, { action: 'delete', resource: 'webhook', resource_id: id, fields: [] }, (tx) => tx.webhooks.remove(id));
-  if (!result) throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
+export async function removeWebhook(deps: WebhookDeps, id: string, actor: ChangeActor, ifVersion?: number): Promise<{ event: AdminChange }> {
+  const { event } = await changed(deps, actor, { action: 'delete', resource: 'webhook', resource_id: id, fields: [] }, async (tx) => written(tx, id, await tx.webhooks.remove(id, ifVersion)));
   return { event };
 }
 
 /** A new secret; the one it replaces signs beside it for 24 hours (a secret older than that stops). */
-export async function rotateWebhookSecret(deps: WebhookDeps, id: string, actor: ChangeActor): Promise<{ endpoint: WebhookView; secret: string; previousValidUntil: Date; event: AdminChange }> {
-  const current = await existing(deps.durable, id);
+export async function rotateWebhookSecret(deps: WebhookDeps, id: string, actor: ChangeActor, ifVersion?: number): Promise<{ endpoint: WebhookView; version: number; secret: string; previousValidUntil: Date; event: AdminChange }> {
+  const current = await existing(deps.durable, id, ifVersion);
   const secret = newWebhookSecret();
   const previousValidUntil = new Date(deps.clock() + PREVIOUS_SECRET_SECONDS * 1000);
-  const { result, event } = await changed(deps, actor, { action: 'update', resource: 'webhook', resource_id: id, fields: ['secret'] }, (tx) => tx.webhooks.update(id, {
+  const { result, event } = await changed(deps, actor, { action: 'update', resource: 'webhook', resource_id: id, fields: ['secret'] }, async (tx) => written(tx, id, await tx.webhooks.update(id, {
     secretSealed: sealWebhookSecret(deps.keyring, id, secret), previousSecretSealed: current.secretSealed, previousSecretExpiresAt: previousValidUntil,
-  }));
-  if (!result) throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
-  return { endpoint: toWebhookView(result), secret, previousValidUntil, event };
+  }, ifVersion)));
+  return { endpoint: toWebhookView(result), version: result.version, secret, previousValidUntil, event };
 }
 
 /** Sends a `webhook.test` event to this endpoint alone (enabled or not); returns its id. */

@@ -235,6 +235,8 @@ export interface WebhookEndpointRecord {
   failingSince: Date | null;
   createdAt: Date;
   updatedAt: Date;
+  /** The row version (migration 2026-11-27-0080): new at every write, whoever makes it. */
+  version: number;
 }
 
 export type WebhookEndpointInput = Pick<WebhookEndpointRecord, 'id' | 'url' | 'eventTypes' | 'enabled' | 'description' | 'secretSealed'>;

@@ -272,9 +272,12 @@ export interface WebhookRepository {
   create(endpoint: WebhookEndpointInput): Promise<WebhookEndpointRecord>;
   get(id: string): Promise<WebhookEndpointRecord | undefined>;
   list(): Promise<WebhookEndpointRecord[]>;
-  /** Enabling an endpoint forgets why it was disabled and since when it failed. */
-  update(id: string, change: WebhookEndpointChange): Promise<WebhookEndpointRecord | undefined>;
-  remove(id: string): Promise<boolean>;
+  /**
+   * Enabling an endpoint forgets why it was disabled and since when it failed. With `ifVersion`,
+   * only the row at that version is written (undefined / false otherwise).
+   */
+  update(id: string, change: WebhookEndpointChange, ifVersion?: number): Promise<WebhookEndpointRecord | undefined>;
+  remove(id: string, ifVersion?: number): Promise<boolean>;
   /** The event types enabled endpoints subscribe to (`*` among them when one takes every type). */
   subscribedTypes(): Promise<string[]>;
   /**

@@ -1,6 +1,7 @@
 /** What the administration API's routes are given (made once in app.ts from the services). */
 import type { AdminAccessDeps } from '../../admin/api-access.ts';
 import { createIdempotency, type Idempotency } from '../../admin/idempotency.ts';
+import type { WebhookDeps } from '../../admin/webhooks.ts';
 import type { Clock } from '../../clock.ts';
 import type { SignInSourceKind } from '../../store/records.ts';
 import type { DurableStore } from '../../store/types.ts';
@@ -22,6 +23,8 @@ export interface AdminApiDeps {
   /** A user's refresh token families and browser sessions, listed and ended (src/admin/sessions.ts). */
   userSessions: Pick<UserSessionServices, 'listUserSessions' | 'endUserSessions' | 'endUserSession'>;
   audit: RequestAudit;
+  /** What webhook endpoints need besides the store: their secrets' keyring and the address policy (SSRF). */
+  webhooks: Pick<WebhookDeps, 'keyring' | 'policy' | 'resolve'>;
 }
 
 /** The API's dependencies from the services, recording audit events through `audit`. */
@@ -37,5 +40,6 @@ export function createAdminApiDeps(services: Services, audit: RequestAudit): Adm
     idempotency: createIdempotency(services.ephemeral, services.secret),
     userSessions: services.userSessions,
     audit,
+    webhooks: { keyring: services.webhookKeyring, policy: services.addressPolicy },
   };
 }

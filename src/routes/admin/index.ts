@@ -60,15 +60,16 @@ export async function adminApiRoutes(app: FastifyInstance, options: AdminApiOpti
 
 async function handleCall(op: Operation, request: FastifyRequest, reply: FastifyReply, deps: AdminApiDeps): Promise<FastifyReply> {
   const caller = await authorizeAdminCall(request.headers.authorization, scopesAllowing(request.method, op.area ?? 'admin'), deps.access);
-  const events: AuditEvent[] = [];
+  const events: Logged[] = [];
   const call: Call<unknown, unknown> = {
     caller,
     params: request.params as Record<string, string>,
     body: readBody(op, request),
     query: readQuery(op, request),
     ifVersion: op.ifMatch ? requireIfMatch(request) : undefined,
-    changed: (change) => events.push({ type: 'admin_change', actor: 'api', client_id: caller.clientId, ...change }),
-    keyChanged: (event) => events.push({ ...event, actor: 'api' }),
+    changed: (change) => events.push({ event: { type: 'admin_change', actor: 'api', client_id: caller.clientId, ...change } }),
+    keyChanged: (event) => events.push({ event: { ...event, actor: 'api' } }),
+    recorded: (event) => events.push({ event, inOutbox: true }),
     deps,
   };
   const key = request.headers['idempotency-key'];
@@ -89,10 +90,16 @@ async function handleCall(op: Operation, request: FastifyRequest, reply: Fastify
   return send(reply, answer);
 }
 
+/** An audit event of a call, and whether src/admin/ wrote it to the outbox already. */
+interface Logged {
+  event: AuditEvent;
+  inOutbox?: true;
+}
+
 /** The operation, then its audit events: a refused call records none. */
-async function run(op: Operation, call: Call<unknown, unknown>, events: AuditEvent[], request: FastifyRequest, deps: AdminApiDeps): Promise<Answer> {
+async function run(op: Operation, call: Call<unknown, unknown>, events: Logged[], request: FastifyRequest, deps: AdminApiDeps): Promise<Answer> {
   const answer = await op.handle(call);
-  for (const event of events) deps.audit(request, event, { client_id: call.caller.clientId });
+  for (const { event, inOutbox } of events) deps.audit(request, event, { client_id: call.caller.clientId }, inOutbox ? { inOutbox } : undefined);
   return answer;
 }
 

@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { AdminArea, AdminCaller } from '../../admin/api-access.ts';
-import type { AdminChange } from '../../events/audit-events.ts';
+import type { AdminChange, AuditEvent } from '../../events/audit-events.ts';
 import type { AdminApiDeps } from './deps.ts';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -33,6 +33,8 @@ export interface Call<B, Q> {
   changed(change: Omit<AdminChange, 'type' | 'actor' | 'client_id'>): void;
   /** Records a signing key's rotation or retirement by the API, once the operation succeeded. */
   keyChanged(event: { type: 'key_rotated' | 'key_retired'; kid: string }): void;
+  /** Logs, once the operation succeeded, an event src/admin/ already wrote to the outbox with its change. */
+  recorded(event: AuditEvent): void;
   deps: AdminApiDeps;
 }
 

@@ -1,6 +1,7 @@
 /** The query of every list (`limit`, `cursor`) and the answer of a page (`items`, `next_cursor`, Link). */
 import { z } from 'zod';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodeCursor, encodeCursor, type Page } from '../../admin/pages.ts';
+import type { AdminArea } from '../../admin/api-access.ts';
 import type { PageRequest } from '../../store/types.ts';
 import type { AdminApiDeps } from './deps.ts';
 import { operation, type Answer, type Operation } from './operation.ts';
@@ -36,12 +37,12 @@ export function pageAnswer<T>(page: Page<T>, document: (row: T) => unknown, limi
 
 /** A plain list (`GET` with `limit` and `cursor`): the page `read` gives, each row as `document` makes it. */
 export function listOperation<T>(spec: {
-  path: string; operationId: string; summary: string;
+  path: string; operationId: string; summary: string; area?: AdminArea;
   read: (deps: AdminApiDeps, request: PageRequest) => Promise<Page<T>> | Page<T>;
   document: (row: T) => unknown;
 }): Operation {
   return operation<undefined, z.output<typeof pageQuery>>({
-    method: 'GET', path: spec.path, operationId: spec.operationId, summary: spec.summary, query: pageQuery,
+    method: 'GET', path: spec.path, operationId: spec.operationId, summary: spec.summary, query: pageQuery, ...(spec.area ? { area: spec.area } : {}),
     responses: { 200: `A page: {items, next_cursor}` },
     handle: async ({ deps, query }) => {
       const request = pageRequest(query);

@@ -149,6 +149,7 @@ export interface WebhookEndpointsTable {
   failing_since: NullableTimestamp;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  version: RowVersion;
 }
 
 /** The outbox (migration 2026-11-27-0060). */

@@ -6,7 +6,7 @@ import type { Db, WebhookEndpointsTable } from './tables.ts';
 
 const COLUMNS = [
   'id', 'url', 'event_types', 'enabled', 'description', 'secret_sealed', 'previous_secret_sealed',
-  'previous_secret_expires_at', 'disabled_reason', 'failing_since', 'created_at', 'updated_at',
+  'previous_secret_expires_at', 'disabled_reason', 'failing_since', 'created_at', 'updated_at', 'version',
 ] as const satisfies ReadonlyArray<keyof WebhookEndpointsTable>;
 
 function toRecord(row: Selectable<WebhookEndpointsTable>): WebhookEndpointRecord {
@@ -23,6 +23,7 @@ function toRecord(row: Selectable<WebhookEndpointsTable>): WebhookEndpointRecord
     failingSince: row.failing_since,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    version: Number(row.version),
   };
 }
 
@@ -45,8 +46,8 @@ export function sqlWebhookEndpoints(db: Db): EndpointOperations {
       const rows = await db.selectFrom('webhook_endpoints').select(COLUMNS).orderBy('id').execute();
       return rows.map(toRecord);
     },
-    async update(id, change) {
-      const row = await db.updateTable('webhook_endpoints').set({
+    async update(id, change, ifVersion) {
+      let query = db.updateTable('webhook_endpoints').set({
         ...(change.url !== undefined ? { url: change.url } : {}),
         ...(change.eventTypes !== undefined ? { event_types: change.eventTypes } : {}),
         ...(change.description !== undefined ? { description: change.description } : {}),
@@ -57,11 +58,15 @@ export function sqlWebhookEndpoints(db: Db): EndpointOperations {
         // Enabled again by an administrator: the failures before count no more.
         ...(change.enabled === true ? { disabled_reason: null, failing_since: null } : {}),
         updated_at: sql<Date>`now()`,
-      }).where('id', '=', id).returning(COLUMNS).executeTakeFirst();
+      }).where('id', '=', id);
+      if (ifVersion !== undefined) query = query.where('version', '=', ifVersion);
+      const row = await query.returning(COLUMNS).executeTakeFirst();
       return row && toRecord(row);
     },
-    async remove(id) {
-      const result = await db.deleteFrom('webhook_endpoints').where('id', '=', id).executeTakeFirst();
+    async remove(id, ifVersion) {
+      let query = db.deleteFrom('webhook_endpoints').where('id', '=', id);
+      if (ifVersion !== undefined) query = query.where('version', '=', ifVersion);
+      const result = await query.executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
     async subscribedTypes() {

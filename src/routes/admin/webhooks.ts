@@ -1,0 +1,122 @@
+/**
+ * `/webhooks`: endpoints (list, create with its secret once, read, change, remove), a new secret
+ * (once; the old one signs beside it for 24 hours), a test event, the delivery log (status or
+ * error kind, never a receiver's answer) and redelivery. Scope `admin_console_webhooks` or
+ * `admin_api`; `admin_api_readonly` reads. src/admin/ writes each change's event to the outbox
+ * in the change's transaction: it is logged here as already there.
+ */
+import { z } from 'zod';
+import { pageOfList } from '../../admin/pages.ts';
+import { MAX_DELIVERIES_LISTED } from '../../admin/webhook-deliveries.ts';
+import { MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH } from '../../admin/webhook-rules.ts';
+import {
+  createWebhook, getVersionedWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook, removeWebhook,
+  rotateWebhookSecret, testWebhook, updateWebhook, type WebhookDeps,
+} from '../../admin/webhooks.ts';
+import type { AdminApiDeps } from './deps.ts';
+import { operation, type Call, type Operation } from './operation.ts';
+import { listOperation } from './pages.ts';
+
+const webhookFields = {
+  url: z.string().max(MAX_URL_LENGTH).describe('Where events are POSTed: https (http and loopback outside production only); no private, link-local or reserved address unless IDP_WEBHOOK_ALLOWED_NETWORKS allows it.'),
+  event_types: z.array(z.string().max(100)).min(1).max(100).describe('Event types (the audit events\' types, webhook.test aside), or ["*"] for every one.'),
+  enabled: z.boolean(),
+  description: z.string().max(MAX_DESCRIPTION_LENGTH),
+};
+const newWebhook = z.strictObject({
+  url: webhookFields.url,
+  event_types: webhookFields.event_types.optional().describe('Default ["*"].'),
+  enabled: webhookFields.enabled.optional().describe('Default true.'),
+  description: webhookFields.description.optional(),
+});
+// RFC 7396: a member left out is kept; a null description clears it.
+const webhookPatch = z.strictObject({
+  url: webhookFields.url.optional(),
+  event_types: webhookFields.event_types.optional(),
+  enabled: webhookFields.enabled.optional().describe('Enabling an endpoint the service disabled (it answered 410, or failed for 5 days) resumes its deliveries.'),
+  description: webhookFields.description.nullable().optional(),
+});
+const deliveriesQuery = z.strictObject({
+  limit: z.string().regex(/^\d{1,4}$/, `must be a whole number from 1 to ${MAX_DELIVERIES_LISTED}`).transform(Number)
+    .pipe(z.number().min(1).max(MAX_DELIVERIES_LISTED)).optional().describe(`Attempts listed, newest first: 1 to ${MAX_DELIVERIES_LISTED} (default 50).`),
+});
+
+const webhookPath = (id: string) => `/webhooks/${encodeURIComponent(id)}`;
+const webhookDeps = (deps: AdminApiDeps): WebhookDeps => ({ durable: deps.durable, clock: deps.clock, ...deps.webhooks });
+const apiActor = (call: Pick<Call<unknown, unknown>, 'caller'>) => ({ actor: 'api' as const, client_id: call.caller.clientId });
+
+export const WEBHOOK_OPERATIONS: Operation[] = [
+  listOperation({
+    path: '/webhooks', operationId: 'listWebhooks', summary: 'List webhook endpoints, by id', area: 'webhooks',
+    read: async (deps, request) => pageOfList(await listWebhooks(deps), (endpoint) => endpoint.id, request),
+    document: (endpoint) => endpoint,
+  }),
+  operation<z.output<typeof newWebhook>>({
+    method: 'POST', path: '/webhooks', operationId: 'createWebhook', summary: 'Add a webhook endpoint', area: 'webhooks', idempotent: true,
+    body: { schema: newWebhook, mediaType: 'application/json' },
+    responses: { 201: 'The endpoint, with its secret (whsec_…) shown this once' },
+    handle: async (call) => {
+      const { endpoint, version, secret, event } = await createWebhook(webhookDeps(call.deps), call.body, apiActor(call));
+      call.recorded(event);
+      return { status: 201, body: { ...endpoint, secret }, version, location: webhookPath(endpoint.id) };
+    },
+  }),
+  operation({
+    method: 'GET', path: '/webhooks/{id}', operationId: 'getWebhook', summary: 'One webhook endpoint', area: 'webhooks', responses: { 200: 'The endpoint' },
+    handle: async ({ deps, params }) => {
+      const { endpoint, version } = await getVersionedWebhook(deps, params.id ?? '');
+      return { status: 200, body: endpoint, version };
+    },
+  }),
+  operation<z.output<typeof webhookPatch>>({
+    method: 'PATCH', path: '/webhooks/{id}', operationId: 'updateWebhook', summary: 'Change a webhook endpoint (JSON merge patch, RFC 7396)', area: 'webhooks', ifMatch: true,
+    body: { schema: webhookPatch, mediaType: 'application/merge-patch+json' },
+    responses: { 200: 'The endpoint as changed' },
+    handle: async (call) => {
+      const { description, ...rest } = call.body;
+      const change = { ...rest, ...(description === undefined ? {} : { description: description ?? '' }) };
+      const { endpoint, version, event } = await updateWebhook(webhookDeps(call.deps), call.params.id ?? '', change, apiActor(call), call.ifVersion);
+      call.recorded(event);
+      return { status: 200, body: endpoint, version };
+    },
+  }),
+  operation({
+    method: 'DELETE', path: '/webhooks/{id}', operationId: 'deleteWebhook', summary: 'Remove a webhook endpoint (its pending deliveries too)', area: 'webhooks', ifMatch: true,
+    responses: { 204: 'Removed' },
+    handle: async (call) => {
+      const { event } = await removeWebhook(webhookDeps(call.deps), call.params.id ?? '', apiActor(call), call.ifVersion);
+      call.recorded(event);
+      return { status: 204 };
+    },
+  }),
+  operation({
+    method: 'POST', path: '/webhooks/{id}/secret', operationId: 'rotateWebhookSecret', area: 'webhooks', idempotent: true,
+    summary: 'Give an endpoint a new secret; the one it replaces keeps signing beside it for 24 hours',
+    responses: { 200: 'The endpoint, with the new secret shown this once' },
+    handle: async (call) => {
+      const { endpoint, version, secret, event } = await rotateWebhookSecret(webhookDeps(call.deps), call.params.id ?? '', apiActor(call));
+      call.recorded(event);
+      return { status: 200, body: { ...endpoint, secret }, version };
+    },
+  }),
+  operation({
+    method: 'POST', path: '/webhooks/{id}/test', operationId: 'testWebhook', area: 'webhooks', idempotent: true,
+    summary: 'Send a webhook.test event to this endpoint alone (enabled or not)',
+    responses: { 202: 'The event is on its way: {event_id}' },
+    handle: async ({ deps, params }) => ({ status: 202, body: { event_id: (await testWebhook(deps, params.id ?? '')).eventId } }),
+  }),
+  operation<undefined, z.output<typeof deliveriesQuery>>({
+    method: 'GET', path: '/webhooks/{id}/deliveries', operationId: 'listWebhookDeliveries', area: 'webhooks', query: deliveriesQuery,
+    summary: 'The newest delivery attempts, newest first: event id and type, attempt, time, HTTP status or error kind, duration, next attempt (never what the receiver answered)',
+    responses: { 200: '{items, next_cursor} (next_cursor is always null: the log is the newest attempts only)' },
+    handle: async ({ deps, params, query }) => ({
+      status: 200, body: { items: await listWebhookDeliveries(deps, params.id ?? '', query.limit ?? 50), next_cursor: null },
+    }),
+  }),
+  operation({
+    method: 'POST', path: '/webhooks/{id}/deliveries/{delivery_id}/redeliver', operationId: 'redeliverWebhook', area: 'webhooks', idempotent: true,
+    summary: 'Deliver again, at once and from the start of the retry schedule (the same webhook-id)',
+    responses: { 202: 'Due now: {delivery_id}' },
+    handle: async ({ deps, params }) => ({ status: 202, body: { delivery_id: (await redeliverWebhook(deps, params.id ?? '', params.delivery_id ?? '')).deliveryId } }),
+  }),
+];
