@@ -61,6 +61,16 @@ export interface FactorRepository {
   touch(id: string, at: Date): Promise<void>;
   /** Replaces the sealed secret (the same secret, sealed under another master secret). */
   reseal(id: string, secretSealed: string): Promise<void>;
+  /** The passkey with this credential id, read now (not from a cached user: its counter moves). */
+  findPasskey(credentialId: string): Promise<FactorRecord | undefined>;
+  /**
+   * Records a sign-in with a passkey: its new counter, backup state and time of use, only when
+   * the counter moved forward (or stays 0 where the authenticator keeps none). False when it did
+   * not (a replay, a clone, or another sign-in that got there first): nothing is written.
+   */
+  recordPasskeyUse(id: string, use: { signCount: number; backedUp: boolean; at: Date }): Promise<boolean>;
+  /** Renames a factor; false when it is gone. Announced, as every change a user sees. */
+  rename(id: string, name: string): Promise<boolean>;
 }
 
 export interface ApiScopeRepository {
