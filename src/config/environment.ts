@@ -50,6 +50,7 @@ export const EXAMPLES: Record<string, string> = {
   IDP_BRAND_NAME: 'Acme Corporation',
   IDP_BRAND_LOGO: '/etc/idp/logo.svg',
   IDP_BRAND_COLOR: '#0b5cad',
+  IDP_WEBAUTHN_RP_ID: 'example.com',
 };
 
 
@@ -114,6 +115,7 @@ export const envSchema = z.object({
   IDP_BRAND_NAME: brandName,
   IDP_BRAND_LOGO: brandLogo,
   IDP_BRAND_COLOR: brandColor,
+  IDP_WEBAUTHN_RP_ID: optionalText,
 });
 
 export type Env = z.output<typeof envSchema>;

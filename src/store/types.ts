@@ -277,6 +277,8 @@ export interface EphemeralStore {
   readonly usedTotpCodes: UsedTotpCodeStore;
   /** Round trips to an upstream provider. */
   readonly roundTrips: RoundTripStore;
+  /** WebAuthn challenges on their way to the authenticator and back. */
+  readonly passkeyChallenges: PasskeyChallengeStore;
   /** Requests counted for the rate limits. */
   readonly rates: RateCounterStore;
   /** Messages to every instance. */
@@ -333,6 +335,14 @@ export interface RoundTripStore {
   start(leg: RoundTripLeg, key: string, trip: unknown, ttlSeconds: number): Promise<void>;
   /** The trip, to exactly one caller across instances; undefined when unknown, expired or finished. */
   finish<T>(leg: RoundTripLeg, key: string): Promise<T | undefined>;
+}
+
+/** WebAuthn challenges, by the browser and ceremony that asked: whoever verifies takes one once, on any instance. */
+export interface PasskeyChallengeStore {
+  /** Stores the challenge under `key` (replacing one asked for before). */
+  issue(key: string, challenge: unknown, ttlSeconds: number): Promise<void>;
+  /** The challenge, to exactly one caller across instances; undefined when unknown, expired or taken. */
+  take<T>(key: string): Promise<T | undefined>;
 }
 
 /** Attempts at something limited, per key, across instances (`NAMESPACES.signInAttempts`). */

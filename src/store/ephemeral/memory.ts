@@ -8,7 +8,7 @@ import type { CodeRecord, IssuedFromCode } from '../records.ts';
 import type { AttemptRule, ChannelListener, EphemeralStore, EphemeralWrite, Namespace } from '../types.ts';
 import { CODE_TTL_SECONDS, createCodeStore, type CodeSteps } from './codes.ts';
 import { NAMESPACES } from './namespaces.ts';
-import { createAttempts, createRateCounters, createRoundTrips, createUsedTotpCodes, type AttemptSteps, type KeySteps } from './purposes.ts';
+import { createAttempts, createPasskeyChallenges, createRateCounters, createRoundTrips, createUsedTotpCodes, type AttemptSteps, type KeySteps } from './purposes.ts';
 
 interface Entry {
   json: string;
@@ -145,6 +145,7 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     codes: createCodeStore(codeSteps),
     usedTotpCodes: createUsedTotpCodes(keySteps),
     roundTrips: createRoundTrips(keySteps),
+    passkeyChallenges: createPasskeyChallenges(keySteps),
     rates: createRateCounters(keySteps),
     attempts: createAttempts(attemptSteps),
     channels: {
