@@ -46,6 +46,8 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     throttle,
     deviceCookies: services.deviceCookies,
     mfa: services.mfa,
+    passkeys: services.passkeys,
+    users,
     changePassword: services.changePassword,
     canonicalAccountName,
     ...(upstream ? { startUpstream: (interaction) => startUpstreamSignIn(upstream, interaction) } : {}),

@@ -7,6 +7,7 @@
 import { changePassword } from './admin/passwords.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { createPasskeys, type Passkeys } from './factors/passkeys.ts';
 import { createDeviceCookies, type DeviceCookies } from './sessions/device-cookie.ts';
 import { createMfaSecrets, type MfaSecrets } from './sessions/mfa.ts';
 import { createRateLimiter, type RateLimiter } from './sessions/rate-limiters.ts';
@@ -25,6 +26,8 @@ export interface DerivedServices {
   csrfKey: Keyring;
   /** TOTP secrets, sealed under the 'totp-secrets' keyring. */
   mfa: MfaSecrets;
+  /** Passkey ceremonies: options and verification, challenges in the short-lived store. */
+  passkeys: Passkeys;
   /** Failed sign-ins per account and address, per account, per address, per known device and per interaction (IDP_LOGIN_MAX_*). */
   throttle: SignInThrottle;
   /** Browsers that signed in to an account before, under the 'device-cookies' keyring. */
@@ -56,6 +59,12 @@ export function deriveServices(from: DerivedFrom): DerivedServices {
     refreshTokenCodec: createRefreshTokenCodec(deriveKeyring(secrets, 'refresh-tokens')),
     csrfKey: deriveKeyring(secrets, 'cookies'),
     mfa: createMfaSecrets({ key: deriveKeyring(secrets, 'totp-secrets'), ephemeral, users, factors, issuerName: new URL(config.baseUrl).host }),
+    passkeys: createPasskeys({
+      relyingParty: { id: config.webauthn.rpId, origin: config.webauthn.origin, name: config.brand.name ?? new URL(config.baseUrl).host },
+      challenges: ephemeral.passkeyChallenges,
+      factors,
+      clock,
+    }),
     throttle: createSignInThrottle(ephemeral, {
       maxFailures: config.loginMaxFailures,
       maxFailuresPerAddress: config.loginMaxFailuresPerAddress,

@@ -4,7 +4,8 @@
  * forms import it rather than each other.
  */
 import type { SignInSource } from '../sources/types.ts';
-import type { ConsentRepository } from '../store/types.ts';
+import type { Passkeys } from '../factors/passkeys.ts';
+import type { ConsentRepository, UserRepository } from '../store/types.ts';
 import type { SessionStore } from './browser-session.ts';
 import type { DeviceCookies } from './device-cookie.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-types.ts';
@@ -23,6 +24,9 @@ export interface StepFormsDeps {
   /** Which browsers signed in to an account before (their guesses count on their own). */
   deviceCookies: Pick<DeviceCookies, 'recognise'>;
   mfa: MfaSecrets;
+  /** Passkey ceremonies (factors/passkeys.ts), and the users whose enrolment flag a passkey clears. */
+  passkeys: Passkeys;
+  users: Pick<UserRepository, 'update'>;
   /** Changes a password after the policy allows it; returns the problem to show, if any. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
   /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */

@@ -9,6 +9,7 @@ import { OAuthError } from '../errors.ts';
 import { isSameBrowser } from './interaction.ts';
 import { createCodeForms } from './code-forms.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-types.ts';
+import { createPasskeyForms, passkeyCeremony } from './passkey-forms.ts';
 import { createPasswordForm } from './password-form.ts';
 import type { Form, StepFormsDeps } from './step-form-deps.ts';
 import type { Step } from './steps.ts';
@@ -49,7 +50,8 @@ export function createStepForms(deps: StepFormsDeps) {
   /** The page of `step` (by default the current one), with what was typed and what went wrong. */
   async function renderStep(current: FlowState, feedback: StepFeedback = {}, step = pageOf(current.step)): Promise<FlowResult> {
     const action = `${flow.pageUrl(current.interaction)}/${step}`;
-    const outcome = { kind: 'show-step', step, action, state: current, feedback } as const;
+    const passkey = await passkeyCeremony(deps.passkeys, current, step, flow.pageUrl(current.interaction));
+    const outcome = { kind: 'show-step', step, action, state: current, feedback, ...(passkey ? { passkey } : {}) } as const;
     if (step !== 'enrol') return { outcome };
     const secret = await enrolmentSecret(current);
     const account = current.pendingUser?.username ?? '';
@@ -60,6 +62,7 @@ export function createStepForms(deps: StepFormsDeps) {
 
   const password = createPasswordForm({ ...deps, openInteraction, renderStep });
   const codes = createCodeForms({ ...deps, openInteraction, renderStep });
+  const passkeys = createPasskeyForms({ ...deps, openInteraction, renderStep });
 
   return {
     /** GET: the page of the current step (or on, when there is none to show). */
@@ -75,6 +78,7 @@ export function createStepForms(deps: StepFormsDeps) {
     'sign-in': password.signIn,
     otp: codes.otp,
     enrol: codes.enrol,
+    ...passkeys,
 
     async password(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
       const current = await flow.loadFlowState(await openInteraction(browser, id, form.csrf_token));

@@ -29,7 +29,8 @@ export interface StepInput {
 /** What a user still owes after the password, given the methods used so far. */
 export function owedStep(user: UserRecord, amr: readonly string[]): 'otp' | 'enrol' | 'password' | undefined {
   if (!amr.includes('mfa') && !amr.includes('external')) {
-    if (factorKinds(user).includes('totp')) return 'otp';
+    const kinds = factorKinds(user);
+    if (kinds.includes('totp') || kinds.includes('passkey')) return 'otp';
     if (user.mustEnrolMfa) return 'enrol';
   }
   if (user.mustChangePassword && user.source === 'local') return 'password';

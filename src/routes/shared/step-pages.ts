@@ -9,16 +9,16 @@ import { describeScopes } from './scope-descriptions.ts';
 const PASSWORD_CHANGE_REASON = 'Your administrator requires a new password for this account before you continue.';
 
 export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Extract<FlowOutcome, { kind: 'show-step' }>): FastifyReply {
-  const { step, action, state, feedback, enrolment } = shown;
+  const { step, action, state, feedback, enrolment, passkey } = shown;
   const { interaction, client, user } = state;
-  const common = { csrfToken: interaction.csrfToken, clientName: client.displayName || client.clientId, action };
+  const common = { csrfToken: interaction.csrfToken, clientName: client.displayName || client.clientId, action, passkey: passkey && { ...passkey, options: JSON.stringify(passkey.options) } };
   // Signing in ends in a redirect to the client: Chromium checks it against form-action.
-  const options = { formActions: [formActionSource(interaction.request.redirectUri)] };
+  const options = { formActions: [formActionSource(interaction.request.redirectUri)], script: passkey !== undefined };
   switch (step) {
     case 'consent':
       return renderPage(reply, page, 'consent', { ...common, userName: user?.name ?? user?.username ?? '', scopes: describeScopes(interaction.request.scopes) }, options);
     case 'otp':
-      return renderPage(reply, page, 'otp', { ...common, ...feedback }, options);
+      return renderPage(reply, page, 'otp', { ...common, hasCode: state.pendingUser?.factors.some((f) => f.kind === 'totp') ?? true, ...feedback }, options);
     case 'password':
       return renderPage(reply, page, 'password', { ...common, reason: PASSWORD_CHANGE_REASON, rules: passwordRules(), ...feedback }, options);
     case 'enrol':
