@@ -11,6 +11,7 @@ import {
   type AuthenticationResponseJSON, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
+import { isIP } from 'node:net';
 import type { Clock } from '../clock.ts';
 import type { FactorRecord, PasskeyCredential } from '../store/records.ts';
 import type { FactorRepository, PasskeyChallengeStore } from '../store/types.ts';
@@ -89,6 +90,9 @@ export function createPasskeys(deps: PasskeyDeps) {
   }
 
   return {
+    /** Whether browsers can use passkeys here at all: a relying party id is a domain name, never an IP address. */
+    offered: isIP(rp.id) === 0,
+
     /** Options for `navigator.credentials.create()`: a discoverable credential preferred, its user verified. */
     async registrationOptions(binding: Binding, user: PasskeyUser): Promise<PublicKeyCredentialCreationOptionsJSON> {
       const options = await generateRegistrationOptions({

@@ -32,7 +32,7 @@ export const bindingOf = (interaction: Interaction): Binding => ({ sessionKey: i
 /** What the page of `step` offers with a passkey, if anything (a fresh challenge each time it is shown). */
 export async function passkeyCeremony(passkeys: Passkeys, current: FlowState, step: string, action: string): Promise<PasskeyCeremony | undefined> {
   const user = current.pendingUser;
-  if (!user || !current.interaction.pending) return undefined;
+  if (!user || !current.interaction.pending || !passkeys.offered) return undefined;
   const binding = bindingOf(current.interaction);
   if (step === 'otp') {
     const own = passkeyFactors(user);

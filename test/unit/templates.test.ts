@@ -173,7 +173,8 @@ describe('templates', () => {
   it('uses raw output only for the layout body and the server-made QR code', () => {
     for (const file of readdirSync(VIEWS).filter((f) => f.endsWith('.eta'))) {
       const source = readFileSync(join(VIEWS, file), 'utf8');
-      const raw = [...source.matchAll(/<%~\s*([\s\S]*?)\s*%>/g)].map((m) => m[1]);
+      // The passkey partial is a template too, escaped as every other: including it is no raw value.
+      const raw = [...source.matchAll(/<%~\s*([\s\S]*?)\s*%>/g)].map((m) => m[1]).filter((r) => !/^include\('partials\/passkey', \{ \.\.\.it, primary: [\w.]+ \}\)$/.test(r ?? ''));
       const allowed = file === 'layout.eta' ? ['it.body'] : file === 'enrol.eta' ? ['it.qrSvg'] : [];
       expect(raw, file).toEqual(allowed);
     }
@@ -235,6 +236,25 @@ describe('the pages, with the names of the README\'s Pages section', () => {
     ]);
     expect(f.buttons.map((b) => b.text)).toEqual(['Verify']);
     expect(f.form['aria-describedby']).toBe('form-error');
+  });
+
+  it('second factor with a passkey: "Use a passkey", the options escaped into the form, the one served script', () => {
+    const options = JSON.stringify({ challenge: 'abc', rpId: HOSTILE });
+    const passkey = { mode: 'get', action: '/signin/otp/passkey', options };
+    const html = render('otp', { ...PAGES.otp, passkey });
+    const form = forms(html).find((f) => f.action === '/signin/otp/passkey');
+    expect(form).toMatchObject({ method: 'post', 'data-passkey': 'get' });
+    expect(form?.['data-options']).toBe(options.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;'));
+    expect(html).not.toContain('<script>alert');
+    expect(tags(html, 'input').filter((i) => i.type === 'hidden').map((i) => i.name)).toEqual(['csrf_token', 'csrf_token', 'passkey_response']);
+    expect(buttons(html).map((b) => b.text)).toEqual(['Verify', 'Use a passkey']);
+    expect([...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)].map((m) => [attrs(m[1] ?? ''), m[2]])).toEqual([[{ src: '/idp/assets/passkeys.js', defer: '' }, '']]);
+    // With a passkey and no authenticator app, the passkey is the one way on.
+    const only = render('otp', { ...PAGES.otp, passkey, passkeyOnly: true });
+    expect(tags(only, 'input').find((i) => i.name === 'otp')).toBeUndefined();
+    expect(buttons(only)).toEqual([expect.objectContaining({ text: 'Use a passkey', class: 'button button-primary' })]);
+    const enrol = render('enrol', { ...PAGES.enrol, passkey: { mode: 'create', action: '/signin/enrol/passkey', options } });
+    expect(buttons(enrol).map((b) => b.text)).toEqual(['Verify', 'Set up a passkey']);
   });
 
   it('MFA enrolment: the QR code, the secret as text, otp and "Verify"', () => {

@@ -18,7 +18,7 @@ export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Ex
     case 'consent':
       return renderPage(reply, page, 'consent', { ...common, userName: user?.name ?? user?.username ?? '', scopes: describeScopes(interaction.request.scopes) }, options);
     case 'otp':
-      return renderPage(reply, page, 'otp', { ...common, hasCode: state.pendingUser?.factors.some((f) => f.kind === 'totp') ?? true, ...feedback }, options);
+      return renderPage(reply, page, 'otp', { ...common, passkeyOnly: passkey !== undefined && !state.pendingUser?.factors.some((f) => f.kind === 'totp'), ...feedback }, options);
     case 'password':
       return renderPage(reply, page, 'password', { ...common, reason: PASSWORD_CHANGE_REASON, rules: passwordRules(), ...feedback }, options);
     case 'enrol':
