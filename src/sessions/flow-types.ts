@@ -57,6 +57,8 @@ export interface PasskeyCeremony {
   action: string;
   /** PublicKeyCredential{Request,Creation}OptionsJSON, for the page's script. */
   options: object;
+  /** The form asks for the passkey's name (`passkey_name`, "Add a passkey"); at enrolment it is named for the user. */
+  named?: boolean;
 }
 
 export type FlowOutcome =

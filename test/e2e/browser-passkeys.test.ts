@@ -116,6 +116,9 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
     const user = JSON.parse(shown.stdout) as { must_enrol_mfa: boolean; passkeys: Array<Record<string, unknown>> };
     expect(user.must_enrol_mfa).toBe(false);
     expect(user.passkeys).toEqual([{ name: 'Passkey', created_at: expect.any(String), last_used_at: null }]);
+    const text = await runIdp(['users', 'show', USERNAME], { IDP_DATA_DIR: data.path, IDP_SECRET: 'c3'.repeat(32) });
+    expect(text.stdout).toMatch(/^passkeys:\n {2}Passkey \(created \d{4}-\d\d-\d\dT[\d:.]+Z, last used -\)$/m);
+    expect(shown.stdout + text.stdout).not.toMatch(/public|pQEC/i);
   });
 
   let replayable = { body: '', url: '' };

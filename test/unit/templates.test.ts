@@ -255,6 +255,9 @@ describe('the pages, with the names of the README\'s Pages section', () => {
     expect(buttons(only)).toEqual([expect.objectContaining({ text: 'Use a passkey', class: 'button button-primary' })]);
     const enrol = render('enrol', { ...PAGES.enrol, passkey: { mode: 'create', action: '/signin/enrol/passkey', options } });
     expect(buttons(enrol).map((b) => b.text)).toEqual(['Verify', 'Set up a passkey']);
+    const named = render('enrol', { ...PAGES.enrol, passkey: { mode: 'create', action: '/account/passkeys', options, named: true } });
+    expect(buttons(named).map((b) => b.text)).toEqual(['Verify', 'Add a passkey']);
+    expect(labels(named).get('passkey_name')).toBe('Name of the passkey');
   });
 
   it('MFA enrolment: the QR code, the secret as text, otp and "Verify"', () => {
