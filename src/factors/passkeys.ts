@@ -15,11 +15,9 @@ import { isIP } from 'node:net';
 import type { Clock } from '../clock.ts';
 import type { FactorRecord, PasskeyCredential } from '../store/records.ts';
 import type { FactorRepository, PasskeyChallengeStore } from '../store/types.ts';
-import { hashToken } from '../tokens/opaque.ts';
+import { CHALLENGE_TTL_SECONDS, challengeKey, descriptor, parseResponse, type Binding, type StoredChallenge } from './passkey-challenges.ts';
 
-export const CHALLENGE_TTL_SECONDS = 5 * 60;
-/** A browser's answer is a few hundred bytes; anything far bigger is not one. */
-const MAX_RESPONSE_LENGTH = 16 * 1024;
+export type { Binding } from './passkey-challenges.ts';
 
 export interface RelyingParty {
   /** The domain passkeys are bound to. */
@@ -37,18 +35,6 @@ export interface PasskeyDeps {
   clock: Clock;
 }
 
-/** Who asked for a challenge: the browser session's key and the ceremony (an interaction id, say). */
-export interface Binding {
-  sessionKey: string;
-  ceremony: string;
-}
-
-interface StoredChallenge {
-  purpose: 'register' | 'authenticate';
-  userId: string;
-  challenge: string;
-}
-
 /** The user a passkey is registered for, with the passkeys they have (not to be registered twice). */
 export interface PasskeyUser {
   id: string;
@@ -64,22 +50,6 @@ export type AuthenticationResult =
   | { ok: false; reason: 'no_challenge' | 'unknown_passkey' | 'not_verified' };
 
 export type RegistrationResult = { ok: true; factor: FactorRecord } | { ok: false; reason: 'no_challenge' | 'not_verified' };
-
-/** The store key of a binding's challenge: hashed, so the session key is not written as it is. */
-const challengeKey = (binding: Binding, purpose: StoredChallenge['purpose']) => hashToken(`${purpose}\n${binding.sessionKey}\n${binding.ceremony}`);
-
-const descriptor = (factor: FactorRecord) => ({ id: factor.passkey?.credentialId ?? '', transports: factor.passkey?.transports as never });
-
-/** A posted JSON answer, or undefined when it is not an object of a sane size. */
-function parseResponse<T>(text: string): T | undefined {
-  if (text.length === 0 || text.length > MAX_RESPONSE_LENGTH) return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as T) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export function createPasskeys(deps: PasskeyDeps) {
   const rp = deps.relyingParty;
