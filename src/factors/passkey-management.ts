@@ -58,13 +58,14 @@ export async function renamePasskey(deps: { factors: Pick<FactorRepository, 'ren
 
 /**
  * Removes one of the user's passkeys. `secondFactorRequired`: whether the user must keep a
- * second factor (then the last authenticator app or passkey cannot go).
+ * second factor (then the last authenticator app or passkey cannot go: the store decides that
+ * with the user's row locked, not from this possibly cached copy).
  */
 export async function removePasskey(
-  deps: { factors: Pick<FactorRepository, 'remove'> }, user: Pick<UserRecord, 'factors'>, factorId: string, secondFactorRequired: boolean,
+  deps: { factors: Pick<FactorRepository, 'remove' | 'removeUnlessLast'> }, user: Pick<UserRecord, 'id' | 'factors'>, factorId: string, secondFactorRequired: boolean,
 ): Promise<PasskeyChange> {
   if (!ownPasskey(user, factorId)) return 'not_found';
-  const others = user.factors.filter((f) => f.id !== factorId && STANDING_KINDS.includes(f.kind));
-  if (secondFactorRequired && others.length === 0) return 'last_second_factor';
-  return (await deps.factors.remove(factorId)) ? 'ok' : 'not_found';
+  if (!secondFactorRequired) return (await deps.factors.remove(factorId)) ? 'ok' : 'not_found';
+  const result = await deps.factors.removeUnlessLast(user.id, factorId, STANDING_KINDS);
+  return result === 'removed' ? 'ok' : result === 'last' ? 'last_second_factor' : 'not_found';
 }

@@ -5,7 +5,7 @@
  * their own. The records they hold are in records.ts.
  */
 import type { Namespace } from './ephemeral/namespaces.ts';
-import type { ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode } from './records.ts';
+import type { ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorKind, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode } from './records.ts';
 
 /** What changed in the durable store, as announced to every instance. */
 export type ChangeEvent =
@@ -69,6 +69,12 @@ export interface FactorRepository {
    * not (a replay, a clone, or another sign-in that got there first): nothing is written.
    */
   recordPasskeyUse(id: string, use: { signCount: number; backedUp: boolean; at: Date }): Promise<boolean>;
+  /**
+   * Removes the user's factor `id` unless it is their last one of `standing` (the kinds that are
+   * a second factor on their own): `last` then, and nothing removed. Decided with the user's row
+   * locked, so two removals at once cannot take the last two.
+   */
+  removeUnlessLast(userId: string, id: string, standing: readonly FactorKind[]): Promise<'removed' | 'last' | 'not_found'>;
   /** Renames a factor; false when it is gone. Announced, as every change a user sees. */
   rename(id: string, name: string): Promise<boolean>;
 }

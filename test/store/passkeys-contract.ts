@@ -60,6 +60,20 @@ export function passkeysContract(getStore: () => DurableStore): void {
       expect(await store.factors.recordPasskeyUse(factor.id, { signCount: 0, backedUp: false, at })).toBe(false);
     });
 
+    it('removes a factor unless it is the user\'s last of the standing kinds, once under concurrency', async () => {
+      const store = getStore();
+      const { user, input, factor } = await withPasskey();
+      const second = (await store.factors.add({ ...input, name: 'Phone', passkey: credential() }))!;
+      await store.factors.add({ userId: user.id, kind: 'recovery_code', name: 'Recovery code', secretSealed: null });
+      const results = await Promise.all([factor, second].map((f) => store.factors.removeUnlessLast(user.id, f.id, ['totp', 'passkey'])));
+      expect(results.sort()).toEqual(['last', 'removed']);
+      const left = await store.factors.listForUser(user.id);
+      expect(left.map((f) => f.kind).sort()).toEqual(['passkey', 'recovery_code']);
+      expect(await store.factors.removeUnlessLast(user.id, left.find((f) => f.kind === 'passkey')!.id, ['passkey', 'recovery_code'])).toBe('removed');
+      expect(await store.factors.removeUnlessLast(user.id, factor.id, ['passkey'])).toBe('not_found');
+      expect(await store.factors.removeUnlessLast(sampleUser().id, second.id, ['passkey'])).toBe('not_found');
+    });
+
     it('renames a passkey, and says when it is gone', async () => {
       const store = getStore();
       const { factor } = await withPasskey();

@@ -102,6 +102,15 @@ export function sqlFactors(db: Db): FactorRepository {
         .executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
+    removeUnlessLast: (userId, id, standing) => db.transaction().execute(async (trx) => {
+      // The user's row, locked: two removals at once are decided one after the other.
+      await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+      const factors = await trx.selectFrom('user_factors').select(['id', 'kind']).where('user_id', '=', userId).execute();
+      if (!factors.some((f) => f.id === id)) return 'not_found';
+      if (!factors.some((f) => f.id !== id && standing.includes(f.kind as FactorKind))) return 'last';
+      await trx.deleteFrom('user_factors').where('id', '=', id).execute();
+      return 'removed';
+    }),
     async rename(id, name) {
       const result = await db.updateTable('user_factors').set({ name }).where('id', '=', id).executeTakeFirst();
       return result.numUpdatedRows > 0n;

@@ -94,29 +94,41 @@ describe('a user\'s passkeys on the account page', () => {
     expect(defaultPasskeyName({ factors: [] })).toBe('Passkey');
   });
 
-  it('renames and removes only the user\'s own passkeys', async () => {
-    const renamed: string[] = [];
+  /** A store over `list`: removeUnlessLast keeps the last factor of the standing kinds. */
+  function factorsOver(list: FactorRecord[]) {
     const removed: string[] = [];
-    const factors = { rename: async (id: string, name: string) => (renamed.push(`${id}=${name}`), true), remove: async (id: string) => (removed.push(id), true) };
-    expect(await renamePasskey({ factors }, user, 'p1', ' Work ')).toBe('ok');
-    expect(await renamePasskey({ factors }, user, 'p1', '')).toBe('invalid_name');
-    expect(await renamePasskey({ factors }, user, 't', 'Not a passkey')).toBe('not_found');
-    expect(await renamePasskey({ factors }, user, 'someone-elses', 'Mine')).toBe('not_found');
-    expect(await removePasskey({ factors }, user, 't', true)).toBe('not_found');
-    expect(await removePasskey({ factors }, user, 'p1', true)).toBe('ok');
-    expect(renamed).toEqual(['p1=Work']);
-    expect(removed).toEqual(['p1']);
+    const renamed: string[] = [];
+    const remove = async (id: string) => (removed.push(id), true);
+    return {
+      removed, renamed, remove,
+      rename: async (id: string, name: string) => (renamed.push(`${id}=${name}`), true),
+      removeUnlessLast: async (_userId: string, id: string, standing: readonly string[]) =>
+        list.some((f) => f.id !== id && standing.includes(f.kind)) ? (await remove(id), 'removed' as const) : 'last' as const,
+    };
+  }
+
+  it('renames and removes only the user\'s own passkeys', async () => {
+    const factors = factorsOver(user.factors);
+    const own = { id: 'u-1', ...user };
+    expect(await renamePasskey({ factors }, own, 'p1', ' Work ')).toBe('ok');
+    expect(await renamePasskey({ factors }, own, 'p1', '')).toBe('invalid_name');
+    expect(await renamePasskey({ factors }, own, 't', 'Not a passkey')).toBe('not_found');
+    expect(await renamePasskey({ factors }, own, 'someone-elses', 'Mine')).toBe('not_found');
+    expect(await removePasskey({ factors }, own, 't', true)).toBe('not_found');
+    expect(await removePasskey({ factors }, own, 'p1', true)).toBe('ok');
+    expect(factors.renamed).toEqual(['p1=Work']);
+    expect(factors.removed).toEqual(['p1']);
   });
 
   it('refuses to remove the last second factor of a user who must keep one; recovery codes do not count', async () => {
-    const removed: string[] = [];
-    const factors = { remove: async (id: string) => (removed.push(id), true) };
     const codes: FactorRecord = { ...totp, id: 'r', kind: 'recovery_code', name: 'Recovery code', secretSealed: null };
-    const onlyPasskey = { factors: [passkey('p1', 'Laptop'), codes] };
+    const onlyPasskey = { id: 'u-1', factors: [passkey('p1', 'Laptop'), codes] };
+    const factors = factorsOver(onlyPasskey.factors);
     expect(await removePasskey({ factors }, onlyPasskey, 'p1', true)).toBe('last_second_factor');
-    expect(removed).toEqual([]);
-    expect(await removePasskey({ factors }, { factors: [passkey('p1', 'Laptop'), totp] }, 'p1', true)).toBe('ok');
+    expect(factors.removed).toEqual([]);
+    const withApp = { id: 'u-1', factors: [passkey('p1', 'Laptop'), totp] };
+    expect(await removePasskey({ factors: factorsOver(withApp.factors) }, withApp, 'p1', true)).toBe('ok');
     expect(await removePasskey({ factors }, onlyPasskey, 'p1', false)).toBe('ok');
-    expect(removed).toEqual(['p1', 'p1']);
+    expect(factors.removed).toEqual(['p1']);
   });
 });
