@@ -127,6 +127,7 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
     expect(await cspOf(page)).toMatch(/script-src 'self'/);
     await expect(page.getByLabel('Authentication code', { exact: true }).count()).resolves.toBe(0);
     expect(await axeViolations('second factor')).toEqual([]);
+    await page.screenshot({ path: join(SCREENSHOTS, 'otp-passkey.png'), fullPage: true, animations: 'disabled' });
     replayable = await usePasskey(page, 'Use a passkey');
     await page.waitForURL(atCallback(rp));
     const claims = await idTokenClaims(base, CLIENT_ID, page.url(), made.verifier, rp.redirectUri);
