@@ -14,6 +14,7 @@ import * as canonicalUsernames from './2026-11-27-0001-canonical-usernames.ts';
 import * as secondFactors from './2026-11-27-0002-second-factors.ts';
 import * as clientPreviousSecret from './2026-11-27-0003-client-previous-secret.ts';
 import * as recoveryCodes from './2026-11-27-0030-recovery-codes.ts';
+import * as passkeys from './2026-11-27-0070-passkeys.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-0002-second-factors': secondFactors,
   '2026-11-27-0003-client-previous-secret': clientPreviousSecret,
   '2026-11-27-0030-recovery-codes': recoveryCodes,
+  '2026-11-27-0070-passkeys': passkeys,
 };

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { envSchema, EXAMPLES, type Env, type Problem } from './config/environment.ts';
 import { deploymentProblems, missingInProduction } from './config/deployment.ts';
 import { mailOf, unusedMailSettings } from './config/mail.ts';
+import { baseUrlHost } from './config/webauthn.ts';
 import { cleartextSource, missingForSource, signInOf, unusedSettings, type SignIn } from './config/sign-in.ts';
 
 /**
@@ -146,6 +147,11 @@ function toConfig(env: Env, signIn: SignIn) {
     /** Passwords one interaction (one sign-in page and its CSRF token) may try. */
     loginMaxAttemptsPerInteraction: env.IDP_LOGIN_MAX_ATTEMPTS_PER_INTERACTION,
     logLevel: env.LOG_LEVEL,
+    /**
+     * Passkeys: the relying party id (IDP_WEBAUTHN_RP_ID, else the host of the base URL) and the
+     * one origin assertions must come from (the base URL's: never from forwarded headers).
+     */
+    webauthn: Object.freeze({ rpId: (env.IDP_WEBAUTHN_RP_ID ?? baseUrlHost(baseUrl)).toLowerCase(), origin: new URL(baseUrl).origin }),
     /** What every page shows instead of the default mark: a name, a local logo, a colour. */
     brand: Object.freeze({
       name: env.IDP_BRAND_NAME,

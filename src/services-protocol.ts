@@ -73,6 +73,8 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     mfa: services.mfa,
     recoveryCodes: services.recoveryCodes,
     notices: services.notices,
+    passkeys: services.passkeys,
+    users,
     changePassword: services.changePassword,
     canonicalAccountName,
     ...(upstream ? { startUpstream: (interaction) => startUpstreamSignIn(upstream, interaction) } : {}),

@@ -54,6 +54,7 @@ export const EXAMPLES: Record<string, string> = {
   IDP_SMTP_URL: 'smtp://idp:secret@mail.example.com:587',
   IDP_MAIL_FROM: 'Acme sign-in <no-reply@example.com>',
   IDP_ALLOW_INSECURE_MAIL: '1',
+  IDP_WEBAUTHN_RP_ID: 'example.com',
 };
 
 
@@ -121,6 +122,7 @@ export const envSchema = z.object({
   IDP_SMTP_URL: smtpUrl,
   IDP_MAIL_FROM: mailFrom,
   IDP_ALLOW_INSECURE_MAIL: flag,
+  IDP_WEBAUTHN_RP_ID: optionalText,
 });
 
 export type Env = z.output<typeof envSchema>;

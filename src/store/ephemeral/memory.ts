@@ -9,7 +9,7 @@ import type { AttemptRule, ChannelListener, EphemeralStore, EphemeralWrite, Name
 import { CODE_TTL_SECONDS, createCodeStore, type CodeSteps } from './codes.ts';
 import { indexedMembers, indexMember, type MemoryIndex } from './memory-index.ts';
 import { NAMESPACES } from './namespaces.ts';
-import { createAttempts, createRateCounters, createRoundTrips, createUsedTotpCodes, type AttemptSteps, type KeySteps } from './purposes.ts';
+import { createAttempts, createPasskeyChallenges, createRateCounters, createRoundTrips, createUsedTotpCodes, type AttemptSteps, type KeySteps } from './purposes.ts';
 
 interface Entry {
   json: string;
@@ -150,6 +150,7 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     codes: createCodeStore(codeSteps),
     usedTotpCodes: createUsedTotpCodes(keySteps),
     roundTrips: createRoundTrips(keySteps),
+    passkeyChallenges: createPasskeyChallenges(keySteps),
     rates: createRateCounters(keySteps),
     attempts: createAttempts(attemptSteps),
     channels: {

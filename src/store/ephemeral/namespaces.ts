@@ -27,6 +27,8 @@ export const NAMESPACES = {
   upstreamSignIn: 'upstream-sign-in',
   /** The round trip to an upstream OpenID provider at sign-out. */
   upstreamSignOut: 'upstream-sign-out',
+  /** WebAuthn challenges by the browser (and ceremony) that asked for them: each taken once (5 minutes). */
+  passkeyChallenge: 'passkey-challenge',
   /** Revoked access-token ids as releases before the durable revocation list kept them (read once at start). */
   revokedJti: 'revoked-jti',
 } as const;

@@ -1,0 +1,71 @@
+/**
+ * A user's passkeys as the account page shows and changes them: listed (never their key),
+ * renamed, removed. Each change is of the user's own passkey only, and removing the last second
+ * factor of a user who must have one is refused.
+ */
+import { passkeyFactors, type FactorKind, type FactorRecord, type UserRecord } from '../store/records.ts';
+import type { FactorRepository } from '../store/types.ts';
+
+/** What a page or a command shows of a passkey. */
+export interface PasskeySummary {
+  id: string;
+  name: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  /** Whether the passkey is synced (backed up) by its provider. */
+  backedUp: boolean;
+}
+
+/** The kinds that are a second factor on their own (recovery codes only stand in for one). */
+const STANDING_KINDS: readonly FactorKind[] = ['totp', 'passkey'];
+
+export const MAX_PASSKEY_NAME_LENGTH = 100;
+
+export type PasskeyChange = 'ok' | 'not_found' | 'invalid_name' | 'last_second_factor';
+
+export function summarisePasskey(factor: FactorRecord): PasskeySummary {
+  return { id: factor.id, name: factor.name, createdAt: factor.createdAt, lastUsedAt: factor.lastUsedAt, backedUp: factor.passkey?.backedUp ?? false };
+}
+
+/** The user's passkeys, oldest first. */
+export function listPasskeys(user: Pick<UserRecord, 'factors'>): PasskeySummary[] {
+  return passkeyFactors(user).map(summarisePasskey);
+}
+
+/** A name as typed, trimmed, or undefined when empty, too long or holding control characters. */
+export function passkeyName(typed: string): string | undefined {
+  const name = typed.trim().replace(/\s+/g, ' ');
+  return name.length >= 1 && name.length <= MAX_PASSKEY_NAME_LENGTH && !/\p{Cc}/u.test(name) ? name : undefined;
+}
+
+/** The name a new passkey gets when none is typed: "Passkey", "Passkey 2", ... */
+export function defaultPasskeyName(user: Pick<UserRecord, 'factors'>): string {
+  const taken = new Set(passkeyFactors(user).map((f) => f.name));
+  for (let n = 1; ; n += 1) {
+    const name = n === 1 ? 'Passkey' : `Passkey ${n}`;
+    if (!taken.has(name)) return name;
+  }
+}
+
+const ownPasskey = (user: Pick<UserRecord, 'factors'>, factorId: string) => passkeyFactors(user).find((f) => f.id === factorId);
+
+export async function renamePasskey(deps: { factors: Pick<FactorRepository, 'rename'> }, user: Pick<UserRecord, 'factors'>, factorId: string, typed: string): Promise<PasskeyChange> {
+  if (!ownPasskey(user, factorId)) return 'not_found';
+  const name = passkeyName(typed);
+  if (!name) return 'invalid_name';
+  return (await deps.factors.rename(factorId, name)) ? 'ok' : 'not_found';
+}
+
+/**
+ * Removes one of the user's passkeys. `secondFactorRequired`: whether the user must keep a
+ * second factor (then the last authenticator app or passkey cannot go: the store decides that
+ * with the user's row locked, not from this possibly cached copy).
+ */
+export async function removePasskey(
+  deps: { factors: Pick<FactorRepository, 'remove' | 'removeUnlessLast'> }, user: Pick<UserRecord, 'id' | 'factors'>, factorId: string, secondFactorRequired: boolean,
+): Promise<PasskeyChange> {
+  if (!ownPasskey(user, factorId)) return 'not_found';
+  if (!secondFactorRequired) return (await deps.factors.remove(factorId)) ? 'ok' : 'not_found';
+  const result = await deps.factors.removeUnlessLast(user.id, factorId, STANDING_KINDS);
+  return result === 'removed' ? 'ok' : result === 'last' ? 'last_second_factor' : 'not_found';
+}
