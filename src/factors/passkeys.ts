@@ -13,7 +13,7 @@ import {
 } from '@simplewebauthn/server';
 import { isIP } from 'node:net';
 import type { Clock } from '../clock.ts';
-import type { FactorRecord, PasskeyCredential } from '../store/records.ts';
+import { firstStandingFactor, type FactorRecord, type PasskeyCredential } from '../store/records.ts';
 import type { FactorRepository, PasskeyChallengeStore } from '../store/types.ts';
 import { CHALLENGE_TTL_SECONDS, challengeKey, descriptor, parseResponse, type Binding, type StoredChallenge } from './passkey-challenges.ts';
 
@@ -31,7 +31,7 @@ export interface RelyingParty {
 export interface PasskeyDeps {
   relyingParty: RelyingParty;
   challenges: PasskeyChallengeStore;
-  factors: Pick<FactorRepository, 'add' | 'findPasskey' | 'recordPasskeyUse'>;
+  factors: Pick<FactorRepository, 'add' | 'findPasskey' | 'recordPasskeyUse' | 'listForUser'>;
   clock: Clock;
 }
 
@@ -49,7 +49,8 @@ export type AuthenticationResult =
   | { ok: false; reason: 'counter_regressed'; factor: FactorRecord; stored: number; presented: number }
   | { ok: false; reason: 'no_challenge' | 'unknown_passkey' | 'not_verified' };
 
-export type RegistrationResult = { ok: true; factor: FactorRecord } | { ok: false; reason: 'no_challenge' | 'not_verified' };
+/** `first`: the passkey is the user's first second factor (the recovery codes are made with it). */
+export type RegistrationResult = { ok: true; factor: FactorRecord; first: boolean } | { ok: false; reason: 'no_challenge' | 'not_verified' };
 
 export function createPasskeys(deps: PasskeyDeps) {
   const rp = deps.relyingParty;
@@ -103,7 +104,7 @@ export function createPasskeys(deps: PasskeyDeps) {
       };
       const factor = await deps.factors.add({ userId, kind: 'passkey', name, secretSealed: null, passkey });
       if (!factor) throw new Error('a passkey factor was not stored');
-      return { ok: true, factor };
+      return { ok: true, factor, first: firstStandingFactor(await deps.factors.listForUser(userId))?.id === factor.id };
     },
 
     /** Options for `navigator.credentials.get()`: one of the user's passkeys, the user verified. */

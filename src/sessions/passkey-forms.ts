@@ -9,6 +9,7 @@ import type { Binding, Passkeys } from '../factors/passkeys.ts';
 import { defaultPasskeyName } from '../factors/passkey-management.ts';
 import { passkeyFactors, type UserRecord } from '../store/records.ts';
 import type { UserRepository } from '../store/types.ts';
+import { endEnrolment } from './enrolment-end.ts';
 import type { BrowserRequest, FlowResult, FlowState, PasskeyCeremony } from './flow-types.ts';
 import type { Interaction, PendingSignIn } from './interaction.ts';
 import type { Form, OpenInteraction, RenderStep, StepFormsDeps } from './step-form-deps.ts';
@@ -19,7 +20,7 @@ export const PASSKEY_FORMS = ['passkey', 'passkey-enrol'] as const;
 const REFUSED = 'That passkey could not be used. Try again, or use another way to verify.';
 const NOT_ENROLLED = 'The passkey was not set up. Try again, or use an authenticator app instead.';
 
-interface PasskeyFormsDeps extends Pick<StepFormsDeps, 'flow' | 'canonicalAccountName'> {
+interface PasskeyFormsDeps extends Pick<StepFormsDeps, 'flow' | 'canonicalAccountName' | 'interactions' | 'recoveryCodes' | 'notices'> {
   passkeys: Passkeys;
   users: Pick<UserRepository, 'update'>;
   openInteraction: OpenInteraction;
@@ -77,7 +78,8 @@ export function createPasskeyForms(deps: PasskeyFormsDeps) {
     if (!result.ok) return renderStep(current, { error: NOT_ENROLLED });
     // After the factor: this write also drops this instance's cached copy of the user.
     await deps.users.update(user.id, { mustEnrolMfa: false });
-    return flow.saveAndAdvance(browser, withSecondFactor(current, pending));
+    // As for an authenticator app: the first second factor ends on the page of new recovery codes.
+    return endEnrolment(deps, browser, withSecondFactor(current, pending), user, { kind: 'passkey', first: result.first });
   }
 
   return { passkey, 'passkey-enrol': enrol };

@@ -120,6 +120,27 @@ export function passkeyFactors(user: Pick<UserRecord, 'factors'>): FactorRecord[
   return user.factors.filter((factor) => factor.kind === 'passkey');
 }
 
+/**
+ * The kinds that are a second factor on their own: the authenticator app and passkeys. Recovery
+ * codes only stand in for one (they are made with the first, and a user keeps one of these).
+ */
+export const STANDING_FACTOR_KINDS: readonly FactorKind[] = ['totp', 'passkey'];
+
+/** Whether the user has set up a second factor: an authenticator app or a passkey. */
+export function hasSecondFactor(user: Pick<UserRecord, 'factors'>): boolean {
+  return user.factors.some((factor) => STANDING_FACTOR_KINDS.includes(factor.kind));
+}
+
+/**
+ * The user's first standing factor (by creation, then id): the enrolment that stored it shows the
+ * recovery codes. Read after each write, of two enrolments at once exactly one finds its own.
+ */
+export function firstStandingFactor(factors: readonly FactorRecord[]): FactorRecord | undefined {
+  const standing = factors.filter((factor) => STANDING_FACTOR_KINDS.includes(factor.kind));
+  return standing.reduce<FactorRecord | undefined>((first, f) =>
+    (!first || f.createdAt < first.createdAt || (f.createdAt.getTime() === first.createdAt.getTime() && f.id < first.id) ? f : first), undefined);
+}
+
 /** The user's authenticator app, if enrolled (one at most). */
 export function totpFactor(user: Pick<UserRecord, 'factors'>): FactorRecord | undefined {
   return user.factors.find((factor) => factor.kind === 'totp');

@@ -19,6 +19,7 @@ const chromiumReady = chromiumAvailable('the browser passkeys suite');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const CLIENT_ID = 'passkey-app';
 const USERNAME = 'pia';
+const EMAIL = 'pia@example.test';
 
 describe.runIf(chromiumReady)('passkeys in a browser', () => {
   const data = tempDir('idp-browser-passkeys-');
@@ -41,7 +42,7 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
         client_id: CLIENT_ID, display_name: 'Passkey App', enabled: true, grant_types: ['authorization_code'], scopes: ['openid', 'profile'],
         require_consent: false, redirect_uris: [rp.redirectUri], post_logout_redirect_uris: [], cors_origins: [],
       }],
-      users: [{ username: USERNAME, password: PASSWORD, name: 'Pia Passkey', must_enrol_mfa: true }],
+      users: [{ username: USERNAME, password: PASSWORD, name: 'Pia Passkey', must_enrol_mfa: true, email: EMAIL }],
     }, env);
     server = await startServer(env, undefined, { port });
     browser = await launchChromium();
@@ -102,7 +103,19 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'enrol-passkey.png'), fullPage: true, animations: 'disabled' });
 
     await usePasskey(page, 'Set up a passkey');
+    // The first second factor, as with the app: ten recovery codes shown once, then Continue.
+    await page.getByRole('heading', { name: 'Save your recovery codes' }).waitFor();
+    const codes = await page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').allTextContents();
+    expect(codes.map((c) => c.trim())).toEqual(Array.from({ length: 10 }, () => expect.stringMatching(/^[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{2}$/)));
+    expect(await axeViolations('recovery codes after a passkey')).toEqual([]);
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
     await page.waitForURL(atCallback(rp));
+    const output = server.output();
+    expect(auditLines(output, 'mfa_added')).toEqual([expect.objectContaining({ kind: 'passkey' })]);
+    expect(auditLines(output, 'recovery_codes_generated')).toEqual([expect.objectContaining({ count: 10 })]);
+    const mails = output.split('\n').filter((l) => l.includes('"mail":true')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(mails).toEqual([expect.objectContaining({ to: EMAIL, subject: expect.stringContaining('A second factor was added') })]);
+    expect(String(mails[0]?.text)).toContain('A passkey was set up, with 10 new recovery codes.');
     const claims = await idTokenClaims(base, CLIENT_ID, page.url(), made.verifier, rp.redirectUri);
     expect(claims.amr).toEqual(['pwd', 'mfa']);
     expect(claims.acr).toBe('urn:svc:ac:mfa');
@@ -126,6 +139,8 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
     const made = await toSecondFactorPage();
     expect(await cspOf(page)).toMatch(/script-src 'self'/);
     await expect(page.getByLabel('Authentication code', { exact: true }).count()).resolves.toBe(0);
+    // The codes made with the passkey are the other way on.
+    await expect(page.getByRole('link', { name: 'Use a recovery code' }).count()).resolves.toBe(1);
     expect(await axeViolations('second factor')).toEqual([]);
     await page.screenshot({ path: join(SCREENSHOTS, 'otp-passkey.png'), fullPage: true, animations: 'disabled' });
     replayable = await usePasskey(page, 'Use a passkey');

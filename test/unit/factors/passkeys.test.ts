@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createPasskeys, type Binding } from '../../../src/factors/passkeys.ts';
 import { defaultPasskeyName, listPasskeys, passkeyName, removePasskey, renamePasskey } from '../../../src/factors/passkey-management.ts';
-import type { FactorRecord } from '../../../src/store/records.ts';
+import { firstStandingFactor, type FactorRecord } from '../../../src/store/records.ts';
 import { createMemoryEphemeralStore } from '../../../src/store/ephemeral/memory.ts';
 
 const passkey = (id: string, name: string, userId = 'u-1'): FactorRecord => ({
@@ -26,6 +26,7 @@ function harness() {
       add: async () => undefined,
       findPasskey: async (credentialId) => stored.get(credentialId),
       recordPasskeyUse: async () => true,
+      listForUser: async () => [],
     },
     clock: () => 0,
   });
@@ -92,6 +93,13 @@ describe('a user\'s passkeys on the account page', () => {
     expect(passkeyName('a\u0000b')).toBeUndefined();
     expect(defaultPasskeyName(user)).toBe('Passkey 2');
     expect(defaultPasskeyName({ factors: [] })).toBe('Passkey');
+  });
+
+  it('finds the first second factor (the one whose enrolment shows recovery codes): oldest, then lowest id; codes do not count', () => {
+    const codes: FactorRecord = { ...totp, id: '0', kind: 'recovery_code', name: 'Recovery code', secretSealed: null, createdAt: new Date(-1) };
+    expect(firstStandingFactor([passkey('p2', 'B'), passkey('p1', 'A'), codes])?.id).toBe('p1');
+    expect(firstStandingFactor([passkey('p1', 'A'), totp])?.id).toBe('t');
+    expect(firstStandingFactor([codes])).toBeUndefined();
   });
 
   /** A store over `list`: removeUnlessLast keeps the last factor of the standing kinds. */
