@@ -3,8 +3,10 @@
  * renamed, removed. Each change is of the user's own passkey only, and removing the last second
  * factor of a user who must have one is refused.
  */
-import { passkeyFactors, type FactorKind, type FactorRecord, type UserRecord } from '../store/records.ts';
+import type { Audit } from '../events/record.ts';
+import { passkeyFactors, STANDING_FACTOR_KINDS, type FactorRecord, type UserRecord } from '../store/records.ts';
 import type { FactorRepository } from '../store/types.ts';
+import type { SecurityNotices } from './security-notices.ts';
 
 /** What a page or a command shows of a passkey. */
 export interface PasskeySummary {
@@ -15,9 +17,6 @@ export interface PasskeySummary {
   /** Whether the passkey is synced (backed up) by its provider. */
   backedUp: boolean;
 }
-
-/** The kinds that are a second factor on their own (recovery codes only stand in for one). */
-const STANDING_KINDS: readonly FactorKind[] = ['totp', 'passkey'];
 
 export const MAX_PASSKEY_NAME_LENGTH = 100;
 
@@ -56,16 +55,27 @@ export async function renamePasskey(deps: { factors: Pick<FactorRepository, 'ren
   return (await deps.factors.rename(factorId, name)) ? 'ok' : 'not_found';
 }
 
+/** Who removes, and where the change is told: the audit line, and the user's mail. */
+export interface RemovalDeps {
+  factors: Pick<FactorRepository, 'remove' | 'removeUnlessLast'>;
+  notices: SecurityNotices;
+  audit: Audit;
+}
+
 /**
- * Removes one of the user's passkeys. `secondFactorRequired`: whether the user must keep a
- * second factor (then the last authenticator app or passkey cannot go: the store decides that
- * with the user's row locked, not from this possibly cached copy).
+ * Removes one of the user's passkeys (the user's own act: audited `mfa_removed` with actor
+ * `user`, and mailed). `secondFactorRequired`: whether the user must keep a second factor (then
+ * the last authenticator app or passkey cannot go: the store decides that with the user's row
+ * locked, not from this possibly cached copy).
  */
-export async function removePasskey(
-  deps: { factors: Pick<FactorRepository, 'remove' | 'removeUnlessLast'> }, user: Pick<UserRecord, 'id' | 'factors'>, factorId: string, secondFactorRequired: boolean,
-): Promise<PasskeyChange> {
-  if (!ownPasskey(user, factorId)) return 'not_found';
-  if (!secondFactorRequired) return (await deps.factors.remove(factorId)) ? 'ok' : 'not_found';
-  const result = await deps.factors.removeUnlessLast(user.id, factorId, STANDING_KINDS);
-  return result === 'removed' ? 'ok' : result === 'last' ? 'last_second_factor' : 'not_found';
+export async function removePasskey(deps: RemovalDeps, user: Pick<UserRecord, 'id' | 'email' | 'factors'>, factorId: string, secondFactorRequired: boolean): Promise<PasskeyChange> {
+  const own = ownPasskey(user, factorId);
+  if (!own) return 'not_found';
+  const result = secondFactorRequired
+    ? await deps.factors.removeUnlessLast(user.id, factorId, STANDING_FACTOR_KINDS)
+    : (await deps.factors.remove(factorId)) ? 'removed' : 'not_found';
+  if (result !== 'removed') return result === 'last' ? 'last_second_factor' : 'not_found';
+  deps.audit({ type: 'mfa_removed', user_id: user.id, kinds: ['passkey'], actor: 'user' });
+  deps.notices.mail(user, 'mfa_removed', `The passkey "${own.name}" was removed.`);
+  return 'ok';
 }

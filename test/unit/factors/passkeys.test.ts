@@ -5,7 +5,9 @@
  * passkeys change, a name is checked, the last second factor of a user who must keep one stays.
  */
 import { describe, expect, it } from 'vitest';
+import type { AuditEvent } from '../../../src/events/audit-events.ts';
 import { createPasskeys, type Binding } from '../../../src/factors/passkeys.ts';
+import type { SecurityNotices } from '../../../src/factors/security-notices.ts';
 import { defaultPasskeyName, listPasskeys, passkeyName, removePasskey, renamePasskey } from '../../../src/factors/passkey-management.ts';
 import { firstStandingFactor, type FactorRecord } from '../../../src/store/records.ts';
 import { createMemoryEphemeralStore } from '../../../src/store/ephemeral/memory.ts';
@@ -102,41 +104,53 @@ describe('a user\'s passkeys on the account page', () => {
     expect(firstStandingFactor([codes])).toBeUndefined();
   });
 
-  /** A store over `list`: removeUnlessLast keeps the last factor of the standing kinds. */
+  /**
+   * A store over `list` (removeUnlessLast keeps the last factor of the standing kinds), with the
+   * audit lines and mails a removal makes.
+   */
   function factorsOver(list: FactorRecord[]) {
     const removed: string[] = [];
     const renamed: string[] = [];
     const remove = async (id: string) => (removed.push(id), true);
-    return {
+    const factors = {
       removed, renamed, remove,
       rename: async (id: string, name: string) => (renamed.push(`${id}=${name}`), true),
       removeUnlessLast: async (_userId: string, id: string, standing: readonly string[]) =>
         list.some((f) => f.id !== id && standing.includes(f.kind)) ? (await remove(id), 'removed' as const) : 'last' as const,
     };
+    const audited: AuditEvent[] = [];
+    const mailed: string[] = [];
+    const notices: SecurityNotices = { mail: (user, notice, detail) => { mailed.push(`${user.email} ${notice}: ${detail}`); } };
+    return { factors, audited, mailed, notices, audit: (event: AuditEvent) => { audited.push(event); } };
   }
 
-  it('renames and removes only the user\'s own passkeys', async () => {
-    const factors = factorsOver(user.factors);
-    const own = { id: 'u-1', ...user };
+  it('renames and removes only the user\'s own passkeys; a removal is audited and mailed', async () => {
+    const deps = factorsOver(user.factors);
+    const { factors } = deps;
+    const own = { id: 'u-1', email: 'ann@example.test', ...user };
     expect(await renamePasskey({ factors }, own, 'p1', ' Work ')).toBe('ok');
     expect(await renamePasskey({ factors }, own, 'p1', '')).toBe('invalid_name');
     expect(await renamePasskey({ factors }, own, 't', 'Not a passkey')).toBe('not_found');
     expect(await renamePasskey({ factors }, own, 'someone-elses', 'Mine')).toBe('not_found');
-    expect(await removePasskey({ factors }, own, 't', true)).toBe('not_found');
-    expect(await removePasskey({ factors }, own, 'p1', true)).toBe('ok');
+    expect(await removePasskey(deps, own, 't', true)).toBe('not_found');
+    expect(deps.audited).toEqual([]);
+    expect(await removePasskey(deps, own, 'p1', true)).toBe('ok');
     expect(factors.renamed).toEqual(['p1=Work']);
     expect(factors.removed).toEqual(['p1']);
+    expect(deps.audited).toEqual([{ type: 'mfa_removed', user_id: 'u-1', kinds: ['passkey'], actor: 'user' }]);
+    expect(deps.mailed).toEqual(['ann@example.test mfa_removed: The passkey "Laptop" was removed.']);
   });
 
   it('refuses to remove the last second factor of a user who must keep one; recovery codes do not count', async () => {
     const codes: FactorRecord = { ...totp, id: 'r', kind: 'recovery_code', name: 'Recovery code', secretSealed: null };
-    const onlyPasskey = { id: 'u-1', factors: [passkey('p1', 'Laptop'), codes] };
-    const factors = factorsOver(onlyPasskey.factors);
-    expect(await removePasskey({ factors }, onlyPasskey, 'p1', true)).toBe('last_second_factor');
-    expect(factors.removed).toEqual([]);
-    const withApp = { id: 'u-1', factors: [passkey('p1', 'Laptop'), totp] };
-    expect(await removePasskey({ factors: factorsOver(withApp.factors) }, withApp, 'p1', true)).toBe('ok');
-    expect(await removePasskey({ factors }, onlyPasskey, 'p1', false)).toBe('ok');
-    expect(factors.removed).toEqual(['p1']);
+    const onlyPasskey = { id: 'u-1', email: null, factors: [passkey('p1', 'Laptop'), codes] };
+    const deps = factorsOver(onlyPasskey.factors);
+    expect(await removePasskey(deps, onlyPasskey, 'p1', true)).toBe('last_second_factor');
+    expect(deps.factors.removed).toEqual([]);
+    expect([deps.audited, deps.mailed]).toEqual([[], []]);
+    const withApp = { id: 'u-1', email: null, factors: [passkey('p1', 'Laptop'), totp] };
+    expect(await removePasskey(factorsOver(withApp.factors), withApp, 'p1', true)).toBe('ok');
+    expect(await removePasskey(deps, onlyPasskey, 'p1', false)).toBe('ok');
+    expect(deps.factors.removed).toEqual(['p1']);
   });
 });
