@@ -4,7 +4,7 @@
  * factors a user has, how many recovery codes are left, when each was made and last used.
  */
 import { summariseFactors, type FactorSummary } from '../admin/second-factors.ts';
-import { totpFactor, type UserRecord } from '../store/records.ts';
+import { hasSecondFactor, type UserRecord } from '../store/records.ts';
 import { listPasskeys } from '../factors/passkey-management.ts';
 import { formatFields, listText, timeText, yesNo } from './output.ts';
 
@@ -25,7 +25,8 @@ export function userDocument(user: UserRecord): Record<string, unknown> {
     locked: user.locked,
     must_change_password: user.mustChangePassword,
     must_enrol_mfa: user.mustEnrolMfa,
-    mfa_enrolled: totpFactor(user) !== undefined,
+    // Any second factor of its own: an authenticator app or a passkey (recovery codes stand in).
+    mfa_enrolled: hasSecondFactor(user),
     second_factors: summariseFactors(user),
     created_at: user.createdAt.toISOString(),
     updated_at: user.updatedAt.toISOString(),
@@ -51,7 +52,7 @@ export function userFieldLines(user: UserRecord): string[] {
     ['locked', yesNo(user.locked)],
     ['must_change_password', yesNo(user.mustChangePassword)],
     ['must_enrol_mfa', yesNo(user.mustEnrolMfa)],
-    ['mfa_enrolled', yesNo(totpFactor(user) !== undefined)],
+    ['mfa_enrolled', yesNo(hasSecondFactor(user))],
     ...factorFields(summariseFactors(user)),
   ]);
 }
@@ -75,7 +76,7 @@ export function userRow(user: UserRecord): string[] {
     user.email ?? '-',
     listText(user.roles),
     yesNo(user.locked),
-    yesNo(totpFactor(user) !== undefined),
+    yesNo(hasSecondFactor(user)),
   ];
 }
 

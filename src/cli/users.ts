@@ -56,7 +56,7 @@ const BY_USERNAME: Record<string, UserCommand> = {
   unlock: setFlag('locked', false, 'unlocked'),
   remove: removeCommand,
   'require-password-change': setFlag('mustChangePassword', true, 'must change their password at the next sign-in'),
-  'require-mfa': setFlag('mustEnrolMfa', true, 'must set up an authenticator app at the next sign-in'),
+  'require-mfa': setFlag('mustEnrolMfa', true, 'must set up a second factor (an authenticator app or a passkey) at the next sign-in'),
   'reset-mfa': resetMfa,
 };
 

@@ -201,6 +201,21 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
     }
   });
 
+  const idp = (args: string[]) => runIdp(args, { IDP_DATA_DIR: data.path, IDP_SECRET: 'c3'.repeat(32) });
+
+  it('counts a passkey as MFA set up: listed so, and enough for an administrator\'s require-mfa', async () => {
+    const listed = await idp(['users', 'list', '--json']);
+    expect(JSON.parse(listed.stdout)).toEqual({ users: [expect.objectContaining({ username: USERNAME, mfa_enrolled: true })] });
+    // The table's last two columns: LOCKED, MFA.
+    expect((await idp(['users', 'list'])).stdout).toMatch(new RegExp(`^${USERNAME} .* no +yes$`, 'm'));
+    expect((await idp(['users', 'require-mfa', USERNAME])).code).toBe(0);
+    // The flag asks for a second factor, which the passkey is: it signs in, and tokens are issued.
+    const made = await toSecondFactorPage();
+    await usePasskey(page, 'Use a passkey');
+    await page.waitForURL(atCallback(rp));
+    expect((await idTokenClaims(base, CLIENT_ID, page.url(), made.verifier, rp.redirectUri)).amr).toEqual(['pwd', 'mfa']);
+  });
+
   it('refuses a counter that went back, with the audit line passkey_counter_regressed', async () => {
     const [credential] = await authenticator.credentials();
     expect(credential?.signCount).toBeGreaterThan(1);
@@ -214,5 +229,17 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
     expect(line).toMatchObject({ audit: true, user_id: expect.any(String), factor_id: expect.any(String), presented_count: 1 });
     expect(Number(line?.stored_count)).toBeGreaterThan(1);
     expect(JSON.stringify(line)).not.toMatch(/publicKey|public_key|privateKey/);
+  });
+
+  it('idp users reset-mfa removes the passkey with the recovery codes; the next sign-in enrols again', async () => {
+    const reset = await idp(['users', 'reset-mfa', USERNAME, '--json']);
+    expect(reset.code, reset.stderr).toBe(0);
+    const document = JSON.parse(reset.stdout) as { removed: string[]; must_enrol_mfa: boolean };
+    expect([...document.removed].sort()).toEqual(['passkey', 'recovery_code']);
+    expect(document.must_enrol_mfa).toBe(true);
+    const shown = JSON.parse((await idp(['users', 'show', USERNAME, '--json'])).stdout) as Record<string, unknown>;
+    expect(shown).toMatchObject({ mfa_enrolled: false, second_factors: [], passkeys: [] });
+    await signInWithPassword(page, request('&prompt=login').url, USERNAME);
+    await page.getByRole('button', { name: 'Set up a passkey', exact: true }).waitFor();
   });
 });
