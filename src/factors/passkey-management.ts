@@ -1,7 +1,7 @@
 /**
  * A user's passkeys as the account page shows and changes them: listed (never their key),
- * renamed, removed. Each change is of the user's own passkey only, and removing the last second
- * factor of a user who must have one is refused.
+ * renamed, removed. Each change is of the user's own passkey only, and removing the user's last
+ * second factor is refused.
  */
 import type { Audit } from '../events/record.ts';
 import { passkeyFactors, STANDING_FACTOR_KINDS, type FactorRecord, type UserRecord } from '../store/records.ts';
@@ -55,25 +55,25 @@ export async function renamePasskey(deps: { factors: Pick<FactorRepository, 'ren
   return (await deps.factors.rename(factorId, name)) ? 'ok' : 'not_found';
 }
 
-/** Who removes, and where the change is told: the audit line, and the user's mail. */
+/** Where a removal is decided and told: the store, the audit line, the user's mail. */
 export interface RemovalDeps {
-  factors: Pick<FactorRepository, 'remove' | 'removeUnlessLast'>;
+  factors: Pick<FactorRepository, 'removeUnlessLast'>;
   notices: SecurityNotices;
   audit: Audit;
 }
 
 /**
  * Removes one of the user's passkeys (the user's own act: audited `mfa_removed` with actor
- * `user`, and mailed). `secondFactorRequired`: whether the user must keep a second factor (then
- * the last authenticator app or passkey cannot go: the store decides that with the user's row
- * locked, not from this possibly cached copy).
+ * `user`, and mailed). Never the user's last authenticator app or passkey: every user who has set
+ * up a second factor keeps one (there is no setting that turns MFA off for a user or a
+ * deployment, and a stolen password with a live session must not strip it); to change factors a
+ * user adds the new one first, and only an administrator's `idp users reset-mfa` takes the last.
+ * The store decides it with the user's row locked, not from this possibly cached copy.
  */
-export async function removePasskey(deps: RemovalDeps, user: Pick<UserRecord, 'id' | 'email' | 'factors'>, factorId: string, secondFactorRequired: boolean): Promise<PasskeyChange> {
+export async function removePasskey(deps: RemovalDeps, user: Pick<UserRecord, 'id' | 'email' | 'factors'>, factorId: string): Promise<PasskeyChange> {
   const own = ownPasskey(user, factorId);
   if (!own) return 'not_found';
-  const result = secondFactorRequired
-    ? await deps.factors.removeUnlessLast(user.id, factorId, STANDING_FACTOR_KINDS)
-    : (await deps.factors.remove(factorId)) ? 'removed' : 'not_found';
+  const result = await deps.factors.removeUnlessLast(user.id, factorId, STANDING_FACTOR_KINDS);
   if (result !== 'removed') return result === 'last' ? 'last_second_factor' : 'not_found';
   deps.audit({ type: 'mfa_removed', user_id: user.id, kinds: ['passkey'], actor: 'user' });
   deps.notices.mail(user, 'mfa_removed', `The passkey "${own.name}" was removed.`);

@@ -2,7 +2,7 @@
  * Passkey ceremonies without a browser: the options say what the relying party demands, and a
  * challenge belongs to the browser and ceremony that asked, is taken by the first answer
  * (whatever it holds) and by nobody else. The account page's rules: only the user's own
- * passkeys change, a name is checked, the last second factor of a user who must keep one stays.
+ * passkeys change, a name is checked, the user's last app or passkey stays.
  */
 import { describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../../../src/events/audit-events.ts';
@@ -132,25 +132,25 @@ describe('a user\'s passkeys on the account page', () => {
     expect(await renamePasskey({ factors }, own, 'p1', '')).toBe('invalid_name');
     expect(await renamePasskey({ factors }, own, 't', 'Not a passkey')).toBe('not_found');
     expect(await renamePasskey({ factors }, own, 'someone-elses', 'Mine')).toBe('not_found');
-    expect(await removePasskey(deps, own, 't', true)).toBe('not_found');
+    expect(await removePasskey(deps, own, 't')).toBe('not_found');
     expect(deps.audited).toEqual([]);
-    expect(await removePasskey(deps, own, 'p1', true)).toBe('ok');
+    expect(await removePasskey(deps, own, 'p1')).toBe('ok');
     expect(factors.renamed).toEqual(['p1=Work']);
     expect(factors.removed).toEqual(['p1']);
     expect(deps.audited).toEqual([{ type: 'mfa_removed', user_id: 'u-1', kinds: ['passkey'], actor: 'user' }]);
     expect(deps.mailed).toEqual(['ann@example.test mfa_removed: The passkey "Laptop" was removed.']);
   });
 
-  it('refuses to remove the last second factor of a user who must keep one; recovery codes do not count', async () => {
+  it('never removes the user\'s last authenticator app or passkey; recovery codes do not count', async () => {
     const codes: FactorRecord = { ...totp, id: 'r', kind: 'recovery_code', name: 'Recovery code', secretSealed: null };
     const onlyPasskey = { id: 'u-1', email: null, factors: [passkey('p1', 'Laptop'), codes] };
     const deps = factorsOver(onlyPasskey.factors);
-    expect(await removePasskey(deps, onlyPasskey, 'p1', true)).toBe('last_second_factor');
+    expect(await removePasskey(deps, onlyPasskey, 'p1')).toBe('last_second_factor');
     expect(deps.factors.removed).toEqual([]);
     expect([deps.audited, deps.mailed]).toEqual([[], []]);
     const withApp = { id: 'u-1', email: null, factors: [passkey('p1', 'Laptop'), totp] };
-    expect(await removePasskey(factorsOver(withApp.factors), withApp, 'p1', true)).toBe('ok');
-    expect(await removePasskey(deps, onlyPasskey, 'p1', false)).toBe('ok');
-    expect(deps.factors.removed).toEqual(['p1']);
+    expect(await removePasskey(factorsOver(withApp.factors), withApp, 'p1')).toBe('ok');
+    const twoPasskeys = { id: 'u-1', email: null, factors: [passkey('p1', 'Laptop'), passkey('p2', 'Phone')] };
+    expect(await removePasskey(factorsOver(twoPasskeys.factors), twoPasskeys, 'p1')).toBe('ok');
   });
 });
