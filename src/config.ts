@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { envSchema, EXAMPLES, type Env, type Problem } from './config/environment.ts';
 import { deploymentProblems, missingInProduction } from './config/deployment.ts';
 import { mailOf, unusedMailSettings } from './config/mail.ts';
+import { baseUrlHost } from './config/webauthn.ts';
 import { cleartextSource, missingForSource, signInOf, unusedSettings, type SignIn } from './config/sign-in.ts';
 
 /**
@@ -159,6 +160,11 @@ function toConfig(env: Env, signIn: SignIn) {
       retryScale: env.IDP_WEBHOOK_RETRY_SCALE,
       allowedNetworks: Object.freeze(env.IDP_WEBHOOK_ALLOWED_NETWORKS),
     }),
+    /**
+     * Passkeys: the relying party id (IDP_WEBAUTHN_RP_ID, else the host of the base URL) and the
+     * one origin assertions must come from (the base URL's: never from forwarded headers).
+     */
+    webauthn: Object.freeze({ rpId: (env.IDP_WEBAUTHN_RP_ID ?? baseUrlHost(baseUrl)).toLowerCase(), origin: new URL(baseUrl).origin }),
     /** What every page shows instead of the default mark: a name, a local logo, a colour. */
     brand: Object.freeze({
       name: env.IDP_BRAND_NAME,

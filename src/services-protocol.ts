@@ -90,6 +90,8 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     mfa: services.mfa,
     recoveryCodes: services.recoveryCodes,
     notices: services.notices,
+    passkeys: services.passkeys,
+    users,
     changePassword: services.changePassword,
     passwordChanged: createPasswordChanged({ notices: services.notices, endOtherSessions: userSessions.endOtherBrowserSessions }),
     canonicalAccountName,

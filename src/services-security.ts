@@ -11,6 +11,7 @@ import type { RecoveryCodeDeps } from './factors/recovery-codes.ts';
 import { createSecurityNotices, type SecurityNotices } from './factors/security-notices.ts';
 import type { Mailer } from './mail/mailer.ts';
 import { mailBrandOf } from './mail/setup.ts';
+import { createPasskeys, type Passkeys } from './factors/passkeys.ts';
 import { createDeviceCookies, type DeviceCookies } from './sessions/device-cookie.ts';
 import { createMfaSecrets, type MfaSecrets } from './sessions/mfa.ts';
 import { createRateLimiter, type RateLimiter } from './sessions/rate-limiters.ts';
@@ -33,6 +34,8 @@ export interface DerivedServices {
   recoveryCodes: RecoveryCodeDeps;
   /** Mail to users about security changes to their account. */
   notices: SecurityNotices;
+  /** Passkey ceremonies: options and verification, challenges in the short-lived store. */
+  passkeys: Passkeys;
   /** Failed sign-ins per account and address, per account, per address, per known device and per interaction (IDP_LOGIN_MAX_*). */
   throttle: SignInThrottle;
   /** Browsers that signed in to an account before, under the 'device-cookies' keyring. */
@@ -67,6 +70,12 @@ export function deriveServices(from: DerivedFrom): DerivedServices {
     mfa: createMfaSecrets({ key: deriveKeyring(secrets, 'totp-secrets'), ephemeral, users, factors, issuerName: new URL(config.baseUrl).host }),
     recoveryCodes: { keys: deriveKeyring(secrets, 'recovery-codes'), factors, clock },
     notices: createSecurityNotices({ mailer, brand: mailBrandOf(config), clock }),
+    passkeys: createPasskeys({
+      relyingParty: { id: config.webauthn.rpId, origin: config.webauthn.origin, name: config.brand.name ?? new URL(config.baseUrl).host },
+      challenges: ephemeral.passkeyChallenges,
+      factors,
+      clock,
+    }),
     throttle: createSignInThrottle(ephemeral, {
       maxFailures: config.loginMaxFailures,
       maxFailuresPerAddress: config.loginMaxFailuresPerAddress,

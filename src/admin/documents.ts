@@ -5,7 +5,7 @@
  * only whether a secret is set and when it expires, which second factors a user has, a key's
  * public members.
  */
-import { totpFactor, type ApiScopeRecord, type ClientRecord, type SigningKeyRecord, type UserRecord } from '../store/records.ts';
+import { hasSecondFactor, type ApiScopeRecord, type ClientRecord, type SigningKeyRecord, type UserRecord } from '../store/records.ts';
 import { clientType } from './clients.ts';
 import { summariseFactors } from './second-factors.ts';
 
@@ -45,7 +45,8 @@ export function userDocument(user: UserRecord): Record<string, unknown> {
     locked: user.locked,
     must_change_password: user.mustChangePassword,
     must_enrol_mfa: user.mustEnrolMfa,
-    mfa_enrolled: totpFactor(user) !== undefined,
+    // Any second factor of its own: an authenticator app or a passkey (recovery codes stand in).
+    mfa_enrolled: hasSecondFactor(user),
     second_factors: summariseFactors(user),
     created_at: user.createdAt.toISOString(),
     updated_at: user.updatedAt.toISOString(),

@@ -55,3 +55,12 @@ export function toAttemptView(a: DeliveryAttemptRecord): DeliveryAttemptView {
     delivery_state: a.state, next_attempt_at: iso(a.nextAttemptAt),
   };
 }
+
+/**
+ * An id this service could have given an endpoint (`ep_` and base64url): anything else (a NUL
+ * byte, which PostgreSQL refuses) names none, and is never sent to the database.
+ */
+export const isWebhookId = (id: string): boolean => /^ep_[A-Za-z0-9_-]{1,64}$/.test(id);
+
+/** A delivery's id is a positive bigint. */
+export const isDeliveryId = (id: string): boolean => /^[1-9][0-9]{0,17}$/.test(id);

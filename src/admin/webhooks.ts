@@ -18,7 +18,7 @@ import { sealWebhookSecret } from '../tokens/webhook-secrets.ts';
 import { AdminError, refuseOtherVersion, staleOrGone } from './errors.ts';
 import { recordedChange as changed, type ChangeActor } from './recorded-change.ts';
 import { normalEventTypes, refuseWebhookFields, resolveHost, type ResolveHost } from './webhook-rules.ts';
-import { toWebhookView, type WebhookView } from './webhook-view.ts';
+import { isWebhookId, toWebhookView, type WebhookView } from './webhook-view.ts';
 
 export interface WebhookDeps {
   durable: DurableStore;
@@ -45,7 +45,7 @@ export type WebhookChange = Partial<Omit<WebhookInput, 'url'> & { url: string }>
 export const PREVIOUS_SECRET_SECONDS = 24 * 3600;
 
 async function existing(durable: DurableStore, id: string, ifVersion?: number): Promise<WebhookEndpointRecord> {
-  const endpoint = await durable.webhooks.get(id);
+  const endpoint = isWebhookId(id) ? await durable.webhooks.get(id) : undefined;
   if (!endpoint) throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
   refuseOtherVersion(endpoint.version, ifVersion, `webhook endpoint ${id}`);
   return endpoint;
@@ -104,6 +104,7 @@ export async function updateWebhook(deps: WebhookDeps, id: string, change: Webho
 
 /** Its pending deliveries go with it. */
 export async function removeWebhook(deps: WebhookDeps, id: string, actor: ChangeActor, ifVersion?: number): Promise<{ event: AdminChange }> {
+  if (!isWebhookId(id)) throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
   const { event } = await changed(deps, actor, { action: 'delete', resource: 'webhook', resource_id: id, fields: [] }, async (tx) => written(tx, id, await tx.webhooks.remove(id, ifVersion)));
   return { event };
 }

@@ -7,14 +7,14 @@ import { parseCommand, subcommand } from './args.ts';
 import type { CliContext, ExitCode } from './context.ts';
 import { auditChange, changeRecorded } from './audit.ts';
 import { formatTable, report } from './output.ts';
-import { USER_TABLE_HEADERS, userDocument, userFieldLines, userRow } from './user-view.ts';
+import { USER_TABLE_HEADERS, passkeyDocuments, passkeyLines, userDocument, userFieldLines, userRow } from './user-view.ts';
 import { addUser } from './users-add.ts';
 import { updateUserCommand } from './users-update.ts';
 
 type UserCommand = (user: UserRecord, durable: DurableStore, context: CliContext) => Promise<void>;
 
 const showUser: UserCommand = async (user, _durable, context) => {
-  report(context, userDocument(user), () => userFieldLines(user));
+  report(context, { ...userDocument(user), passkeys: passkeyDocuments(user) }, () => [...userFieldLines(user), ...passkeyLines(user)]);
 };
 
 const WIRE_FLAG: Record<UserFlag, string> = {
@@ -54,7 +54,7 @@ const BY_USERNAME: Record<string, UserCommand> = {
   unlock: setFlag('locked', false, 'unlocked'),
   remove: removeCommand,
   'require-password-change': setFlag('mustChangePassword', true, 'must change their password at the next sign-in'),
-  'require-mfa': setFlag('mustEnrolMfa', true, 'must set up an authenticator app at the next sign-in'),
+  'require-mfa': setFlag('mustEnrolMfa', true, 'must set up a second factor (an authenticator app or a passkey) at the next sign-in'),
   'reset-mfa': resetMfa,
 };
 

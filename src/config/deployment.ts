@@ -1,6 +1,7 @@
 /** The rules of a deployment that span variables: what production demands, and settings that must agree. */
 import type { Env, Problem } from './environment.ts';
 import { isUnset } from './sign-in.ts';
+import { baseUrlHost, rpIdProblem } from './webauthn.ts';
 
 const PRODUCTION_DEMANDS: ReadonlyArray<readonly [string, string]> = [
   ['IDP_SECRET', 'is required when NODE_ENV=production (generated secrets are for development only)'],
@@ -36,5 +37,7 @@ export function deploymentProblems(env: Env): Problem[] {
   if (env.IDP_KEY_PUBLISH_AHEAD >= env.IDP_KEY_ROTATION_INTERVAL) {
     problems.push({ variable: 'IDP_KEY_PUBLISH_AHEAD', message: 'must be shorter than IDP_KEY_ROTATION_INTERVAL' });
   }
+  const rpId = env.IDP_WEBAUTHN_RP_ID && rpIdProblem(baseUrlHost(env.IDP_BASE_URL ?? 'http://localhost'), env.IDP_WEBAUTHN_RP_ID);
+  if (rpId) problems.push({ variable: 'IDP_WEBAUTHN_RP_ID', message: rpId });
   return problems;
 }

@@ -74,8 +74,8 @@ export interface Logout {
 export interface SignIn {
   type: 'sign_in';
   result: 'success' | 'failure' | 'throttled';
-  /** The step a failure or throttle happened at: the password, the authenticator code, a recovery code. */
-  step?: 'password' | 'otp' | 'recovery_code';
+  /** The step a failure or throttle happened at: the password, the authenticator code, a passkey, a recovery code. */
+  step?: 'password' | 'otp' | 'passkey' | 'recovery_code';
   /** Why a failure failed: `invalid_credentials`, `locked`, `unavailable` or `wrong_code`. */
   reason?: string;
   /** The account name typed, as the sign-in source reads it; never the password. */
@@ -83,6 +83,20 @@ export interface SignIn {
   /** Once the user is known. */
   user_id?: string;
   amr?: readonly string[];
+}
+
+/**
+ * A passkey answered with a signature counter not above the one last seen (and not both zero):
+ * the key may have been cloned, or an assertion replayed. The sign-in is refused.
+ */
+export interface PasskeyCounterRegressed {
+  type: 'passkey_counter_regressed';
+  user_id: string;
+  /** The passkey's factor id (never its credential or key). */
+  factor_id: string;
+  /** The counter last seen and the one presented. */
+  stored_count: number;
+  presented_count: number;
 }
 
 /**
@@ -205,6 +219,7 @@ export type AuditEvent =
   | ClientAuthenticationFailed
   | Logout
   | SignIn
+  | PasskeyCounterRegressed
   | KeyPublished
   | KeyRotated
   | KeyRetired
@@ -228,6 +243,7 @@ export const AUDIT_EVENT_TYPES = Object.keys({
   client_authentication_failed: true,
   logout: true,
   sign_in: true,
+  passkey_counter_regressed: true,
   key_published: true,
   key_rotated: true,
   key_retired: true,

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { epochSeconds } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
-import { factorKinds, type ClientRecord, type UserRecord } from '../store/records.ts';
+import { hasSecondFactor, type ClientRecord, type UserRecord } from '../store/records.ts';
 import { acrFor, permittedClaims, userClaims, type ClaimsRequest } from '../tokens/claims.ts';
 import { signJwt } from '../tokens/jwt.ts';
 import type { SigningDeps, TokenResponse } from './common.ts';
@@ -50,8 +50,8 @@ export function assertUserMayReceiveTokens(user: UserRecord | undefined): assert
   if (!user) throw new OAuthError('invalid_grant', 'The user no longer exists.');
   if (user.locked) throw new OAuthError('invalid_grant', 'The user is locked.');
   if (user.mustChangePassword) throw new OAuthError('invalid_grant', 'The user must change their password.');
-  // The flag asks for a second factor: a user who has one already satisfies it.
-  if (user.mustEnrolMfa && !factorKinds(user).includes('totp')) throw new OAuthError('invalid_grant', 'The user must enrol a second factor.');
+  // The flag asks for a second factor: a user who has one already (app or passkey) satisfies it.
+  if (user.mustEnrolMfa && !hasSecondFactor(user)) throw new OAuthError('invalid_grant', 'The user must enrol a second factor.');
 }
 
 /**

@@ -11,6 +11,9 @@ import { brandStylesheet } from './shared/brand.ts';
 /** Where the pages find IDP_BRAND_LOGO, whatever its file was called. */
 export const BRAND_LOGO_PATH = '/assets/brand-logo';
 
+/** The passkey pages' script. */
+export const PASSKEY_SCRIPT_PATH = '/assets/passkeys.js';
+
 /** A logo is a small picture; anything bigger is a mistake in the configuration. */
 const MAX_LOGO_BYTES = 1024 * 1024;
 
@@ -39,6 +42,11 @@ export async function assetRoutes(app: FastifyInstance, options: { templatesDir:
     css = '';
   }
   if (options.brand.color) css += brandStylesheet(options.brand.color);
+  // The one script of the service: the passkey pages' WebAuthn calls (their CSP allows only it).
+  const script = readFileSync(join(options.templatesDir, 'assets', 'passkeys.js'), 'utf8');
+  app.get(PASSKEY_SCRIPT_PATH, async (_request, reply) =>
+    reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(script),
+  );
   app.get('/assets/idp.css', async (_request, reply) =>
     reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(css),
   );

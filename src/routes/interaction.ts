@@ -3,6 +3,7 @@
  * current step; each step's form posts to its own path.
  */
 import type { FastifyInstance } from 'fastify';
+import { PASSKEY_FORMS } from '../sessions/passkey-forms.ts';
 import { POSTED_STEPS, type StepForms } from '../sessions/step-forms.ts';
 import type { FlowAdapter } from './shared/flow-adapter.ts';
 import { singleValued } from './shared/params.ts';
@@ -21,7 +22,7 @@ export async function interactionRoutes(app: FastifyInstance, { forms, adapter }
   // "Use a recovery code": the second-factor step's other form.
   app.get<IdParams>('/interaction/:id/recovery', { config }, async (request, reply) =>
     adapter.send(reply, await forms.viewRecovery(adapter.browserRequest(request), request.params.id)));
-  for (const step of POSTED_STEPS) {
+  for (const step of [...POSTED_STEPS, ...PASSKEY_FORMS]) {
     app.post<IdParams>(`/interaction/:id/${step}`, { config }, async (request, reply) => {
       const form = singleValued(request.body);
       return adapter.send(reply, await forms[step](adapter.browserRequest(request), request.params.id, form));

@@ -1,13 +1,13 @@
 /**
  * The second-factor forms: a TOTP code from the app (otp), and the first code of a new secret
- * (enrol), which ends with the new recovery codes shown once. A code is judged behind the
+ * (enrol), which ends with the new recovery codes shown once (enrolment-end.ts). A code is judged behind the
  * throttle, as passwords are (throttle.ts); recovery codes are judged the same way
  * (recovery-form.ts).
  */
 import { epochSeconds } from '../clock.ts';
-import { generateRecoveryCodes } from '../factors/recovery-codes.ts';
 import { totpFactor } from '../store/records.ts';
 import type { BrowserRequest, FlowResult, FlowState, SignInOutcome, StepFeedback } from './flow-types.ts';
+import { endEnrolment } from './enrolment-end.ts';
 import type { PendingSignIn } from './interaction.ts';
 import { judgeAttempt, refusalMessage } from './password-form.ts';
 import type { Form, OpenInteraction, RenderStep, StepFormsDeps } from './step-form-deps.ts';
@@ -89,12 +89,7 @@ export function createCodeForms(deps: CodeFormsDeps) {
     const state = flow.withNextStep({ ...current, interaction, pendingUser: { ...user, mustEnrolMfa: false } });
     // Another tab's enrolment was stored first: its codes stand, this one makes none to void them.
     if (!stored) return flow.saveAndAdvance(browser, state);
-    const codes = await generateRecoveryCodes(deps.recoveryCodes, user.id);
-    browser.audit({ type: 'mfa_added', user_id: user.id, kind: 'totp' });
-    browser.audit({ type: 'recovery_codes_generated', user_id: user.id, count: codes.length });
-    deps.notices.mail(user, 'mfa_added', `An authenticator app was set up, with ${codes.length} new recovery codes.`);
-    await deps.interactions.save(interaction);
-    return { outcome: { kind: 'show-step', step: 'recovery-codes', action: `${flow.pageUrl(interaction)}/recovery-codes`, state, feedback: {}, recoveryCodes: codes } };
+    return endEnrolment(deps, browser, state, user, { kind: 'totp', first: true });
   }
 
   return { otp, enrol };

@@ -55,9 +55,23 @@ export interface Enrolment {
   issuer: string;
 }
 
+/** A WebAuthn ceremony a page offers: the options for the browser, and where its answer is posted. */
+export interface PasskeyCeremony {
+  /** `get`: sign in with a passkey; `create`: register one. */
+  mode: 'get' | 'create';
+  action: string;
+  /** PublicKeyCredential{Request,Creation}OptionsJSON, for the page's script. */
+  options: object;
+  /** The form asks for the passkey's name (`passkey_name`, "Add a passkey"); at enrolment it is named for the user. */
+  named?: boolean;
+}
+
 export type FlowOutcome =
-  /** Show the page of `step` (with the enrolment secret, for enrol; the new codes, for recovery-codes). */
-  | { kind: 'show-step'; step: ShownStep; action: string; state: FlowState; feedback: StepFeedback; enrolment?: Enrolment; recoveryCodes?: readonly string[] }
+  /**
+   * Show the page of `step` (with the enrolment secret, for enrol; the new codes, for
+   * recovery-codes; with a passkey ceremony where one is offered).
+   */
+  | { kind: 'show-step'; step: ShownStep; action: string; state: FlowState; feedback: StepFeedback; enrolment?: Enrolment; recoveryCodes?: readonly string[]; passkey?: PasskeyCeremony }
   /** Send the browser on (303): to the page of the next step, or to the upstream provider. */
   | { kind: 'redirect'; location: string }
   /** Deliver the authorization response to the client. */

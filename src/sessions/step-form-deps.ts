@@ -3,10 +3,11 @@
  * they share, and the two functions step-forms.ts lends the others. Its own module, so that the
  * forms import it rather than each other.
  */
+import type { Passkeys } from '../factors/passkeys.ts';
 import type { RecoveryCodeDeps } from '../factors/recovery-codes.ts';
 import type { SecurityNotices } from '../factors/security-notices.ts';
 import type { SignInSource } from '../sources/types.ts';
-import type { ConsentRepository } from '../store/types.ts';
+import type { ConsentRepository, UserRepository } from '../store/types.ts';
 import type { SessionStore } from './browser-session.ts';
 import type { DeviceCookies } from './device-cookie.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-types.ts';
@@ -29,6 +30,9 @@ export interface StepFormsDeps {
   recoveryCodes: RecoveryCodeDeps;
   /** Mail to the user of a second factor added, a recovery code used. */
   notices: SecurityNotices;
+  /** Passkey ceremonies (factors/passkeys.ts), and the users whose enrolment flag a passkey clears. */
+  passkeys: Passkeys;
+  users: Pick<UserRepository, 'update'>;
   /** Changes a password after the policy allows it; returns the problem to show, if any. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
   /**

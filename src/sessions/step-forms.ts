@@ -2,9 +2,9 @@
  * The pages of an interaction and the forms they post, without HTTP: each function takes the
  * form's fields and returns what to answer (a FlowResult). GET shows the page of the current
  * step; each form posts with the interaction's CSRF token, from the browser session it belongs
- * to. Steps: sign-in (password), otp (second factor; recovery, by recovery code), enrol (MFA
- * enrolment; recovery-codes, the new codes shown once), password (change), consent. What the
- * request read is read once (sign-in-flow.ts FlowState).
+ * to. Steps: sign-in (password), otp (second factor, by code or passkey; recovery, by recovery
+ * code), enrol (MFA enrolment, an app or a passkey; recovery-codes, the new codes shown once),
+ * password (change), consent. What the request read is read once (sign-in-flow.ts FlowState).
  */
 import { OAuthError } from '../errors.ts';
 import { totpFactor } from '../store/records.ts';
@@ -13,6 +13,7 @@ import { isSameBrowser } from './interaction.ts';
 import { enrolmentOf } from './mfa.ts';
 import { createCodeForms } from './code-forms.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-types.ts';
+import { createPasskeyForms, passkeyCeremony } from './passkey-forms.ts';
 import { createPasswordForm } from './password-form.ts';
 import { createRecoveryForms } from './recovery-form.ts';
 import type { Form, StepFormsDeps } from './step-form-deps.ts';
@@ -54,10 +55,12 @@ export function createStepForms(deps: StepFormsDeps) {
 
   /** The page of `step` (by default the current one), with what was typed and what went wrong. */
   async function renderStep(current: FlowState, feedback: StepFeedback = {}, asked = pageOf(current.step)): Promise<FlowResult> {
-    // Without an authenticator app (removed, recovery codes kept), a recovery code is the factor left.
-    const step = asked === 'otp' && current.pendingUser && !totpFactor(current.pendingUser) ? 'recovery' : asked;
+    const passkey = await passkeyCeremony(deps.passkeys, current, asked, flow.pageUrl(current.interaction));
+    // Without an authenticator app, and without a passkey this page can offer (removed, recovery
+    // codes kept), a recovery code is the factor left.
+    const step = asked === 'otp' && !passkey && current.pendingUser && !totpFactor(current.pendingUser) ? 'recovery' : asked;
     const action = `${flow.pageUrl(current.interaction)}/${step}`;
-    const outcome = { kind: 'show-step', step, action, state: current, feedback } as const;
+    const outcome = { kind: 'show-step', step, action, state: current, feedback, ...(passkey ? { passkey } : {}) } as const;
     if (step !== 'enrol') return { outcome };
     const enrolment = await enrolmentOf(mfa, current.pendingUser?.username ?? '', await enrolmentSecret(current));
     return { outcome: { ...outcome, enrolment } };
@@ -66,6 +69,7 @@ export function createStepForms(deps: StepFormsDeps) {
   const password = createPasswordForm({ ...deps, openInteraction, renderStep });
   const codes = createCodeForms({ ...deps, openInteraction, renderStep });
   const recovery = createRecoveryForms({ ...deps, openInteraction, renderStep });
+  const passkeys = createPasskeyForms({ ...deps, openInteraction, renderStep });
 
   return {
     /** GET: the page of the current step (or on, when there is none to show). */
@@ -86,6 +90,7 @@ export function createStepForms(deps: StepFormsDeps) {
     recovery: recovery.recovery,
     enrol: codes.enrol,
     'recovery-codes': recovery.shown,
+    ...passkeys,
 
     async password(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
       const current = await flow.loadFlowState(await openInteraction(browser, id, form.csrf_token));

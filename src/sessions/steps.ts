@@ -32,7 +32,8 @@ export interface StepInput {
  */
 export function owedStep(user: UserRecord, amr: readonly string[], recovery = false): 'otp' | 'enrol' | 'password' | undefined {
   if (!amr.includes('mfa') && !amr.includes('external')) {
-    // The authenticator code, or a recovery code: any second factor the user holds is asked for.
+    // The authenticator code, a passkey or a recovery code: any second factor the user holds is
+    // asked for (one with recovery codes only, after losing the others, still owes the step).
     if (factorKinds(user).length > 0) return 'otp';
     if (user.mustEnrolMfa && !recovery) return 'enrol';
   }

@@ -102,14 +102,59 @@ export interface FactorRecord {
   secretSealed: string | null;
   createdAt: Date;
   lastUsedAt: Date | null;
+  /** For 'passkey': the WebAuthn credential (absent for other kinds). */
+  passkey?: PasskeyCredential;
+}
+
+/** What a passkey row keeps of its WebAuthn credential (binary values as base64url). */
+export interface PasskeyCredential {
+  /** The credential id: unique over every user. */
+  credentialId: string;
+  /** The COSE public key; never shown, never logged. */
+  publicKey: string;
+  /** The authenticator's signature counter as last seen (0: the authenticator keeps none). */
+  signCount: number;
+  /** Authenticator transports (`internal`, `usb`, `hybrid`, ...), as the browser reported them. */
+  transports: string[];
+  /** Whether the credential may be backed up (synced), and whether it is. */
+  backupEligible: boolean;
+  backedUp: boolean;
+  /** The authenticator's model (all zeros with attestation 'none' on most). */
+  aaguid: string;
 }
 
 /** A new factor; the store gives it its id and creation time. */
-export type FactorInput = Pick<FactorRecord, 'userId' | 'kind' | 'name' | 'secretSealed'>;
+export type FactorInput = Pick<FactorRecord, 'userId' | 'kind' | 'name' | 'secretSealed' | 'passkey'>;
 
 /** The kinds of second factor a user has: what the sign-in steps decide on. */
 export function factorKinds(user: Pick<UserRecord, 'factors'>): FactorKind[] {
   return [...new Set(user.factors.map((factor) => factor.kind))];
+}
+
+/** The user's passkeys, oldest first. */
+export function passkeyFactors(user: Pick<UserRecord, 'factors'>): FactorRecord[] {
+  return user.factors.filter((factor) => factor.kind === 'passkey');
+}
+
+/**
+ * The kinds that are a second factor on their own: the authenticator app and passkeys. Recovery
+ * codes only stand in for one (they are made with the first, and a user keeps one of these).
+ */
+export const STANDING_FACTOR_KINDS: readonly FactorKind[] = ['totp', 'passkey'];
+
+/** Whether the user has set up a second factor: an authenticator app or a passkey. */
+export function hasSecondFactor(user: Pick<UserRecord, 'factors'>): boolean {
+  return user.factors.some((factor) => STANDING_FACTOR_KINDS.includes(factor.kind));
+}
+
+/**
+ * The user's first standing factor (by creation, then id): the enrolment that stored it shows the
+ * recovery codes. Read after each write, of two enrolments at once exactly one finds its own.
+ */
+export function firstStandingFactor(factors: readonly FactorRecord[]): FactorRecord | undefined {
+  const standing = factors.filter((factor) => STANDING_FACTOR_KINDS.includes(factor.kind));
+  return standing.reduce<FactorRecord | undefined>((first, f) =>
+    (!first || f.createdAt < first.createdAt || (f.createdAt.getTime() === first.createdAt.getTime() && f.id < first.id) ? f : first), undefined);
 }
 
 /** The user's authenticator app, if enrolled (one at most). */

@@ -5,7 +5,7 @@
  * their own. The records they hold are in records.ts.
  */
 import type { Namespace } from './ephemeral/namespaces.ts';
-import type { ApiScopeRecord, Versioned, ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode, WebhookEndpointRecord, WebhookEndpointInput, WebhookEndpointChange, OutboxEvent, ClaimedAttempt, AttemptOutcome, DeliveryNext, DeliveryAttemptRecord, WebhookDisabledReason } from './records.ts';
+import type { ApiScopeRecord, Versioned, ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode, WebhookEndpointRecord, WebhookEndpointInput, WebhookEndpointChange, OutboxEvent, ClaimedAttempt, AttemptOutcome, DeliveryNext, DeliveryAttemptRecord, WebhookDisabledReason, FactorKind } from './records.ts';
 
 /** What changed in the durable store, as announced to every instance. */
 export type ChangeEvent =
@@ -106,6 +106,22 @@ export interface FactorRepository {
   consumeRecoveryCode(userId: string, candidates: readonly string[], at: Date): Promise<{ remaining: number } | undefined>;
   /** Removes every second factor of the user (recovery codes included); returns what was removed. */
   removeAllForUser(userId: string): Promise<FactorRecord[]>;
+  /** The passkey with this credential id, read now (not from a cached user: its counter moves). */
+  findPasskey(credentialId: string): Promise<FactorRecord | undefined>;
+  /**
+   * Records a sign-in with a passkey: its new counter, backup state and time of use, only when
+   * the counter moved forward (or stays 0 where the authenticator keeps none). False when it did
+   * not (a replay, a clone, or another sign-in that got there first): nothing is written.
+   */
+  recordPasskeyUse(id: string, use: { signCount: number; backedUp: boolean; at: Date }): Promise<boolean>;
+  /**
+   * Removes the user's factor `id` unless it is their last one of `standing` (the kinds that are
+   * a second factor on their own): `last` then, and nothing removed. Decided with the user's row
+   * locked, so two removals at once cannot take the last two.
+   */
+  removeUnlessLast(userId: string, id: string, standing: readonly FactorKind[]): Promise<'removed' | 'last' | 'not_found'>;
+  /** Renames a factor; false when it is gone. Announced, as every change a user sees. */
+  rename(id: string, name: string): Promise<boolean>;
 }
 
 export interface ApiScopeRepository {
@@ -404,6 +420,8 @@ export interface EphemeralStore {
   readonly idempotencyKeys: IdempotencyKeyStore;
   /** Round trips to an upstream provider. */
   readonly roundTrips: RoundTripStore;
+  /** WebAuthn challenges on their way to the authenticator and back. */
+  readonly passkeyChallenges: PasskeyChallengeStore;
   /** Requests counted for the rate limits. */
   readonly rates: RateCounterStore;
   /** Messages to every instance. */
@@ -474,6 +492,14 @@ export interface RoundTripStore {
   start(leg: RoundTripLeg, key: string, trip: unknown, ttlSeconds: number): Promise<void>;
   /** The trip, to exactly one caller across instances; undefined when unknown, expired or finished. */
   finish<T>(leg: RoundTripLeg, key: string): Promise<T | undefined>;
+}
+
+/** WebAuthn challenges, by the browser and ceremony that asked: whoever verifies takes one once, on any instance. */
+export interface PasskeyChallengeStore {
+  /** Stores the challenge under `key` (replacing one asked for before). */
+  issue(key: string, challenge: unknown, ttlSeconds: number): Promise<void>;
+  /** The challenge, to exactly one caller across instances; undefined when unknown, expired or taken. */
+  take<T>(key: string): Promise<T | undefined>;
 }
 
 /** Attempts at something limited, per key, across instances (`NAMESPACES.signInAttempts`). */

@@ -110,4 +110,27 @@ export function purposesContract(
         expect(results.filter((r) => r !== undefined)).toEqual(['shared']);
       }));
   });
+
+  describe('passkey challenges', () => {
+    it('gives a challenge once; a newer one replaces the older', async () => {
+      const { passkeyChallenges } = getStore();
+      const k = key();
+      await passkeyChallenges.issue(k, { challenge: 'first' }, 300);
+      await passkeyChallenges.issue(k, { challenge: 'second' }, 300);
+      expect(await passkeyChallenges.take(key('other'))).toBeUndefined();
+      expect(await passkeyChallenges.take(k)).toEqual({ challenge: 'second' });
+      expect(await passkeyChallenges.take(k)).toBeUndefined();
+      expect(await getStore().get(NAMESPACES.passkeyChallenge, k)).toBeUndefined();
+    });
+
+    it('gives a challenge to exactly one caller across instances', (ctx) =>
+      withAnotherInstance(ctx, async (other) => {
+        const k = key();
+        await other.passkeyChallenges.issue(k, 'shared', 300);
+        const results = await Promise.all(
+          Array.from({ length: CONCURRENCY }, (_, i) => (i % 2 === 0 ? getStore() : other).passkeyChallenges.take(k)),
+        );
+        expect(results.filter((r) => r !== undefined)).toEqual(['shared']);
+      }));
+  });
 }

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { FactorInput, FactorRecord } from '../../src/store/records.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { recordChanges, sampleUser, uniqueId } from './durable-contract.ts';
+import { passkeysContract } from './passkeys-contract.ts';
 
 const violates = (constraint: string) => new RegExp(`violates check constraint "${constraint}"`);
 
@@ -103,5 +104,6 @@ export function factorsContract(getStore: () => DurableStore): void {
         feed.stop();
       }
     });
+    passkeysContract(getStore);
   });
 }

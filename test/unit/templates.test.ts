@@ -43,7 +43,7 @@ const PAGES: Record<string, Data> = {
   },
   'form-post': { action: 'https://shop.example/callback', fields: [{ name: 'code', value: 'c-1' }, { name: 'state', value: 's-1' }], nonce: 'bm9uY2U' },
   otp: { action: '/signin/otp', csrfToken: 'csrf-4', error: 'That code did not work.', invalid: ['otp'], recoveryUrl: '/signin/recovery' },
-  recovery: { action: '/signin/recovery', csrfToken: 'csrf-7', error: 'That recovery code is not right.', invalid: ['recovery_code'], otpUrl: '/signin' },
+  recovery: { action: '/signin/recovery', csrfToken: 'csrf-7', error: 'That recovery code is not right.', invalid: ['recovery_code'], otpUrl: '/signin', otpLabel: 'Use your authenticator app instead' },
   'recovery-codes': { action: '/signin/recovery-codes', csrfToken: 'csrf-8', codes: ['k7xq-2mfp-9d', '0a1b-2c3d-4e'] },
   enrol: { action: '/signin/enrol', csrfToken: 'csrf-5', qrSvg: QR_SVG, secret: 'JBSW Y3DP EHPK 3PXP',
     otpauthUri: 'otpauth://totp/idp.example:alice?secret=JBSWY3DPEHPK3PXP&issuer=idp.example', account: 'alice', issuer: 'idp.example', error: 'That code did not work.', invalid: ['otp'],
@@ -189,7 +189,8 @@ describe('templates', () => {
   it('uses raw output only for the layout body and the server-made QR code', () => {
     for (const file of readdirSync(VIEWS).filter((f) => f.endsWith('.eta'))) {
       const source = readFileSync(join(VIEWS, file), 'utf8');
-      const raw = [...source.matchAll(/<%~\s*([\s\S]*?)\s*%>/g)].map((m) => m[1]);
+      // The passkey partial is a template too, escaped as every other: including it is no raw value.
+      const raw = [...source.matchAll(/<%~\s*([\s\S]*?)\s*%>/g)].map((m) => m[1]).filter((r) => !/^include\('partials\/passkey', \{ \.\.\.it, primary: [\w.]+ \}\)$/.test(r ?? ''));
       const allowed = file === 'layout.eta' ? ['it.body'] : file === 'enrol.eta' ? ['it.qrSvg'] : [];
       expect(raw, file).toEqual(allowed);
     }
@@ -286,6 +287,8 @@ describe('the pages, with the names of the README\'s Pages section', () => {
     ]);
     expect(f.buttons.map((b) => b.text)).toEqual(['Verify']);
     expect(tags(html, 'a').map((a) => a.href)).toEqual(['/signin']);
+    expect(text(html)).toContain('Use your authenticator app instead');
+    expect(text(render('recovery', { ...PAGES.recovery, otpLabel: 'Use a passkey instead' }))).toContain('Use a passkey instead');
   });
 
   it('new recovery codes: each code as text, and "Continue"', () => {
@@ -296,6 +299,29 @@ describe('the pages, with the names of the README\'s Pages section', () => {
     expect(f.buttons.map((b) => b.text)).toEqual(['Continue']);
     expect(text(html)).toContain('k7xq-2mfp-9d');
     expect(text(html)).toContain('0a1b-2c3d-4e');
+  });
+
+  it('second factor with a passkey: "Use a passkey", the options escaped into the form, the one served script', () => {
+    const options = JSON.stringify({ challenge: 'abc', rpId: HOSTILE });
+    const passkey = { mode: 'get', action: '/signin/otp/passkey', options };
+    const html = render('otp', { ...PAGES.otp, passkey });
+    const form = forms(html).find((f) => f.action === '/signin/otp/passkey');
+    expect(form).toMatchObject({ method: 'post', 'data-passkey': 'get' });
+    expect(form?.['data-options']).toBe(options.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;'));
+    expect(html).not.toContain('<script>alert');
+    expect(tags(html, 'input').filter((i) => i.type === 'hidden').map((i) => i.name)).toEqual(['csrf_token', 'csrf_token', 'passkey_response']);
+    expect(buttons(html).map((b) => b.text)).toEqual(['Verify', 'Use a passkey']);
+    expect([...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)].map((m) => [attrs(m[1] ?? ''), m[2]])).toEqual([[{ src: '/idp/assets/passkeys.js', defer: '' }, '']]);
+    // With a passkey and no authenticator app, the passkey is the one way on.
+    const only = render('otp', { ...PAGES.otp, passkey, passkeyOnly: true });
+    expect(tags(only, 'input').find((i) => i.name === 'otp')).toBeUndefined();
+    expect(buttons(only)).toEqual([expect.objectContaining({ text: 'Use a passkey', class: 'button button-primary' })]);
+    expect(tags(only, 'a').map((a) => a.href)).toEqual(['/signin/recovery']);
+    const enrol = render('enrol', { ...PAGES.enrol, passkey: { mode: 'create', action: '/signin/enrol/passkey', options } });
+    expect(buttons(enrol).map((b) => b.text)).toEqual(['Verify', 'Set up a passkey']);
+    const named = render('enrol', { ...PAGES.enrol, passkey: { mode: 'create', action: '/account/passkeys', options, named: true } });
+    expect(buttons(named).map((b) => b.text)).toEqual(['Verify', 'Add a passkey']);
+    expect(labels(named).get('passkey_name')).toBe('Name of the passkey');
   });
 
   it('MFA enrolment: the QR code, the secret as text, otp and "Verify"', () => {

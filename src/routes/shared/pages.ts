@@ -20,9 +20,11 @@ export function formActionSource(uri: string): string {
  * `form-action` lists the client's origin too: Chromium applies form-action to the redirects
  * that follow a form post, and signing in ends with a redirect to the client.
  */
-function pageCsp(formActions: readonly string[]): string {
+function pageCsp(formActions: readonly string[], script: boolean): string {
   return [
     "default-src 'none'",
+    // Only the pages that use WebAuthn run script, and only the service's own file.
+    ...(script ? ["script-src 'self'"] : []),
     "style-src 'self'",
     "img-src 'self' data:",
     `form-action 'self' ${formActions.join(' ')}`.trim(),
@@ -35,6 +37,8 @@ export interface PageOptions {
   status?: number;
   /** Extra origins forms on this page may post (or be redirected) to. */
   formActions?: readonly string[];
+  /** The page runs the service's own script (the passkey pages): `script-src 'self'`. */
+  script?: boolean;
 }
 
 /** What every page shows of the deployment's brand (IDP_BRAND_*). */
@@ -55,7 +59,7 @@ export function renderPage(reply: FastifyReply, context: PageContext, template: 
     .code(options.status ?? 200)
     .header('content-type', 'text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .header('content-security-policy', pageCsp(options.formActions ?? []));
+    .header('content-security-policy', pageCsp(options.formActions ?? [], options.script ?? false));
   return reply.view(template, { assetBase: context.basePath, brand: context.brand, ...data });
 }
 

@@ -9,7 +9,7 @@ import type { AttemptRule, ChannelListener, EphemeralStore, EphemeralWrite, Name
 import { CODE_TTL_SECONDS, createCodeStore, type CodeSteps } from './codes.ts';
 import { indexedMembers, indexMember, type MemoryIndex } from './memory-index.ts';
 import { NAMESPACES } from './namespaces.ts';
-import { createAttempts, createRateCounters, createRoundTrips, createIdempotencyKeys, createUsedTotpCodes, type AttemptSteps, type KeySteps } from './purposes.ts';
+import { createAttempts, createIdempotencyKeys, createPasskeyChallenges, createRateCounters, createRoundTrips, createUsedTotpCodes, type AttemptSteps, type KeySteps } from './purposes.ts';
 
 interface Entry {
   json: string;
@@ -151,6 +151,7 @@ export function createMemoryEphemeralStore(clock: Clock = Date.now): EphemeralSt
     usedTotpCodes: createUsedTotpCodes(keySteps),
     idempotencyKeys: createIdempotencyKeys(keySteps),
     roundTrips: createRoundTrips(keySteps),
+    passkeyChallenges: createPasskeyChallenges(keySteps),
     rates: createRateCounters(keySteps),
     attempts: createAttempts(attemptSteps),
     channels: {

@@ -41,6 +41,8 @@ export const NAMESPACES = {
    * client and key (24 hours): a request sent again gets the first answer.
    */
   adminIdempotency: 'admin-idempotency',
+  /** WebAuthn challenges by the browser (and ceremony) that asked for them: each taken once (5 minutes). */
+  passkeyChallenge: 'passkey-challenge',
   /** Revoked access-token ids as releases before the durable revocation list kept them (read once at start). */
   revokedJti: 'revoked-jti',
 } as const;

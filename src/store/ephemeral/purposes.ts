@@ -5,7 +5,7 @@
  * atomic steps (`KeySteps`); the key names are those releases before these stores used, so that
  * instances of both share them while they roll.
  */
-import type { AttemptStore, IdempotencyKeyStore, Namespace, RateCounterStore, RoundTripLeg, RoundTripStore, UsedTotpCodeStore } from '../types.ts';
+import type { AttemptStore, IdempotencyKeyStore, Namespace, PasskeyChallengeStore, RateCounterStore, RoundTripLeg, RoundTripStore, UsedTotpCodeStore } from '../types.ts';
 import { NAMESPACES } from './namespaces.ts';
 
 /** What a backend does in one atomic step each. */
@@ -57,5 +57,12 @@ export function createRoundTrips(steps: Pick<KeySteps, 'set' | 'take'>): RoundTr
   return {
     start: (leg, key, trip, ttlSeconds) => steps.set(LEG_NAMESPACES[leg], key, trip, ttlSeconds),
     finish: (leg, key) => steps.take(LEG_NAMESPACES[leg], key),
+  };
+}
+
+export function createPasskeyChallenges(steps: Pick<KeySteps, 'set' | 'take'>): PasskeyChallengeStore {
+  return {
+    issue: (key, challenge, ttlSeconds) => steps.set(NAMESPACES.passkeyChallenge, key, challenge, ttlSeconds),
+    take: (key) => steps.take(NAMESPACES.passkeyChallenge, key),
   };
 }

@@ -7,7 +7,7 @@ import type { ChannelListener, EphemeralStore, EphemeralWrite, Namespace } from 
 import { createCodeStore } from './codes.ts';
 import { redisAttemptSteps } from './redis-attempts.ts';
 import { redisCodeSteps } from './redis-codes.ts';
-import { createAttempts, createRateCounters, createRoundTrips, createIdempotencyKeys, createUsedTotpCodes, type KeySteps } from './purposes.ts';
+import { createAttempts, createIdempotencyKeys, createPasskeyChallenges, createRateCounters, createRoundTrips, createUsedTotpCodes, type KeySteps } from './purposes.ts';
 import { defineScript, px } from './redis-scripts.ts';
 import { INDEX_FUNCTION, indexArguments, redisIndexes } from './redis-index.ts';
 import { parseRedisUrl } from './redis-url.ts';
@@ -122,6 +122,7 @@ export function createRedisEphemeralStore(options: RedisEphemeralOptions): Ephem
     usedTotpCodes: createUsedTotpCodes(keySteps),
     idempotencyKeys: createIdempotencyKeys(keySteps),
     roundTrips: createRoundTrips(keySteps),
+    passkeyChallenges: createPasskeyChallenges(keySteps),
     rates: createRateCounters(keySteps),
     attempts: createAttempts(attempts),
     channels: {

@@ -1,11 +1,14 @@
 /** The `user_factors` table <-> FactorRecord, and the factors read with a user. */
 import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import type { FactorKind, FactorRecord } from '../records.ts';
+import type { FactorKind, FactorRecord, PasskeyCredential } from '../records.ts';
 import type { FactorRepository } from '../types.ts';
 import type { Database, Db, UserFactorsTable } from './tables.ts';
 
-const FACTOR_COLUMNS = ['id', 'user_id', 'kind', 'name', 'secret_sealed', 'created_at', 'last_used_at'] as const satisfies ReadonlyArray<keyof UserFactorsTable>;
+const FACTOR_COLUMNS = [
+  'id', 'user_id', 'kind', 'name', 'secret_sealed', 'created_at', 'last_used_at',
+  'credential_id', 'public_key', 'sign_count', 'transports', 'backup_eligible', 'backed_up', 'aaguid',
+] as const satisfies ReadonlyArray<keyof UserFactorsTable>;
 /** The same, qualified: `users` has an `id` and a `name` too. */
 const QUALIFIED = FACTOR_COLUMNS.map((column) => `user_factors.${column}` as const);
 
@@ -13,7 +16,7 @@ const QUALIFIED = FACTOR_COLUMNS.map((column) => `user_factors.${column}` as con
 type FactorRow = Omit<Selectable<UserFactorsTable>, 'created_at' | 'last_used_at' | 'secret_hash'> & { created_at: Date | string; last_used_at: Date | string | null };
 
 export function toFactorRecord(row: FactorRow): FactorRecord {
-  return {
+  const record: FactorRecord = {
     id: row.id,
     userId: row.user_id,
     kind: row.kind as FactorKind,
@@ -21,6 +24,33 @@ export function toFactorRecord(row: FactorRow): FactorRecord {
     secretSealed: row.secret_sealed,
     createdAt: new Date(row.created_at),
     lastUsedAt: row.last_used_at === null ? null : new Date(row.last_used_at),
+  };
+  if (row.kind !== 'passkey' || row.credential_id === null || row.public_key === null) return record;
+  return {
+    ...record,
+    passkey: {
+      credentialId: row.credential_id,
+      publicKey: row.public_key,
+      signCount: Number(row.sign_count ?? 0),
+      transports: row.transports,
+      backupEligible: row.backup_eligible,
+      backedUp: row.backed_up,
+      aaguid: row.aaguid ?? '',
+    },
+  };
+}
+
+/** A passkey's columns (none for other kinds). */
+function passkeyColumns(passkey: PasskeyCredential | undefined) {
+  if (!passkey) return {};
+  return {
+    credential_id: passkey.credentialId,
+    public_key: passkey.publicKey,
+    sign_count: passkey.signCount,
+    transports: passkey.transports,
+    backup_eligible: passkey.backupEligible,
+    backed_up: passkey.backedUp,
+    aaguid: passkey.aaguid,
   };
 }
 
@@ -44,7 +74,7 @@ export function sqlFactors(db: Db): FactorRepository {
     async add(factor) {
       // The one-per-user kinds (user_factors_one_totp) refuse a second row: no error, no row.
       const row = await db.insertInto('user_factors')
-        .values({ user_id: factor.userId, kind: factor.kind, name: factor.name, secret_sealed: factor.secretSealed })
+        .values({ user_id: factor.userId, kind: factor.kind, name: factor.name, secret_sealed: factor.secretSealed, ...passkeyColumns(factor.passkey) })
         .onConflict((oc) => oc.column('user_id').where(sql<boolean>`kind = 'totp'`).doNothing())
         .returning(FACTOR_COLUMNS)
         .executeTakeFirst();
@@ -56,6 +86,34 @@ export function sqlFactors(db: Db): FactorRepository {
     },
     async touch(id, at) {
       await db.updateTable('user_factors').set({ last_used_at: at }).where('id', '=', id).execute();
+    },
+    async findPasskey(credentialId) {
+      const row = await db.selectFrom('user_factors').select(FACTOR_COLUMNS)
+        .where('credential_id', '=', credentialId).where('kind', '=', 'passkey').executeTakeFirst();
+      return row && toFactorRecord(row);
+    },
+    async recordPasskeyUse(id, use) {
+      // The counter must move forward (or stay 0 on an authenticator that keeps none) in this
+      // one statement: of two sign-ins with one assertion, or with a cloned key, one wins.
+      const result = await db.updateTable('user_factors')
+        .set({ sign_count: use.signCount, backed_up: use.backedUp, last_used_at: use.at })
+        .where('id', '=', id).where('kind', '=', 'passkey')
+        .where('sign_count', use.signCount === 0 ? '=' : '<', use.signCount)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+    removeUnlessLast: (userId, id, standing) => db.transaction().execute(async (trx) => {
+      // The user's row, locked: two removals at once are decided one after the other.
+      await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+      const factors = await trx.selectFrom('user_factors').select(['id', 'kind']).where('user_id', '=', userId).execute();
+      if (!factors.some((f) => f.id === id)) return 'not_found';
+      if (!factors.some((f) => f.id !== id && standing.includes(f.kind as FactorKind))) return 'last';
+      await trx.deleteFrom('user_factors').where('id', '=', id).execute();
+      return 'removed';
+    }),
+    async rename(id, name) {
+      const result = await db.updateTable('user_factors').set({ name }).where('id', '=', id).executeTakeFirst();
+      return result.numUpdatedRows > 0n;
     },
     async reseal(id, secretSealed) {
       await db.updateTable('user_factors').set({ secret_sealed: secretSealed }).where('id', '=', id).execute();

@@ -57,6 +57,14 @@ export interface UserFactorsTable {
   secret_hash: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
   last_used_at: NullableTimestamp;
+  credential_id: string | null;
+  public_key: string | null;
+  /** bigint: a string from pg, a number from JSON. */
+  sign_count: ColumnType<string | number | null, number | null | undefined, number>;
+  transports: ColumnType<string[], string[] | undefined, string[]>;
+  backup_eligible: ColumnType<boolean, boolean | undefined, boolean>;
+  backed_up: ColumnType<boolean, boolean | undefined, boolean>;
+  aaguid: string | null;
 }
 
 export interface ApiScopesTable {

@@ -10,6 +10,7 @@ import type { AuthorizationRequest, AuthorizationTarget } from '../../../src/ses
 import { createSessionStore } from '../../../src/sessions/browser-session.ts';
 import type { BrowserRequest, FlowResult } from '../../../src/sessions/flow-types.ts';
 import { createInteractionStore } from '../../../src/sessions/interaction.ts';
+import type { Passkeys } from '../../../src/factors/passkeys.ts';
 import type { MfaSecrets } from '../../../src/sessions/mfa.ts';
 import { createSignInFlow } from '../../../src/sessions/sign-in-flow.ts';
 import { createStepForms } from '../../../src/sessions/step-forms.ts';
@@ -66,7 +67,7 @@ function harness(clientOverrides: Partial<ClientRecord> = {}) {
   });
   const forms = createStepForms({
     flow, interactions, sessions, consents, source, throttle, deviceCookies, mfa: {} as MfaSecrets,
-    recoveryCodes: {} as RecoveryCodeDeps, notices: { mail: () => {} },
+    recoveryCodes: {} as RecoveryCodeDeps, notices: { mail: () => {} }, passkeys: {} as Passkeys, users: { update: async () => true },
     changePassword: async () => undefined, passwordChanged: async () => undefined, canonicalAccountName: (typed) => typed.toLowerCase(),
   });
   const audits: Array<Record<string, unknown>> = [];

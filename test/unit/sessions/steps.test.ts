@@ -17,6 +17,11 @@ const NOW = 1_800_000_000;
 const AUTH_TIME = NOW - 100;
 
 /** An enrolled authenticator app. */
+/** A registered passkey. */
+const PASSKEY: FactorRecord = {
+  id: 'f-2', userId: 'u-bob', kind: 'passkey', name: 'Laptop', secretSealed: null, createdAt: new Date(0), lastUsedAt: null,
+  passkey: { credentialId: 'cred', publicKey: 'key', signCount: 0, transports: [], backupEligible: false, backedUp: false, aaguid: '' },
+};
 const TOTP: FactorRecord = { id: 'f-1', userId: 'u-alice', kind: 'totp', name: 'Authenticator app', secretSealed: 'sealed', createdAt: new Date(0), lastUsedAt: null };
 /** A recovery code left (the authenticator app removed). */
 const RECOVERY: FactorRecord = { id: 'f-2', userId: 'u-alice', kind: 'recovery_code', name: 'Recovery code', secretSealed: null, createdAt: new Date(0), lastUsedAt: null };
@@ -128,6 +133,8 @@ const rows: Array<[string, Given, Step | string]> = [
   ['pending, the user has TOTP and is flagged to enrol', { interaction: { pending: pending() }, pendingUser: bob({ factors: [TOTP], mustEnrolMfa: true }) }, 'otp'],
   ['pending, the user holds recovery codes only', { interaction: { pending: pending() }, pendingUser: bob({ factors: [RECOVERY] }) }, 'otp'],
   ['pending, the user must enrol', { interaction: { pending: pending() }, pendingUser: bob({ mustEnrolMfa: true }) }, 'enrol'],
+  ['pending, the user has a passkey', { interaction: { pending: pending() }, pendingUser: bob({ factors: [PASSKEY] }) }, 'otp'],
+  ['pending, the user has a passkey and passed it', { interaction: { pending: pending(['pwd', 'mfa']) }, pendingUser: bob({ factors: [PASSKEY] }) }, 'finish-sign-in'],
   ['pending, code given, a password change owed', { interaction: { pending: pending(['pwd', 'mfa']) }, pendingUser: bob({ factors: [TOTP], mustChangePassword: true }) }, 'password'],
   ['pending, must enrol and change the password', { interaction: { pending: pending() }, pendingUser: bob({ mustEnrolMfa: true, mustChangePassword: true }) }, 'enrol'],
   ['pending, a local password change owed', { interaction: { pending: pending() }, pendingUser: bob({ mustChangePassword: true }) }, 'password'],
