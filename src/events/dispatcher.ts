@@ -1,13 +1,17 @@
 /**
  * Webhook delivery, on every instance: claims due attempts (the database hands each to one
  * instance: FOR UPDATE SKIP LOCKED) and makes them, at most PER_ENDPOINT at a time per endpoint
- * and TOTAL in all. A new delivery anywhere wakes it at once (the change feed's `webhookDue`);
- * otherwise it sleeps until the next retry is due, or POLL_MS at most (leases of instances that
- * died, notifications missed). Order per endpoint is not kept: attempts run side by side and
- * retries come later.
+ * and TOTAL in all. A new delivery anywhere wakes it (the change feed's `webhookDue`, gathered
+ * for WAKE_MS so that a busy token endpoint's stream of batches costs one claim per wake, not
+ * one per batch); otherwise it sleeps until the next retry is due, or POLL_MS at most (leases of
+ * instances that died, notifications missed). Attempts that end are recorded together (one
+ * statement per FINISH_MS or FINISH_BATCH), then the room they leave is claimed again. An
+ * attempt ended but not yet recorded is still under its lease: no instance takes it meanwhile,
+ * and if this one dies first its delivery is attempted again when the lease ends (at least
+ * once). Order per endpoint is not kept: attempts run side by side and retries come later.
  */
 import type { DurableStore } from '../store/types.ts';
-import { attemptDelivery, type AttemptDeps } from './delivery.ts';
+import { attemptDelivery, recordFinished, type AttemptDeps } from './delivery.ts';
 import { WEBHOOK_TIMEOUT_MS } from './webhook-request.ts';
 
 /** Requests in flight per endpoint, and in all, on one instance. */
@@ -17,6 +21,9 @@ const TOTAL = 64;
 const LEASE_SECONDS = WEBHOOK_TIMEOUT_MS / 1000 + 5;
 const POLL_MS = 5000;
 const BUSY_POLL_MS = 1000;
+const WAKE_MS = 20;
+const FINISH_MS = 10;
+const FINISH_BATCH = 64;
 
 export interface DeliveryDeps extends AttemptDeps {
   durable: Pick<DurableStore, 'webhooks' | 'transaction' | 'onChange'>;
@@ -44,16 +51,42 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
     timer.unref();
   };
 
+  type Finished = Awaited<ReturnType<typeof attemptDelivery>>;
+  let finished: Finished[] = [];
+  let finishTimer: NodeJS.Timeout | undefined;
+  let recording = false;
+  const record = async (): Promise<void> => {
+    if (finishTimer) clearTimeout(finishTimer);
+    finishTimer = undefined;
+    if (recording || finished.length === 0) return;
+    recording = true;
+    const batch = finished;
+    finished = [];
+    try {
+      await recordFinished(batch, deps);
+    } catch (error) {
+      deps.onError(error);
+    } finally {
+      recording = false;
+    }
+    // Those that ended meanwhile waited for this record already.
+    if (finished.length > 0) void record();
+    void pump();
+  };
+
   const run = (claimed: Awaited<ReturnType<typeof webhooks.claim>>[number]) => {
     const endpointId = claimed.endpoint.id;
     busy.set(endpointId, (busy.get(endpointId) ?? 0) + 1);
     inFlight++;
-    void attemptDelivery(claimed, deps).catch(deps.onError).finally(() => {
+    void attemptDelivery(claimed, deps).then((ended) => {
+      finished.push(ended);
+      if (finished.length >= FINISH_BATCH) void record();
+      else finishTimer ??= setTimeout(() => void record(), FINISH_MS);
+    }, deps.onError).finally(() => {
       const left = (busy.get(endpointId) ?? 1) - 1;
       if (left === 0) busy.delete(endpointId);
       else busy.set(endpointId, left);
       inFlight--;
-      void pump();
     });
   };
 
@@ -76,8 +109,8 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         if (claimed.length === room) again = true;
       } while (again && !stopped);
       if (inFlight > 0) {
-        // Each attempt that ends claims again: while some are in flight, retries coming due
-        // meanwhile are looked for once a second rather than after every attempt.
+        // Each record of ended attempts claims again: while some are in flight, retries coming
+        // due meanwhile are looked for once a second rather than after every attempt.
         schedule(BUSY_POLL_MS);
       } else {
         const dueIn = await webhooks.nextDueIn();
@@ -93,8 +126,14 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
     if (again) void pump();
   };
 
+  let wakeTimer: NodeJS.Timeout | undefined;
   const unsubscribe = deps.durable.onChange((event) => {
-    if (event.kind === 'webhookDue') void pump();
+    if (event.kind !== 'webhookDue' || wakeTimer) return;
+    wakeTimer = setTimeout(() => {
+      wakeTimer = undefined;
+      void pump();
+    }, WAKE_MS);
+    wakeTimer.unref();
   });
   void pump();
   return {
@@ -102,6 +141,9 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
       stopped = true;
       unsubscribe();
       if (timer) clearTimeout(timer);
+      if (wakeTimer) clearTimeout(wakeTimer);
+      // What ended is recorded still (attempts in flight record themselves when they end).
+      void record();
     },
   };
 }
