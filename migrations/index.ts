@@ -16,6 +16,7 @@ import * as clientPreviousSecret from './2026-11-27-0003-client-previous-secret.
 import * as recoveryCodes from './2026-11-27-0030-recovery-codes.ts';
 import * as userEmailLookup from './2026-11-27-0040-user-email-lookup.ts';
 import * as webhooks from './2026-11-27-0060-webhooks.ts';
+import * as webhookClaims from './2026-11-27-0065-webhook-claims.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-0030-recovery-codes': recoveryCodes,
   '2026-11-27-0040-user-email-lookup': userEmailLookup,
   '2026-11-27-0060-webhooks': webhooks,
+  '2026-11-27-0065-webhook-claims': webhookClaims,
 };

@@ -1,14 +1,14 @@
 /**
  * Webhook delivery, on every instance: claims due attempts (the database hands each to one
  * instance: FOR UPDATE SKIP LOCKED) and makes them, at most PER_ENDPOINT at a time per endpoint
- * and TOTAL in all. A new delivery anywhere wakes it (the change feed's `webhookDue`, gathered
- * for WAKE_MS so that a busy token endpoint's stream of batches costs one claim per wake, not
- * one per batch); otherwise it sleeps until the next retry is due, or POLL_MS at most (leases of
- * instances that died, notifications missed). Attempts that end are recorded together (one
- * statement per FINISH_MS or FINISH_BATCH), then the room they leave is claimed again. An
- * attempt ended but not yet recorded is still under its lease: no instance takes it meanwhile,
- * and if this one dies first its delivery is attempted again when the lease ends (at least
- * once). Order per endpoint is not kept: attempts run side by side and retries come later.
+ * and TOTAL in all. A new delivery anywhere wakes it (the change feed's `webhookDue`), and so does
+ * an attempt that ends, gathered for WAKE_MS: a busy token endpoint's stream of events and its
+ * receivers' answers cost one claim per wake, not one per event. Otherwise it sleeps until the
+ * next retry is due, or POLL_MS at most (leases of instances that died, notifications missed).
+ * Attempts that end are recorded together (one statement per FINISH_MS or FINISH_BATCH); one
+ * ended but not yet recorded is still under its lease: no instance takes it meanwhile, and if
+ * this one dies first its delivery is attempted again when the lease ends (at least once).
+ * Order per endpoint is not kept: attempts run side by side and retries come later.
  */
 import type { DurableStore } from '../store/types.ts';
 import { attemptDelivery, recordFinished, type AttemptDeps } from './delivery.ts';
@@ -21,7 +21,7 @@ const TOTAL = 64;
 const LEASE_SECONDS = WEBHOOK_TIMEOUT_MS / 1000 + 5;
 const POLL_MS = 5000;
 const BUSY_POLL_MS = 1000;
-const WAKE_MS = 20;
+const WAKE_MS = 10;
 const FINISH_MS = 10;
 const FINISH_BATCH = 64;
 
@@ -71,7 +71,17 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
     }
     // Those that ended meanwhile waited for this record already.
     if (finished.length > 0) void record();
-    void pump();
+  };
+
+  // A claim soon, for those gathered meanwhile: new deliveries, room left by attempts that ended.
+  let wakeTimer: NodeJS.Timeout | undefined;
+  const wake = () => {
+    if (stopped || wakeTimer) return;
+    wakeTimer = setTimeout(() => {
+      wakeTimer = undefined;
+      void pump();
+    }, WAKE_MS);
+    wakeTimer.unref();
   };
 
   const run = (claimed: Awaited<ReturnType<typeof webhooks.claim>>[number]) => {
@@ -87,6 +97,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
       if (left === 0) busy.delete(endpointId);
       else busy.set(endpointId, left);
       inFlight--;
+      wake();
     });
   };
 
@@ -109,8 +120,8 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         if (claimed.length === room) again = true;
       } while (again && !stopped);
       if (inFlight > 0) {
-        // Each record of ended attempts claims again: while some are in flight, retries coming
-        // due meanwhile are looked for once a second rather than after every attempt.
+        // Attempts that end wake a claim: while some are in flight, retries coming due
+        // meanwhile are looked for once a second as well.
         schedule(BUSY_POLL_MS);
       } else {
         const dueIn = await webhooks.nextDueIn();
@@ -126,14 +137,8 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
     if (again) void pump();
   };
 
-  let wakeTimer: NodeJS.Timeout | undefined;
   const unsubscribe = deps.durable.onChange((event) => {
-    if (event.kind !== 'webhookDue' || wakeTimer) return;
-    wakeTimer = setTimeout(() => {
-      wakeTimer = undefined;
-      void pump();
-    }, WAKE_MS);
-    wakeTimer.unref();
+    if (event.kind === 'webhookDue') wake();
   });
   void pump();
   return {

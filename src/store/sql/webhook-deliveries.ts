@@ -1,6 +1,6 @@
 /**
- * Deliveries and their attempts (migration 2026-11-27-0060). Claiming is one statement: due
- * deliveries of enabled endpoints, at most so many per endpoint, locked with SKIP LOCKED so
+ * Deliveries and their attempts (migrations 2026-11-27-0060 and 0065). Claiming is one
+ * statement: due deliveries of enabled endpoints, at most so many per endpoint, locked with SKIP LOCKED so
  * that concurrent instances take different ones, moved a lease into the future and their new
  * attempt recorded as started. An instance that dies mid-attempt leaves the delivery due again
  * when the lease ends; the next claim marks the lost attempt `interrupted`.
@@ -9,9 +9,6 @@ import { sql } from 'kysely';
 import type { ClaimedAttempt, DeliveryAttemptRecord, FinishedAttempt } from '../records.ts';
 import type { WebhookRepository } from '../types.ts';
 import type { Db } from './tables.ts';
-
-/** Due deliveries looked at per claim: the rest wait for the next one. */
-const CLAIM_WINDOW = 1000;
 
 interface ClaimRow {
   delivery_id: string;
@@ -51,15 +48,15 @@ export function sqlWebhookDeliveries(db: Db): DeliveryOperations {
       const { rows } = await sql<ClaimRow>`
         WITH busy AS (
           SELECT * FROM unnest(${[...busy.keys()]}::text[], ${[...busy.values()]}::int[]) AS b (endpoint_id, n)
-        ), due AS (
-          SELECT d.id, d.endpoint_id, d.next_attempt_at,
-            row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS n
-          FROM (SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
-                WHERE state = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT ${CLAIM_WINDOW}) AS d
-          JOIN webhook_endpoints AS e ON e.id = d.endpoint_id AND e.enabled
         ), candidates AS (
-          SELECT due.id FROM due LEFT JOIN busy ON busy.endpoint_id = due.endpoint_id
-          WHERE due.n + coalesce(busy.n, 0) <= ${perEndpoint}
+          -- Per enabled endpoint, its earliest due deliveries, as many as it may have in flight
+          -- (webhook_deliveries_endpoint_due): the backlog behind them is not read.
+          SELECT due.id FROM webhook_endpoints AS e LEFT JOIN busy ON busy.endpoint_id = e.id
+          CROSS JOIN LATERAL (
+            SELECT id, next_attempt_at FROM webhook_deliveries
+            WHERE endpoint_id = e.id AND state = 'pending' AND next_attempt_at <= now()
+            ORDER BY next_attempt_at LIMIT greatest(0, ${perEndpoint} - coalesce(busy.n, 0))) AS due
+          WHERE e.enabled
           ORDER BY due.next_attempt_at LIMIT ${total}
         ), claimed AS (
           UPDATE webhook_deliveries AS d
@@ -112,8 +109,10 @@ export function sqlWebhookDeliveries(db: Db): DeliveryOperations {
     async nextDueIn() {
       const { rows } = await sql<{ seconds: number | string | null }>`
         SELECT greatest(0, extract(epoch FROM min(d.next_attempt_at) - now()))::float8 AS seconds
-        FROM webhook_deliveries AS d JOIN webhook_endpoints AS e ON e.id = d.endpoint_id AND e.enabled
-        WHERE d.state = 'pending'`.execute(db);
+        FROM webhook_endpoints AS e CROSS JOIN LATERAL (
+          SELECT next_attempt_at FROM webhook_deliveries
+          WHERE endpoint_id = e.id AND state = 'pending' ORDER BY next_attempt_at LIMIT 1) AS d
+        WHERE e.enabled`.execute(db);
       const seconds = rows[0]?.seconds;
       return seconds === null || seconds === undefined ? undefined : Number(seconds);
     },
