@@ -22,6 +22,7 @@ const LEASE_SECONDS = WEBHOOK_TIMEOUT_MS / 1000 + 5;
 const POLL_MS = 5000;
 const BUSY_POLL_MS = 1000;
 const WAKE_MS = 10;
+const RACE_MS = 50;
 const FINISH_MS = 10;
 const FINISH_BATCH = 64;
 
@@ -71,6 +72,9 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
     }
     // Those that ended meanwhile waited for this record already.
     if (finished.length > 0) void record();
+    // Retries are due from now on: the next due time is read again (a claim woken at an
+    // answer saw the delivery still under its lease).
+    wake();
   };
 
   // A claim soon, for those gathered meanwhile: new deliveries, room left by attempts that ended.
@@ -125,7 +129,9 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         schedule(BUSY_POLL_MS);
       } else {
         const dueIn = await webhooks.nextDueIn();
-        schedule(dueIn === undefined || (dueIn === 0 && !claimedAny) ? POLL_MS : dueIn * 1000);
+        // Due now but not claimed: it came due between the claim and this reading (a short
+        // retry delay), or another instance holds it for the moment; either way, soon again.
+        schedule(dueIn === undefined ? POLL_MS : dueIn === 0 && !claimedAny ? RACE_MS : dueIn * 1000);
       }
     } catch (error) {
       deps.onError(error);
