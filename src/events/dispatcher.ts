@@ -23,7 +23,7 @@ const POLL_MS = 5000;
 const BUSY_POLL_MS = 1000;
 const WAKE_MS = 10;
 const RACE_MS = 50;
-const FINISH_MS = 10;
+const FINISH_MS = 25;
 const FINISH_BATCH = 64;
 
 export interface DeliveryDeps extends AttemptDeps {
