@@ -6,8 +6,9 @@
  * with an endpoint subscribed to `token_issued` (every request writes an event and a delivery)
  * and without (the endpoint disabled), alternating over three rounds; after each subscribed
  * phase the backlog is left to drain, and the events delivered per second end to end (from the
- * phase's start to the last delivery) are reported. Target: with ÷ without >= 0.9 (the median
- * of the per-round ratios).
+ * phase's start to the last delivery) are reported, and the CPU per answer of the instance, its
+ * main thread and PostgreSQL with and without (steadier than the rates on a shared machine).
+ * Target: with ÷ without >= 0.9 (the median of the per-round ratios).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
