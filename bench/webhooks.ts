@@ -6,8 +6,9 @@
  * with an endpoint subscribed to `token_issued` (every request writes an event and a delivery)
  * and without (the endpoint disabled), alternating over three rounds; after each subscribed
  * phase the backlog is left to drain, and the events delivered per second end to end (from the
- * phase's start to the last delivery) are reported. Target: with ÷ without >= 0.9 (the median
- * of the per-round ratios).
+ * phase's start to the last delivery) are reported, and the CPU per answer of the instance, its
+ * main thread and PostgreSQL with and without (steadier than the rates on a shared machine).
+ * Target: with ÷ without >= 0.9 (the median of the per-round ratios).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -108,6 +109,14 @@ export async function runWebhookBench(): Promise<void> {
         + `rounds ${ratios.map((r) => r.toFixed(2)).join(' ')}  ratio ${ratio.toFixed(3)}  ${ratio >= TARGET ? 'met' : 'NOT MET'} (target >= ${TARGET})`);
     }
     console.log(`  delivery       median ${median(rates).toFixed(0)} events per second end to end (one instance, one endpoint)`);
+    // Where the difference goes: CPU per answer of the instance (its delivery work included, as
+    // far as it ran during the phase), its main thread, and PostgreSQL.
+    console.log('  CPU per answer, ms (medians over the rounds), without -> with: instance | main thread | PostgreSQL');
+    for (const scenario of SCENARIOS) {
+      const cpu = (label: Label, pick: (r: ScenarioResult) => number) => median(results.filter((r) => r.scenario === scenario && r.label === label).map(pick)).toFixed(3);
+      const pair = (pick: (r: ScenarioResult) => number) => `${cpu('without', pick)} -> ${cpu('with', pick)}`;
+      console.log(`  ${scenario.padEnd(14)} ${pair((r) => r.serverCpuMsPerRequest)} | ${pair((r) => r.mainThreadCpuMsPerRequest)} | ${pair((r) => r.postgresCpuMsPerRequest)}`);
+    }
   } finally {
     await servers.stop();
     await db.end();

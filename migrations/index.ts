@@ -17,6 +17,7 @@ import * as rowVersions from './2026-11-27-0010-row-versions.ts';
 import * as recoveryCodes from './2026-11-27-0030-recovery-codes.ts';
 import * as userEmailLookup from './2026-11-27-0040-user-email-lookup.ts';
 import * as webhooks from './2026-11-27-0060-webhooks.ts';
+import * as webhookClaims from './2026-11-27-0065-webhook-claims.ts';
 import * as passkeys from './2026-11-27-0070-passkeys.ts';
 import * as webhookRowVersions from './2026-11-27-0080-webhook-row-versions.ts';
 
@@ -35,6 +36,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-0030-recovery-codes': recoveryCodes,
   '2026-11-27-0040-user-email-lookup': userEmailLookup,
   '2026-11-27-0060-webhooks': webhooks,
+  '2026-11-27-0065-webhook-claims': webhookClaims,
   '2026-11-27-0070-passkeys': passkeys,
   '2026-11-27-0080-webhook-row-versions': webhookRowVersions,
 };

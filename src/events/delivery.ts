@@ -1,11 +1,12 @@
 /**
  * One attempt at a delivery: the Standard Webhooks request (body `{type, timestamp, data}`,
  * headers `webhook-id`, `webhook-timestamp`, `webhook-signature`), then what follows: success,
- * the next retry of the schedule, or the end; and the endpoint disabled when it answered 410
- * Gone or has failed for 5 days, with the audit event written in the same transaction.
+ * the next retry of the schedule, or the end, recorded with other attempts that ended about
+ * then; and the endpoint disabled when it answered 410 Gone or has failed for 5 days, with the
+ * audit event written in the same transaction.
  */
 import type { Clock } from '../clock.ts';
-import type { AttemptOutcome, ClaimedAttempt, DeliveryNext, DurableStore, WebhookDisabledReason } from '../store/types.ts';
+import type { ClaimedAttempt, DeliveryNext, DurableStore, FinishedAttempt, WebhookDisabledReason } from '../store/types.ts';
 import type { AddressPolicy } from './addresses.ts';
 import type { WebhookEndpointDisabled } from './audit-events.ts';
 import { outboxEventOf } from './outbox-sink.ts';
@@ -32,7 +33,8 @@ export interface AttemptDeps {
 /** The request of an attempt, signed with the endpoint's secret and, during a change, its previous one. */
 export function webhookRequestOf(claimed: ClaimedAttempt, openSecret: AttemptDeps['openSecret'], now: number): WebhookRequest {
   const { event, endpoint } = claimed;
-  const body = JSON.stringify({ type: event.type, timestamp: event.occurredAt.toISOString(), data: event.data });
+  // The data as the database keeps it: valid JSON already, not parsed to be serialised again.
+  const body = `{"type":${JSON.stringify(event.type)},"timestamp":"${event.occurredAt.toISOString()}","data":${event.dataJson}}`;
   const timestamp = Math.floor(now / 1000);
   const keepsPrevious = endpoint.previousSecretSealed !== null && endpoint.previousSecretExpiresAt !== null && endpoint.previousSecretExpiresAt.getTime() > now;
   const secrets = [openSecret(endpoint.id, endpoint.secretSealed), ...(keepsPrevious ? [openSecret(endpoint.id, endpoint.previousSecretSealed as string)] : [])];
@@ -50,17 +52,30 @@ function nextOf(claimed: ClaimedAttempt, answer: WebhookAnswer, scale: number): 
   return delay === undefined ? { state: 'failed' } : { state: 'pending', retryInSeconds: delay };
 }
 
-export async function attemptDelivery(claimed: ClaimedAttempt, deps: AttemptDeps): Promise<void> {
+/** Makes one attempt: the request, then what follows for its delivery (recorded by `recordFinished`). */
+export async function attemptDelivery(claimed: ClaimedAttempt, deps: AttemptDeps): Promise<FinishedAttempt & { gone: boolean }> {
   const request = webhookRequestOf(claimed, deps.openSecret, deps.clock());
   const answer = await (deps.post ?? postWebhook)(request, deps.policy);
-  const outcome: AttemptOutcome = { status: answer.status, error: answer.error, durationMs: answer.durationMs };
-  const next = nextOf(claimed, answer, deps.retryScale);
-  await deps.durable.webhooks.finish({ ...claimed, endpointId: claimed.endpoint.id }, outcome, next);
   deps.countResult?.(answer.error ?? 'succeeded');
-  if (answer.status === 410) await disableEndpoint(claimed.endpoint.id, 'gone', deps);
-  else if (answer.error !== null) await disableEndpoint(claimed.endpoint.id, 'failing', deps);
+  return {
+    deliveryId: claimed.deliveryId, attempt: claimed.attempt, endpointId: claimed.endpoint.id, gone: answer.status === 410,
+    outcome: { status: answer.status, error: answer.error, durationMs: answer.durationMs }, next: nextOf(claimed, answer, deps.retryScale),
+  };
 }
 
+/**
+ * Records attempts that ended, in one statement; then an endpoint among them that answered 410,
+ * or whose attempts failed, is disabled if it is to be (once per endpoint).
+ */
+export async function recordFinished(finished: ReadonlyArray<FinishedAttempt & { gone: boolean }>, deps: AttemptDeps): Promise<void> {
+  await deps.durable.webhooks.finish(finished);
+  const failed = new Map<string, WebhookDisabledReason>();
+  for (const f of finished) {
+    if (f.gone) failed.set(f.endpointId, 'gone');
+    else if (f.outcome.error !== null && !failed.has(f.endpointId)) failed.set(f.endpointId, 'failing');
+  }
+  for (const [endpointId, reason] of failed) await disableEndpoint(endpointId, reason, deps);
+}
 /** Disables the endpoint if it is to be (the database decides, once), with its audit event. */
 async function disableEndpoint(endpointId: string, reason: WebhookDisabledReason, deps: AttemptDeps): Promise<void> {
   const event: WebhookEndpointDisabled = { type: 'webhook_endpoint_disabled', endpoint_id: endpointId, reason };

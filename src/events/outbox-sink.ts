@@ -24,7 +24,7 @@ export function outboxEventOf(event: AuditEvent, clock: Clock): OutboxEvent {
 
 /** Events written together at most, and how long the first of a batch waits for others. */
 const BATCH_SIZE = 200;
-const BATCH_DELAY_MS = 5;
+const BATCH_DELAY_MS = 20;
 
 export interface OutboxSinkDeps {
   /** The outbox (opened on first use by the command line). */

@@ -303,7 +303,8 @@ export interface ClaimedAttempt {
   attempt: number;
   /** The position in the retry schedule of this attempt (0: the first). */
   step: number;
-  event: OutboxEvent;
+  /** The event, its `data` as the JSON text the database keeps (it goes into the body as it is). */
+  event: Omit<OutboxEvent, 'data'> & { dataJson: string };
   endpoint: Pick<WebhookEndpointRecord, 'id' | 'url' | 'secretSealed' | 'previousSecretSealed' | 'previousSecretExpiresAt'>;
 }
 
@@ -319,6 +320,15 @@ export type DeliveryNext =
   | { state: 'succeeded' }
   | { state: 'failed' }
   | { state: 'pending'; retryInSeconds: number };
+
+/** An attempt that ended: which one, how, and what follows for its delivery. */
+export interface FinishedAttempt {
+  deliveryId: string;
+  attempt: number;
+  endpointId: string;
+  outcome: AttemptOutcome;
+  next: DeliveryNext;
+}
 
 /** One attempt of the delivery log, newest first. */
 export interface DeliveryAttemptRecord {

@@ -5,7 +5,7 @@
  * their own. The records they hold are in records.ts.
  */
 import type { Namespace } from './ephemeral/namespaces.ts';
-import type { ApiScopeRecord, Versioned, ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode, WebhookEndpointRecord, WebhookEndpointInput, WebhookEndpointChange, OutboxEvent, ClaimedAttempt, AttemptOutcome, DeliveryNext, DeliveryAttemptRecord, WebhookDisabledReason, FactorKind } from './records.ts';
+import type { ApiScopeRecord, Versioned, ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode, WebhookEndpointRecord, WebhookEndpointInput, WebhookEndpointChange, OutboxEvent, ClaimedAttempt, DeliveryAttemptRecord, WebhookDisabledReason, FactorKind, FinishedAttempt } from './records.ts';
 
 /** What changed in the durable store, as announced to every instance. */
 export type ChangeEvent =
@@ -301,8 +301,11 @@ export interface WebhookRepository {
    * SKIP LOCKED), its attempt count raised and the attempt recorded as started, in one statement.
    */
   claim(limits: ClaimLimits): Promise<ClaimedAttempt[]>;
-  /** Records how an attempt ended and what follows for its delivery and its endpoint. */
-  finish(claimed: Pick<ClaimedAttempt, 'deliveryId' | 'attempt'> & { endpointId: string }, outcome: AttemptOutcome, next: DeliveryNext): Promise<void>;
+  /**
+   * Records how attempts ended and what follows for their deliveries and endpoints, in one
+   * statement (an endpoint's failing or healthy state follows the last of its attempts given).
+   */
+  finish(attempts: readonly FinishedAttempt[]): Promise<void>;
   /**
    * Disables the endpoint if it is enabled and, for `failing`, has failed since before
    * `failingFor` seconds ago; true when this call disabled it.
@@ -568,4 +571,4 @@ export interface CodeStore {
   recordIssued(code: string, issued: IssuedFromCode): Promise<boolean>;
 }
 
-export type { ClaimedAttempt, AttemptOutcome, DeliveryNext, OutboxEvent, WebhookDisabledReason } from './records.ts';
+export type { ClaimedAttempt, AttemptOutcome, DeliveryNext, FinishedAttempt, OutboxEvent, WebhookDisabledReason } from './records.ts';

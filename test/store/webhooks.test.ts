@@ -2,11 +2,11 @@
  * The outbox and delivery claims on PostgreSQL and PGlite: an event is written only for
  * subscribed enabled endpoints, in the transaction of its change (rolled back with it); concurrent
  * claims from two connections never take the same delivery; a claimed delivery is not due again
- * until its lease ends; the retention purge takes deliveries and attempts with their events.
+ * until its lease ends; attempts that ended are recorded together; the retention purge takes deliveries and attempts with their events.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDurableStore } from '../../src/store/sql/durable.ts';
-import type { ClaimedAttempt } from '../../src/store/records.ts';
+import type { ClaimedAttempt, DeliveryNext } from '../../src/store/records.ts';
 import type { DurableStore, OutboxEvent } from '../../src/store/types.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
 
@@ -74,6 +74,29 @@ function outboxSuite(name: string, open: () => Promise<{ stores: DurableStore[];
       const claimed = await store.webhooks.claim({ ...limits, perEndpoint: 3, busy: new Map([['ep_all', 1]]) });
       expect(claimed.filter((c) => c.endpoint.id === 'ep_tokens')).toHaveLength(3);
       expect(claimed.filter((c) => c.endpoint.id === 'ep_all')).toHaveLength(2);
+    });
+
+    it('records attempts that ended in one call: each its result, the endpoint by the last, a late answer nothing more', async () => {
+      const [store] = stores as [DurableStore];
+      const written = [1, 2, 3].map((n) => ({ ...event('sign_in'), data: { client_id: 'c', n, quoted: 'a "b" é' } }));
+      await store.outbox.appendMany(written);
+      const claimed = (await store.webhooks.claim(limits)).filter((c) => written.some((w) => w.id === c.event.id));
+      const [a, b, c] = written.map((w) => claimed.find((x) => x.event.id === w.id) as ClaimedAttempt);
+      expect(JSON.parse((a as ClaimedAttempt).event.dataJson)).toStrictEqual(written[0]?.data);
+      const ended = (x: ClaimedAttempt | undefined, status: number, next: DeliveryNext) =>
+        ({ deliveryId: (x as ClaimedAttempt).deliveryId, attempt: (x as ClaimedAttempt).attempt, endpointId: 'ep_all', outcome: { status, error: status < 300 ? null : 'status', durationMs: status }, next });
+      await store.webhooks.finish([ended(b, 500, { state: 'pending', retryInSeconds: 0 }), ended(c, 410, { state: 'failed' }), ended(a, 204, { state: 'succeeded' })]);
+      expect((await store.webhooks.get('ep_all'))?.failingSince).toBeNull();
+      const log = await store.webhooks.attempts('ep_all', 500);
+      const of = (x: ClaimedAttempt | undefined) => log.find((l) => l.deliveryId === x?.deliveryId);
+      expect([of(a), of(b), of(c)].map((l) => [l?.status, l?.durationMs, l?.state])).toStrictEqual([[204, 204, 'succeeded'], [500, 500, 'pending'], [410, 410, 'failed']]);
+      const again = (await store.webhooks.claim(limits)).find((x) => x.deliveryId === b?.deliveryId);
+      expect(again?.attempt).toBe(2);
+      // The first attempt's answer comes late: it is logged, and the delivery (claimed again) stays as it is.
+      await store.webhooks.finish([ended(b, 200, { state: 'succeeded' }), ended(again, 503, { state: 'pending', retryInSeconds: 60 })]);
+      expect((await store.webhooks.attempts('ep_all', 500)).filter((l) => l.deliveryId === b?.deliveryId).map((l) => [l.attempt, l.status, l.state]))
+        .toStrictEqual([[2, 503, 'pending'], [1, 200, 'pending']]);
+      expect((await store.webhooks.get('ep_all'))?.failingSince).toBeInstanceOf(Date);
     });
 
     it('deletes events past their retention with their deliveries', async () => {

@@ -1,17 +1,14 @@
 /**
- * Deliveries and their attempts (migration 2026-11-27-0060). Claiming is one statement: due
- * deliveries of enabled endpoints, at most so many per endpoint, locked with SKIP LOCKED so
+ * Deliveries and their attempts (migrations 2026-11-27-0060 and 0065). Claiming is one
+ * statement: due deliveries of enabled endpoints, at most so many per endpoint, locked with SKIP LOCKED so
  * that concurrent instances take different ones, moved a lease into the future and their new
  * attempt recorded as started. An instance that dies mid-attempt leaves the delivery due again
  * when the lease ends; the next claim marks the lost attempt `interrupted`.
  */
 import { sql } from 'kysely';
-import type { ClaimedAttempt, DeliveryAttemptRecord } from '../records.ts';
+import type { ClaimedAttempt, DeliveryAttemptRecord, FinishedAttempt } from '../records.ts';
 import type { WebhookRepository } from '../types.ts';
 import type { Db } from './tables.ts';
-
-/** Due deliveries looked at per claim: the rest wait for the next one. */
-const CLAIM_WINDOW = 1000;
 
 interface ClaimRow {
   delivery_id: string;
@@ -20,7 +17,7 @@ interface ClaimRow {
   event_id: string;
   type: string;
   occurred_at: Date | string;
-  data: Record<string, unknown> | string;
+  data: string;
   endpoint_id: string;
   url: string;
   secret_sealed: string;
@@ -35,7 +32,7 @@ function toClaimed(row: ClaimRow): ClaimedAttempt {
     deliveryId: String(row.delivery_id),
     attempt: row.attempt,
     step: row.step,
-    event: { id: row.event_id, type: row.type, occurredAt: date(row.occurred_at), data: typeof row.data === 'string' ? JSON.parse(row.data) as Record<string, unknown> : row.data },
+    event: { id: row.event_id, type: row.type, occurredAt: date(row.occurred_at), dataJson: row.data },
     endpoint: {
       id: row.endpoint_id, url: row.url, secretSealed: row.secret_sealed, previousSecretSealed: row.previous_secret_sealed,
       previousSecretExpiresAt: row.previous_secret_expires_at === null ? null : date(row.previous_secret_expires_at),
@@ -51,15 +48,15 @@ export function sqlWebhookDeliveries(db: Db): DeliveryOperations {
       const { rows } = await sql<ClaimRow>`
         WITH busy AS (
           SELECT * FROM unnest(${[...busy.keys()]}::text[], ${[...busy.values()]}::int[]) AS b (endpoint_id, n)
-        ), due AS (
-          SELECT d.id, d.endpoint_id, d.next_attempt_at,
-            row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS n
-          FROM (SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
-                WHERE state = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT ${CLAIM_WINDOW}) AS d
-          JOIN webhook_endpoints AS e ON e.id = d.endpoint_id AND e.enabled
         ), candidates AS (
-          SELECT due.id FROM due LEFT JOIN busy ON busy.endpoint_id = due.endpoint_id
-          WHERE due.n + coalesce(busy.n, 0) <= ${perEndpoint}
+          -- Per enabled endpoint, its earliest due deliveries, as many as it may have in flight
+          -- (webhook_deliveries_endpoint_due): the backlog behind them is not read.
+          SELECT due.id FROM webhook_endpoints AS e LEFT JOIN busy ON busy.endpoint_id = e.id
+          CROSS JOIN LATERAL (
+            SELECT id, next_attempt_at FROM webhook_deliveries
+            WHERE endpoint_id = e.id AND state = 'pending' AND next_attempt_at <= now()
+            ORDER BY next_attempt_at LIMIT greatest(0, ${perEndpoint} - coalesce(busy.n, 0))) AS due
+          WHERE e.enabled
           ORDER BY due.next_attempt_at LIMIT ${total}
         ), claimed AS (
           UPDATE webhook_deliveries AS d
@@ -75,36 +72,47 @@ export function sqlWebhookDeliveries(db: Db): DeliveryOperations {
           UPDATE webhook_attempts AS a SET error = 'interrupted'
           FROM claimed WHERE a.delivery_id = claimed.id AND a.attempt < claimed.attempts AND a.duration_ms IS NULL AND a.error IS NULL
         )
-        SELECT c.id::text AS delivery_id, c.attempts AS attempt, c.step, ev.id AS event_id, ev.type, ev.occurred_at, ev.data,
+        SELECT c.id::text AS delivery_id, c.attempts AS attempt, c.step, ev.id AS event_id, ev.type, ev.occurred_at, ev.data::text AS data,
           e.id AS endpoint_id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at
         FROM claimed AS c JOIN events AS ev ON ev.id = c.event_id JOIN webhook_endpoints AS e ON e.id = c.endpoint_id`.execute(db);
       return rows.map(toClaimed);
     },
-    async finish({ deliveryId, attempt, endpointId }, outcome, next) {
-      const retry = next.state === 'pending' ? next.retryInSeconds : null;
-      const ok = next.state === 'succeeded';
-      // The endpoint's row is written only when it turns failing or healthy: not at every delivery.
-      // Only the delivery's latest attempt decides its state: a late answer to an attempt whose
-      // lease ran out (another instance tried again since) is recorded, and changes nothing else.
+    async finish(attempts) {
+      if (attempts.length === 0) return;
+      const column = <T>(pick: (a: FinishedAttempt) => T) => attempts.map(pick);
+      // An endpoint's row is written only when it turns failing or healthy (by the last of its
+      // attempts here): not at every delivery. Only a delivery's latest attempt decides its state:
+      // a late answer to an attempt whose lease ran out (another instance tried again since) is
+      // recorded, and changes nothing else.
       await sql`
-        WITH recorded AS (
-          UPDATE webhook_attempts SET duration_ms = ${outcome.durationMs}, status = ${outcome.status}, error = ${outcome.error}
-          WHERE delivery_id = ${deliveryId}::bigint AND attempt = ${attempt}
+        WITH input AS (
+          SELECT * FROM unnest(${column((a) => a.deliveryId)}::bigint[], ${column((a) => a.attempt)}::int[],
+            ${column((a) => a.endpointId)}::text[], ${column((a) => a.outcome.durationMs)}::int[], ${column((a) => a.outcome.status)}::int[],
+            ${column((a) => a.outcome.error)}::text[], ${column((a) => a.next.state)}::text[],
+            ${column((a) => (a.next.state === 'pending' ? a.next.retryInSeconds : null))}::float8[])
+            WITH ORDINALITY AS x (delivery_id, attempt, endpoint_id, duration_ms, status, error, state, retry, n)
+        ), recorded AS (
+          UPDATE webhook_attempts AS a SET duration_ms = i.duration_ms, status = i.status, error = i.error
+          FROM input AS i WHERE a.delivery_id = i.delivery_id AND a.attempt = i.attempt
         ), moved AS (
-          UPDATE webhook_deliveries SET state = ${next.state}, step = step + 1,
-            next_attempt_at = CASE WHEN ${next.state} = 'pending' THEN now() + make_interval(secs => ${retry ?? 0}) END
-          WHERE id = ${deliveryId}::bigint AND attempts = ${attempt}
-          RETURNING id
+          UPDATE webhook_deliveries AS d SET state = i.state, step = d.step + 1,
+            next_attempt_at = CASE WHEN i.state = 'pending' THEN now() + make_interval(secs => i.retry) END
+          FROM input AS i WHERE d.id = i.delivery_id AND d.attempts = i.attempt
+          RETURNING d.id, i.n
+        ), latest AS (
+          SELECT DISTINCT ON (i.endpoint_id) i.endpoint_id, i.state = 'succeeded' AS ok
+          FROM input AS i JOIN moved AS m ON m.n = i.n ORDER BY i.endpoint_id, i.n DESC
         )
-        UPDATE webhook_endpoints SET failing_since = CASE WHEN ${ok} THEN NULL ELSE coalesce(failing_since, now()) END
-        WHERE id = ${endpointId} AND EXISTS (SELECT 1 FROM moved)
-          AND (failing_since IS NULL) = NOT ${ok}`.execute(db);
+        UPDATE webhook_endpoints AS e SET failing_since = CASE WHEN l.ok THEN NULL ELSE coalesce(e.failing_since, now()) END
+        FROM latest AS l WHERE e.id = l.endpoint_id AND (e.failing_since IS NULL) = NOT l.ok`.execute(db);
     },
     async nextDueIn() {
       const { rows } = await sql<{ seconds: number | string | null }>`
         SELECT greatest(0, extract(epoch FROM min(d.next_attempt_at) - now()))::float8 AS seconds
-        FROM webhook_deliveries AS d JOIN webhook_endpoints AS e ON e.id = d.endpoint_id AND e.enabled
-        WHERE d.state = 'pending'`.execute(db);
+        FROM webhook_endpoints AS e CROSS JOIN LATERAL (
+          SELECT next_attempt_at FROM webhook_deliveries
+          WHERE endpoint_id = e.id AND state = 'pending' ORDER BY next_attempt_at LIMIT 1) AS d
+        WHERE e.enabled`.execute(db);
       const seconds = rows[0]?.seconds;
       return seconds === null || seconds === undefined ? undefined : Number(seconds);
     },
