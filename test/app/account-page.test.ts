@@ -83,6 +83,8 @@ describe('the account page', () => {
       ['/totp', {}], ['/totp/confirm', { enrolment: 'x', otp: '123456' }], ['/totp/remove', {}],
       ['/email/send', {}], ['/email/verify', { code: '12345678' }],
       ['/applications/remove', { client_id: 'any' }], ['/sessions/end-others', {}], ['/recovery-codes', {}], ['/continue/totp-added', {}],
+      ['/passkeys', { passkey_name: 'Laptop', passkey_response: '{}' }], ['/passkeys/rename', { passkey_id: 'any', name: 'Laptop' }],
+      ['/passkeys/remove', { passkey_id: 'any' }], ['/continue/passkey-added', {}],
     ];
     for (const [path, form] of forms) {
       for (const csrf of [{}, { csrf_token: 'wrong' }, { csrf_token: csrfOf(other.page) }] as Array<Record<string, string>>) {
@@ -109,9 +111,21 @@ describe('the account page', () => {
     expect(answer.location).toBe(`${accountUrl()}/sign-in-again`);
     expect(await userRow()).toStrictEqual(before);
     // The password is asked again although the session is signed in, then back to the page.
+    // The passkey forms too: to sign in again first, before anything is looked at.
+    for (const [path, form] of [['/passkeys', { passkey_name: 'Laptop', passkey_response: '{}' }], ['/passkeys/rename', { passkey_id: 'any', name: 'Laptop' }], ['/passkeys/remove', { passkey_id: 'any' }]] as const) {
+      const stalePasskey = await post(browser, path, { csrf_token: csrfOf(page), ...form });
+      expect(stalePasskey.status, path).toBe(303);
+      expect(stalePasskey.location).toBe(`${accountUrl()}/sign-in-again`);
+    }
     const again = await signIn(browser, await browser.follow(answer, app.base));
     expect(isAccountPage(again)).toBe(true);
     expect(again.body).not.toContain('asked to sign in again');
+    // Now the passkey forms are read: a passkey that is not the user's is refused on the page.
+    for (const [path, form] of [['/passkeys/rename', { passkey_id: 'any', name: 'Laptop' }], ['/passkeys/remove', { passkey_id: 'any' }]] as const) {
+      const read = await post(browser, path, { csrf_token: csrfOf(again), ...form });
+      expect(read.status, path).toBe(400);
+      expect(read.body).toContain('That passkey is not one of yours');
+    }
     const refused = await post(browser, '/password', { ...change, csrf_token: csrfOf(again), current_password: 'not the password at all' });
     expect(refused.status).toBe(400);
     expect(refused.body).toContain('The current password is not right.');
