@@ -42,7 +42,8 @@ export function createAccountPasskeys(deps: AccountPasskeysDeps) {
   /** Keeps the passkey the browser made, under the name typed; the first second factor comes with new recovery codes. */
   async function add(signedIn: SignedIn, form: Record<string, string>, audit: Audit): Promise<Refusal | TotpAdded> {
     const { user } = signedIn;
-    if (!passkeys.offered || user.source === 'oidc') return OIDC_REFUSAL;
+    if (user.source === 'oidc') return OIDC_REFUSAL;
+    if (!passkeys.offered) return { error: 'Passkeys cannot be added at this address.', invalid: [] };
     const typed = form.passkey_name ?? '';
     const name = typed.trim() === '' ? defaultPasskeyName(user) : passkeyName(typed);
     if (!name) return { error: 'Give the passkey a name of at most 100 characters.', invalid: ['passkey_name'] };
