@@ -12,8 +12,7 @@ import { axeViolations } from '../helpers/axe.ts';
 import { chromiumAvailable, launchChromium, watchConsole } from '../helpers/chromium.ts';
 import { freePort, seedWith, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
 import { awayFromStepEnd, totp } from '../helpers/totp.ts';
-import { HANG_LIMIT_MS } from '../helpers/waits.ts';
-import { PASSWORD, addVirtualAuthenticator, auditLines, type VirtualAuthenticator } from './passkey-support.ts';
+import { PASSWORD, auditLines, passkeyPage, type VirtualAuthenticator } from './passkey-support.ts';
 
 const chromiumReady = chromiumAvailable('the account page passkeys suite');
 const USERNAME = 'ada';
@@ -27,8 +26,8 @@ describe.runIf(chromiumReady)('passkeys on the account page in a browser', () =>
   let authenticator: VirtualAuthenticator;
   /** A domain name: WebAuthn takes no IP address. */
   let base = '';
-  /** The policy of the page shown now (fetching it again would make a new challenge). */
-  let shownPolicy = '';
+  /** The policy of the page shown now. */
+  let shownPolicy: () => string = () => '';
 
   beforeAll(async () => {
     const port = await freePort();
@@ -37,13 +36,7 @@ describe.runIf(chromiumReady)('passkeys on the account page in a browser', () =>
     await seedWith({ api_scopes: [], clients: [], users: [{ username: USERNAME, password: PASSWORD, name: 'Ada Account', email: EMAIL }] }, env);
     server = await startServer(env, undefined, { port });
     browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', locale: 'en-US' });
-    context.setDefaultTimeout(HANG_LIMIT_MS);
-    page = await context.newPage();
-    authenticator = await addVirtualAuthenticator(page);
-    page.on('response', (response) => {
-      if (response.request().resourceType() === 'document' && response.status() === 200) shownPolicy = response.headers()['content-security-policy'] ?? '';
-    });
+    ({ page, authenticator, policy: shownPolicy } = await passkeyPage(browser));
   });
   afterAll(async () => {
     await browser?.close();
@@ -66,7 +59,7 @@ describe.runIf(chromiumReady)('passkeys on the account page in a browser', () =>
     await page.goto(accountUrl());
     await enterPassword();
     await page.getByRole('heading', { name: 'Passkeys' }).waitFor();
-    expect(shownPolicy).toMatch(/(^|; )script-src 'self'(;|$)/);
+    expect(shownPolicy()).toMatch(/(^|; )script-src 'self'(;|$)/);
     expect(await axeViolations(page, 'no-passkey', 'account-passkeys')).toEqual([]);
 
     await page.getByLabel('Name of the passkey', { exact: true }).fill('Work laptop');
@@ -118,7 +111,7 @@ describe.runIf(chromiumReady)('passkeys on the account page in a browser', () =>
     await page.getByRole('button', { name: 'Set up authenticator app', exact: true }).click();
     const secret = (await page.locator('.secret code').innerText()).replace(/\s+/g, '');
     // The account page's other pages run no script.
-    expect(shownPolicy).not.toMatch(/script-src/);
+    expect(shownPolicy()).not.toMatch(/script-src/);
     await awayFromStepEnd();
     await page.getByLabel('Authentication code', { exact: true }).fill(await totp(secret, Math.floor(Date.now() / 1000)));
     await page.getByRole('button', { name: 'Verify', exact: true }).click();
