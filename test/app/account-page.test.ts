@@ -72,6 +72,10 @@ describe('the account page', () => {
     const { page } = await signedInBrowser();
     for (const text of ['Carol Kline', 'carol@example.com', 'gardener', 'Change password', 'Set up authenticator app', 'Verify email']) expect(page.body).toContain(text);
     expect(page.headers.get('cache-control')).toBe('no-store');
+    // At an IP address no passkey can be used: the page runs no script, and says why there is no "Add a passkey".
+    expect(page.headers.get('content-security-policy')).not.toContain('script-src');
+    expect(page.body).toContain('Passkeys cannot be added at this address.');
+    expect(page.body).not.toContain('passkeys.js');
   });
 
   it('refuses every form without its CSRF token or with another session\'s, and changes nothing', async () => {
