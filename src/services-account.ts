@@ -5,6 +5,7 @@
 import type { ServicesBase } from './services-base.ts';
 import type { UserSessionServices } from './services-protocol.ts';
 import { createAccountBase, type AccountBase } from './sessions/account.ts';
+import { createAccountPasskeys, type AccountPasskeys } from './sessions/account-passkeys.ts';
 import { createAccountSecurity, type AccountSecurity } from './sessions/account-security.ts';
 import { createPasswordChanged } from './sessions/password-changed.ts';
 import { createEmailVerification, type EmailVerification } from './sessions/email-verification.ts';
@@ -13,6 +14,7 @@ export interface AccountServices {
   account: {
     base: AccountBase;
     security: AccountSecurity;
+    passkeys: AccountPasskeys;
     email: EmailVerification;
     /** The user's applications and browser sessions (admin/applications.ts, admin/sessions.ts). */
     userSessions: UserSessionServices;
@@ -34,9 +36,10 @@ export function createAccountServices(services: ServicesBase, userSessions: User
     changePassword: services.changePassword,
     passwordChanged: createPasswordChanged({ notices: services.notices, endOtherSessions: userSessions.endOtherBrowserSessions }),
   });
+  const passkeys = createAccountPasskeys({ passkeys: services.passkeys, factors: durable.factors, sessions, recoveryCodes: services.recoveryCodes, notices: services.notices });
   const email = createEmailVerification({
     ephemeral, users, mailer, brand, now: base.now,
     linkFor: (code) => `${config.baseUrl}/account?email_code=${code}#verify-email`,
   });
-  return { account: { base, security, email, userSessions } };
+  return { account: { base, security, passkeys, email, userSessions } };
 }

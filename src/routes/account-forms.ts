@@ -13,6 +13,7 @@ import type { BrowserRequest, Enrolment } from '../sessions/flow-types.ts';
 import type { AccountServices } from '../services-account.ts';
 import type { RateLimiter } from '../sessions/rate-limiters.ts';
 import type { SignInFlow } from '../sessions/sign-in-flow.ts';
+import { passkeyFormRoutes } from './account-passkey-forms.ts';
 import type { FlowAdapter } from './shared/flow-adapter.ts';
 import { renderPage, type PageContext } from './shared/pages.ts';
 import { singleValued, type Params } from './shared/params.ts';
@@ -28,7 +29,7 @@ export interface AccountRouteOptions extends AccountServices {
 
 /** What a section's form may say when it is shown again after a refusal. */
 export interface SectionProblem {
-  section: 'password' | 'email';
+  section: 'password' | 'email' | 'passkeys';
   error: string;
   invalid: string[];
 }
@@ -103,6 +104,11 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
     showCodes(reply, signedIn, await account.security.newRecoveryCodes(signedIn, browser.audit), 'codes-generated'));
 
   for (const notice of ['totp-added', 'codes-generated']) form(`/continue/${notice}`, false, async (_signedIn, _fields, _browser, reply) => done(reply, notice));
+
+  passkeyFormRoutes({
+    passkeys: account.passkeys, form, done, showCodes,
+    refused: (reply, signedIn, refusal) => show(reply, signedIn, { problem: { section: 'passkeys', ...refusal } }),
+  });
 
   form('/totp/remove', true, async (signedIn, _fields, browser, reply) => {
     await account.security.removeTotp(signedIn, browser.audit);

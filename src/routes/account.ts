@@ -10,6 +10,7 @@ import { accountView } from '../sessions/account-view.ts';
 import { EMAIL_CODE } from '../sessions/email-verification.ts';
 import { passwordRules } from '../sources/password-policy.ts';
 import { connectionsOf } from './account-connections.ts';
+import { PASSKEY_NOTICES } from './account-passkey-forms.ts';
 import { accountFormRoutes, type AccountRouteOptions, type SectionProblem } from './account-forms.ts';
 import { renderPage } from './shared/pages.ts';
 
@@ -23,6 +24,7 @@ const NOTICES: Record<string, string> = {
   'email-verified': 'Your email address is verified.',
   'access-removed': 'The application no longer has access to your account. If you use it again, it asks for your permission again.',
   'sessions-ended': 'Your other browser sessions were signed out.',
+  ...PASSKEY_NOTICES,
 };
 
 export type { AccountRouteOptions };
@@ -36,18 +38,21 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRouteO
   async function show(reply: FastifyReply, signedIn: SignedIn, extra: { notice?: string; emailCode?: string; problem?: SectionProblem } = {}): Promise<FastifyReply> {
     const view = accountView(signedIn, account.base.isRecent(signedIn));
     const { problem } = extra;
+    // "Add a passkey" needs the page's own script: only then does the page allow it (script-src 'self').
+    const options = view.factorsHere ? await account.passkeys.addOptions(signedIn) : undefined;
     return renderPage(reply, page, 'account', {
       ...view,
       ...(await connectionsOf(account.userSessions, signedIn)),
       accountPath,
       csrfToken: account.base.csrfToken(signedIn),
+      passkey: options && { mode: 'create', action: `${accountPath}/passkeys`, options, named: true },
       rules: passwordRules(),
       notice: extra.notice,
       emailCode: extra.emailCode,
       errors: problem ? { [problem.section]: problem.error } : {},
       // Fields in error, as `section.field`: each form's own fields.
       invalid: problem ? problem.invalid.map((field) => `${problem.section}.${field}`) : [],
-    }, { status: problem ? 400 : 200 });
+    }, { status: problem ? 400 : 200, script: options !== undefined });
   }
 
   type AccountQuery = { Querystring: Record<string, unknown> };

@@ -3,6 +3,7 @@
  * profile (the claims the service holds, named as the claims are), what can be changed here and
  * the second factors. No HTTP, no markup.
  */
+import { listPasskeys } from '../factors/passkey-management.ts';
 import { RECOVERY_CODE_COUNT, recoveryCodesLeft } from '../factors/recovery-codes.ts';
 import { factorKinds, totpFactor, type UserRecord } from '../store/records.ts';
 import type { SignedIn } from './account.ts';
@@ -32,6 +33,8 @@ export interface AccountView {
   totp: { since: string; lastUsed: string | null } | undefined;
   /** Recovery codes: offered with a second factor; how many are left unused. */
   recoveryCodes: { offered: boolean; left: number; total: number };
+  /** The user's passkeys, oldest first. */
+  passkeys: Array<{ id: string; name: string; since: string; lastUsed: string | null }>;
 }
 
 /** A moment as people read it, the same on every instance: UTC to the minute. */
@@ -70,5 +73,6 @@ export function accountView(signedIn: SignedIn, recent: boolean): AccountView {
     recent,
     totp: totp && { since: shownTime(totp.createdAt), lastUsed: totp.lastUsedAt && shownTime(totp.lastUsedAt) },
     recoveryCodes: { offered: factorKinds(user).some((kind) => kind !== 'recovery_code'), left: recoveryCodesLeft(user), total: RECOVERY_CODE_COUNT },
+    passkeys: listPasskeys(user).map((p) => ({ id: p.id, name: p.name, since: shownTime(p.createdAt), lastUsed: p.lastUsedAt && shownTime(p.lastUsedAt) })),
   };
 }

@@ -72,6 +72,10 @@ describe('the account page', () => {
     const { page } = await signedInBrowser();
     for (const text of ['Carol Kline', 'carol@example.com', 'gardener', 'Change password', 'Set up authenticator app', 'Verify email']) expect(page.body).toContain(text);
     expect(page.headers.get('cache-control')).toBe('no-store');
+    // The base URL's host is a domain name: "Add a passkey" is offered, and this page alone runs the service's script.
+    expect(page.headers.get('content-security-policy')).toMatch(/(^|; )script-src 'self'(;|$)/);
+    expect(page.body).toContain('name="passkey_name"');
+    expect(page.body).toContain('No passkey yet.');
   });
 
   it('refuses every form without its CSRF token or with another session\'s, and changes nothing', async () => {
@@ -83,6 +87,8 @@ describe('the account page', () => {
       ['/totp', {}], ['/totp/confirm', { enrolment: 'x', otp: '123456' }], ['/totp/remove', {}],
       ['/email/send', {}], ['/email/verify', { code: '12345678' }],
       ['/applications/remove', { client_id: 'any' }], ['/sessions/end-others', {}], ['/recovery-codes', {}], ['/continue/totp-added', {}],
+      ['/passkeys', { passkey_name: 'Laptop', passkey_response: '{}' }], ['/passkeys/rename', { passkey_id: 'any', name: 'Laptop' }],
+      ['/passkeys/remove', { passkey_id: 'any' }], ['/continue/passkey-added', {}],
     ];
     for (const [path, form] of forms) {
       for (const csrf of [{}, { csrf_token: 'wrong' }, { csrf_token: csrfOf(other.page) }] as Array<Record<string, string>>) {
@@ -109,9 +115,21 @@ describe('the account page', () => {
     expect(answer.location).toBe(`${accountUrl()}/sign-in-again`);
     expect(await userRow()).toStrictEqual(before);
     // The password is asked again although the session is signed in, then back to the page.
+    // The passkey forms too: to sign in again first, before anything is looked at.
+    for (const [path, form] of [['/passkeys', { passkey_name: 'Laptop', passkey_response: '{}' }], ['/passkeys/rename', { passkey_id: 'any', name: 'Laptop' }], ['/passkeys/remove', { passkey_id: 'any' }]] as const) {
+      const stalePasskey = await post(browser, path, { csrf_token: csrfOf(page), ...form });
+      expect(stalePasskey.status, path).toBe(303);
+      expect(stalePasskey.location).toBe(`${accountUrl()}/sign-in-again`);
+    }
     const again = await signIn(browser, await browser.follow(answer, app.base));
     expect(isAccountPage(again)).toBe(true);
     expect(again.body).not.toContain('asked to sign in again');
+    // Now the passkey forms are read: a passkey that is not the user's is refused on the page.
+    for (const [path, form] of [['/passkeys/rename', { passkey_id: 'any', name: 'Laptop' }], ['/passkeys/remove', { passkey_id: 'any' }]] as const) {
+      const read = await post(browser, path, { csrf_token: csrfOf(again), ...form });
+      expect(read.status, path).toBe(400);
+      expect(read.body).toContain('That passkey is not one of yours');
+    }
     const refused = await post(browser, '/password', { ...change, csrf_token: csrfOf(again), current_password: 'not the password at all' });
     expect(refused.status).toBe(400);
     expect(refused.body).toContain('The current password is not right.');
@@ -131,6 +149,7 @@ describe('the account page', () => {
     const setUp = await post(browser, '/totp', { csrf_token: csrfOf(page) });
     expect(setUp.status).toBe(200);
     expect(setUp.body).toContain('QR code');
+    expect(setUp.headers.get('content-security-policy')).not.toContain('script-src');
     const secret = (/<p class="secret"><code>([^<]+)<\/code>/.exec(setUp.body)?.[1] ?? '').replace(/\s+/g, '');
     const { action, fields } = readForm(setUp.body, setUp.url);
     const wrong = await browser.post(action, { ...fields, otp: '000000' === (await totp(secret, serverSeconds())) ? '111111' : '000000' });

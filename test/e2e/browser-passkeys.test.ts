@@ -11,9 +11,8 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCREENSHOTS, authorizeRequest, chromiumAvailable, launchChromium, startRelyingParty, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
-import { HANG_LIMIT_MS } from '../helpers/waits.ts';
 import { freePort, runIdp, seedWith, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
-import { PASSWORD, addVirtualAuthenticator, atCallback, auditLines, idTokenClaims, signInWithPassword, usePasskey, type VirtualAuthenticator } from './passkey-support.ts';
+import { PASSWORD, atCallback, passkeyPage, auditLines, idTokenClaims, signInWithPassword, usePasskey, type VirtualAuthenticator } from './passkey-support.ts';
 
 const chromiumReady = chromiumAvailable('the browser passkeys suite');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -31,6 +30,9 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
   /** The service as the browser reaches it (a domain name: WebAuthn takes no IP address). */
   let base = '';
 
+  /** The policy of the page shown now. */
+  let cspOf: (p: Page) => Promise<string> = async () => '';
+
   beforeAll(async () => {
     rp = await startRelyingParty();
     const port = await freePort();
@@ -46,14 +48,9 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
     }, env);
     server = await startServer(env, undefined, { port });
     browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', locale: 'en-US' });
-    // A page waits for what it waits for (an element, a URL), not for Playwright's 30 s guess.
-    context.setDefaultTimeout(HANG_LIMIT_MS);
-    page = await context.newPage();
-    authenticator = await addVirtualAuthenticator(page);
-    page.on('response', (response) => {
-      if (response.request().resourceType() === 'document' && response.status() === 200) shownPolicy = response.headers()['content-security-policy'] ?? '';
-    });
+    let policy: () => string;
+    ({ page, authenticator, policy } = await passkeyPage(browser));
+    cspOf = async (p: Page) => (p === page ? policy() : '');
   });
   afterAll(async () => {
     await browser?.close();
@@ -66,9 +63,6 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
     const made = authorizeRequest({ ...server, url: base }, rp, CLIENT_ID, 'openid profile');
     return { ...made, url: made.url + extra };
   };
-  /** The policy of the page shown now (read from its response: fetching it again would make a new challenge). */
-  let shownPolicy = '';
-  const cspOf = async (p: Page) => (p === page ? shownPolicy : '');
 
   async function axeViolations(name: string): Promise<string[]> {
     const found: string[] = [];

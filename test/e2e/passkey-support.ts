@@ -4,9 +4,10 @@
  * back. The service runs at http://localhost:PORT: a relying party id must be a domain name
  * (browsers refuse an IP address), and localhost is a secure context without TLS.
  */
-import type { CDPSession, Page } from 'playwright-core';
+import type { Browser, CDPSession, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import type { RelyingParty } from '../helpers/chromium.ts';
+import { HANG_LIMIT_MS } from '../helpers/waits.ts';
 import { decodeJwt, postForm } from '../helpers/relying-party.ts';
 
 export const PASSWORD = 'she signs in with a passkey 7';
@@ -64,4 +65,18 @@ export async function idTokenClaims(base: string, clientId: string, callback: st
 /** The audit lines of `event` in a server's output, parsed. */
 export function auditLines(output: string, event: string): Array<Record<string, unknown>> {
   return output.split('\n').filter((line) => line.includes(`"event":"${event}"`)).map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** A page at 1280 px with a virtual authenticator; `policy()` is the Content-Security-Policy of the page shown now (read from its response: fetching it again would make a new challenge). */
+export async function passkeyPage(browser: Browser): Promise<{ page: Page; authenticator: VirtualAuthenticator; policy: () => string }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', locale: 'en-US' });
+  // A page waits for what it waits for (an element, a URL), not for Playwright's 30 s guess.
+  context.setDefaultTimeout(HANG_LIMIT_MS);
+  const page = await context.newPage();
+  const authenticator = await addVirtualAuthenticator(page);
+  let shown = '';
+  page.on('response', (response) => {
+    if (response.request().resourceType() === 'document' && response.status() === 200) shown = response.headers()['content-security-policy'] ?? '';
+  });
+  return { page, authenticator, policy: () => shown };
 }
