@@ -19,10 +19,21 @@ export interface RunResult {
   stderr: string;
 }
 
+/**
+ * Suites run in parallel on one Redis, all from 127.0.0.1, and many share client ids: the rate
+ * limits' counts (kept in Redis per source address and per client) would be one budget for the
+ * whole run, and a suite would be refused with another suite's 429. A service on Redis gets
+ * budgets out of reach, unless its suite sets its own (the suites about the limits do).
+ */
+export function withRunWideBudgets<T extends Record<string, string | undefined>>(env: T): T {
+  if (!env.REDIS_URL) return env;
+  return { IDP_AUTHORIZE_RATE_LIMIT: '1000000', IDP_TOKEN_RATE_LIMIT: '1000000', ...env };
+}
+
 /** A clean environment: only PATH and HOME from the test process, plus what the test sets. */
 export function testEnv(extra: Record<string, string | undefined>): Record<string, string> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn' };
-  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  for (const [k, v] of Object.entries(withRunWideBudgets(extra))) if (v !== undefined) env[k] = v;
   return env;
 }
 
