@@ -10,12 +10,13 @@
  * main thread and PostgreSQL with and without (steadier than the rates on a shared machine).
  * Target: with ÷ without >= 0.9 (the median of the per-round ratios).
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { createEnvironment, type ScenarioResult } from './harness.ts';
 import { median } from './median.ts';
@@ -39,6 +40,24 @@ function selfSignedCertificate(dir: string): { key: string; cert: string } {
 
 function idp(env: Record<string, string>, ...args: string[]): string {
   return execFileSync(process.execPath, [join(ROOT, 'bin/idp.js'), ...args, '--json'], { env: { ...env, LOG_LEVEL: 'warn' }, encoding: 'utf8' });
+}
+
+/** CPU time of this process (the receiver's, mostly) since `since`, ms. */
+const ownCpuMs = (since: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+};
+
+/**
+ * The floor under an event's delivery: a bare HTTPS request of an event's size, over keep-alive
+ * connections, from a process that does nothing else (bench/bare-posts.ts), to this receiver.
+ * CPU per request of the sender and of the receiver (this process), ms.
+ */
+async function bareRequestCost(url: string, cert: string): Promise<{ sender: number; receiver: number }> {
+  const count = 4000;
+  const since = process.cpuUsage();
+  const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bench/bare-posts.ts'), url, String(count), '16'], { env: { ...process.env, NODE_EXTRA_CA_CERTS: cert } });
+  return { sender: (JSON.parse(stdout) as { cpuMsPerRequest: number }).cpuMsPerRequest, receiver: ownCpuMs(since) / (count + 16) };
 }
 
 async function backlog(db: pg.Client): Promise<number> {
@@ -73,8 +92,10 @@ export async function runWebhookBench(): Promise<void> {
     const browser = await signIn(servers.url);
     const [code] = await mintCodes(servers.url, browser, 1);
     const ctx: TargetContext = { target: 'service', servers, browser, accessToken: (await exchangeCode(servers.url, code as string)).access_token };
+    const bare = await bareRequestCost(url, tls.cert);
     const results: Array<ScenarioResult & { label: Label; realRound: number }> = [];
     const rates: number[] = [];
+    const receiverCpu: number[] = [];
     let subscribed = true;
     for (let round = 0; round < ROUNDS; round++) {
       const order: Label[] = round % 2 === 0 ? ['without', 'with'] : ['with', 'without'];
@@ -89,6 +110,7 @@ export async function runWebhookBench(): Promise<void> {
         const slot = round * 2 + (label === 'with' ? 1 : 0);
         const start = Date.now();
         const before = received;
+        const cpuBefore = process.cpuUsage();
         const phase: ScenarioResult[] = [];
         for (const scenario of SCENARIOS) await runScenarioRound(scenario, slot, [ctx], { connections: 64, warmupSeconds: 1, measureSeconds: 5 }, phase);
         results.push(...phase.map((r) => ({ ...r, label, realRound: round })));
@@ -96,6 +118,7 @@ export async function runWebhookBench(): Promise<void> {
           while ((await backlog(db)) > 0) await new Promise((resolve) => setTimeout(resolve, 50));
           const rate = (received - before) / ((Date.now() - start) / 1000);
           rates.push(rate);
+          receiverCpu.push(ownCpuMs(cpuBefore) / Math.max(1, received - before));
           console.log(`  round ${round + 1}: ${received - before} events delivered, ${rate.toFixed(0)} per second end to end`);
         }
       }
@@ -116,6 +139,20 @@ export async function runWebhookBench(): Promise<void> {
       const cpu = (label: Label, pick: (r: ScenarioResult) => number) => median(results.filter((r) => r.scenario === scenario && r.label === label).map(pick)).toFixed(3);
       const pair = (pick: (r: ScenarioResult) => number) => `${cpu('without', pick)} -> ${cpu('with', pick)}`;
       console.log(`  ${scenario.padEnd(14)} ${pair((r) => r.serverCpuMsPerRequest)} | ${pair((r) => r.mainThreadCpuMsPerRequest)} | ${pair((r) => r.postgresCpuMsPerRequest)}`);
+    }
+    // What an event cannot cost less than on this machine: its HTTPS request, sender and receiver
+    // sharing the cores with the token endpoint. The ceiling is the ratio if delivering an event
+    // cost the instance only that request (the outbox, claims and results free), from the CPU
+    // per answer of everything the phase ran without (instance, PostgreSQL, Redis, the load).
+    const receiverMs = median(receiverCpu);
+    console.log(`  a bare HTTPS request (keep-alive, no outbox), CPU ms: sender ${bare.sender.toFixed(3)}, receiver ${bare.receiver.toFixed(3)}; the receiver during the runs ${receiverMs.toFixed(3)} per event`);
+    for (const scenario of SCENARIOS) {
+      const all = (label: Label) => median(results.filter((r) => r.scenario === scenario && r.label === label)
+        .map((r) => r.serverCpuMsPerRequest + r.postgresCpuMsPerRequest + r.redisCpuMsPerRequest + r.loaderCpuMsPerRequest));
+      const without = all('without');
+      const extra = all('with') + receiverMs - without;
+      console.log(`  ${scenario.padEnd(14)} CPU per answer in all without ${without.toFixed(3)} ms; an event adds ${extra.toFixed(3)} (a bare request: ${(bare.sender + bare.receiver).toFixed(3)}); `
+        + `ceiling ${(without / (without + bare.sender + bare.receiver)).toFixed(3)}, at the CPU measured ${(without / (without + extra)).toFixed(3)}`);
     }
   } finally {
     await servers.stop();

@@ -20,6 +20,7 @@ import * as webhooks from './2026-11-27-0060-webhooks.ts';
 import * as webhookClaims from './2026-11-27-0065-webhook-claims.ts';
 import * as passkeys from './2026-11-27-0070-passkeys.ts';
 import * as webhookRowVersions from './2026-11-27-0080-webhook-row-versions.ts';
+import * as webhookOwnClaims from './2026-11-27-0085-webhook-own-claims.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-0065-webhook-claims': webhookClaims,
   '2026-11-27-0070-passkeys': passkeys,
   '2026-11-27-0080-webhook-row-versions': webhookRowVersions,
+  '2026-11-27-0085-webhook-own-claims': webhookOwnClaims,
 };

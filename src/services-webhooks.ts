@@ -7,9 +7,10 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createAddressPolicy, type AddressPolicy } from './events/addresses.ts';
-import { startDelivery } from './events/dispatcher.ts';
+import { startDelivery, type Delivery } from './events/dispatcher.ts';
 import { createOutboxSink, type OutboxSink } from './events/outbox-sink.ts';
 import { auditTo, combineSinks, createLogSink } from './events/record.ts';
+import { createSigningKeys } from './events/signature.ts';
 import { createSubscriptions, type Subscriptions } from './events/subscriptions.ts';
 import type { DurableStore } from './store/types.ts';
 import { deriveKeyring, type Keyring, type MasterSecrets } from './tokens/secret-box.ts';
@@ -39,9 +40,11 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 
 export function createWebhookServices({ config, durable, secrets, clock, logger }: WebhookServicesInput): WebhookServices {
   const subscriptions = createSubscriptions(durable, (error) => logger?.warn({ err: message(error) }, 'webhook subscriptions could not be read'));
+  let delivery: Delivery | undefined;
   const outboxSink = createOutboxSink({
     outbox: async () => durable.outbox,
     subscribed: (type) => subscriptions.has(type),
+    delivery: () => delivery,
     clock,
     onError: (error) => logger?.error({ err: message(error) }, 'an event could not be written to the outbox'),
   });
@@ -55,17 +58,21 @@ export function createWebhookServices({ config, durable, secrets, clock, logger 
     webhookKeyring,
     deliveryResults,
     startDelivery(log) {
-      const delivery = startDelivery({
+      const started = startDelivery({
         durable,
         policy: addressPolicy,
         retryScale: config.webhooks.retryScale,
-        openSecret: (endpointId, sealed) => openWebhookSecret(webhookKeyring, endpointId, sealed),
+        signingKey: createSigningKeys((endpointId, sealed) => openWebhookSecret(webhookKeyring, endpointId, sealed)),
         audit: auditTo(combineSinks(createLogSink(), outboxSink), { log }),
         clock,
         countResult: (result) => deliveryResults.set(result, (deliveryResults.get(result) ?? 0) + 1),
         onError: (error) => log.warn({ err: message(error) }, 'webhook delivery failed'),
       });
-      return () => delivery.stop();
+      delivery = started;
+      return () => {
+        delivery = undefined;
+        started.stop();
+      };
     },
   };
 }

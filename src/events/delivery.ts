@@ -5,6 +5,7 @@
  * then; and the endpoint disabled when it answered 410 Gone or has failed for 5 days, with the
  * audit event written in the same transaction.
  */
+import type { KeyObject } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { ClaimedAttempt, DeliveryNext, DurableStore, FinishedAttempt, WebhookDisabledReason } from '../store/types.ts';
 import type { AddressPolicy } from './addresses.ts';
@@ -20,8 +21,8 @@ export interface AttemptDeps {
   policy: AddressPolicy;
   /** IDP_WEBHOOK_RETRY_SCALE. */
   retryScale: number;
-  /** Opens an endpoint's sealed secret (`whsec_…`). */
-  openSecret: (endpointId: string, sealed: string) => string;
+  /** The HMAC key of an endpoint's sealed secret (`whsec_…`). */
+  signingKey: (endpointId: string, sealed: string) => KeyObject;
   audit: Audit;
   clock: Clock;
   /** Counts each attempt by result: `succeeded` or the error's kind. */
@@ -31,17 +32,17 @@ export interface AttemptDeps {
 }
 
 /** The request of an attempt, signed with the endpoint's secret and, during a change, its previous one. */
-export function webhookRequestOf(claimed: ClaimedAttempt, openSecret: AttemptDeps['openSecret'], now: number): WebhookRequest {
+export function webhookRequestOf(claimed: ClaimedAttempt, signingKey: AttemptDeps['signingKey'], now: number): WebhookRequest {
   const { event, endpoint } = claimed;
   // The data as the database keeps it: valid JSON already, not parsed to be serialised again.
   const body = `{"type":${JSON.stringify(event.type)},"timestamp":"${event.occurredAt.toISOString()}","data":${event.dataJson}}`;
   const timestamp = Math.floor(now / 1000);
   const keepsPrevious = endpoint.previousSecretSealed !== null && endpoint.previousSecretExpiresAt !== null && endpoint.previousSecretExpiresAt.getTime() > now;
-  const secrets = [openSecret(endpoint.id, endpoint.secretSealed), ...(keepsPrevious ? [openSecret(endpoint.id, endpoint.previousSecretSealed as string)] : [])];
+  const keys = [signingKey(endpoint.id, endpoint.secretSealed), ...(keepsPrevious ? [signingKey(endpoint.id, endpoint.previousSecretSealed as string)] : [])];
   return {
     url: endpoint.url,
     body,
-    headers: { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(secrets, event.id, timestamp, body) },
+    headers: { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(keys, event.id, timestamp, body) },
   };
 }
 
@@ -54,7 +55,7 @@ function nextOf(claimed: ClaimedAttempt, answer: WebhookAnswer, scale: number): 
 
 /** Makes one attempt: the request, then what follows for its delivery (recorded by `recordFinished`). */
 export async function attemptDelivery(claimed: ClaimedAttempt, deps: AttemptDeps): Promise<FinishedAttempt & { gone: boolean }> {
-  const request = webhookRequestOf(claimed, deps.openSecret, deps.clock());
+  const request = webhookRequestOf(claimed, deps.signingKey, deps.clock());
   const answer = await (deps.post ?? postWebhook)(request, deps.policy);
   deps.countResult?.(answer.error ?? 'succeeded');
   return {

@@ -1,22 +1,26 @@
 /**
  * Webhook delivery, on every instance: claims due attempts (the database hands each to one
  * instance: FOR UPDATE SKIP LOCKED) and makes them, at most PER_ENDPOINT at a time per endpoint
- * and TOTAL in all. A new delivery anywhere wakes it (the change feed's `webhookDue`), and so does
- * an attempt that ends, gathered for WAKE_MS: a busy token endpoint's stream of events and its
- * receivers' answers cost one claim per wake, not one per event. Otherwise it sleeps until the
- * next retry is due, or POLL_MS at most (leases of instances that died, notifications missed).
+ * and TOTAL in all. The events an instance writes on its own (the outbox sink's batches: a busy
+ * token endpoint's stream) it takes at once, claimed as they are written (`reserve`, `adopt`):
+ * no notification, no claim. A delivery written otherwise anywhere (in a transaction, by the
+ * command line, or past this instance's room) wakes it (the change feed's `webhookDue`), and so
+ * does an attempt that ends while due work was left for want of room, gathered for WAKE_MS.
+ * Otherwise it sleeps until the next retry is due, or POLL_MS at most (leases of instances that
+ * died, notifications missed).
  * Attempts that end are recorded together (one statement per FINISH_MS or FINISH_BATCH); one
  * ended but not yet recorded is still under its lease: no instance takes it meanwhile, and if
  * this one dies first its delivery is attempted again when the lease ends (at least once).
  * Order per endpoint is not kept: attempts run side by side and retries come later.
  */
-import type { DurableStore } from '../store/types.ts';
+import type { ClaimedAttempt, ClaimLimits, DurableStore } from '../store/types.ts';
 import { attemptDelivery, recordFinished, type AttemptDeps } from './delivery.ts';
+import { REQUESTS_PER_ENDPOINT } from './webhook-agents.ts';
 import { WEBHOOK_TIMEOUT_MS } from './webhook-request.ts';
 
 /** Requests in flight per endpoint, and in all, on one instance. */
-const PER_ENDPOINT = 16;
-const TOTAL = 64;
+const PER_ENDPOINT = REQUESTS_PER_ENDPOINT;
+const TOTAL = 4 * REQUESTS_PER_ENDPOINT;
 /** A claimed attempt is this instance's this long: past the request's timeout, with a margin. */
 const LEASE_SECONDS = WEBHOOK_TIMEOUT_MS / 1000 + 5;
 const POLL_MS = 5000;
@@ -34,6 +38,13 @@ export interface DeliveryDeps extends AttemptDeps {
 export interface Delivery {
   /** Stops claiming; attempts in flight end by themselves (their leases cover what they leave). */
   stop(): void;
+  /**
+   * The room this instance has now for attempts it claims as it writes their events; undefined
+   * when it has none, or is claiming meanwhile. Until `adopt`, it claims nothing else.
+   */
+  reserve(): ClaimLimits | undefined;
+  /** Makes the attempts claimed with the room of `reserve` (none if the write failed), and ends the reservation. */
+  adopt(claimed: readonly ClaimedAttempt[]): void;
 }
 
 export function startDelivery(deps: DeliveryDeps): Delivery {
@@ -44,6 +55,10 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
   let running = false;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
+  // A reservation is out: the outbox is writing this instance's events claimed.
+  let reserved = false;
+  // Due deliveries may have been left unclaimed for want of room: an attempt that ends makes some.
+  let roomWanted = false;
 
   const schedule = (ms: number) => {
     if (stopped) return;
@@ -74,7 +89,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
     if (finished.length > 0) void record();
     // Retries are due from now on: the next due time is read again (a claim woken at an
     // answer saw the delivery still under its lease).
-    wake();
+    if (batch.some((f) => f.next.state === 'pending')) wake();
   };
 
   // A claim soon, for those gathered meanwhile: new deliveries, room left by attempts that ended.
@@ -88,7 +103,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
     wakeTimer.unref();
   };
 
-  const run = (claimed: Awaited<ReturnType<typeof webhooks.claim>>[number]) => {
+  const run = (claimed: ClaimedAttempt) => {
     const endpointId = claimed.endpoint.id;
     busy.set(endpointId, (busy.get(endpointId) ?? 0) + 1);
     inFlight++;
@@ -101,13 +116,22 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
       if (left === 0) busy.delete(endpointId);
       else busy.set(endpointId, left);
       inFlight--;
-      wake();
+      if (roomWanted) wake();
     });
   };
 
+  /** Whether due work may have been left behind by a claim of `claimed` with this room. */
+  const leftBehind = (claimed: readonly ClaimedAttempt[], limits: ClaimLimits): boolean => {
+    if (claimed.length >= limits.total) return true;
+    const taken = new Map<string, number>();
+    for (const c of claimed) taken.set(c.endpoint.id, (taken.get(c.endpoint.id) ?? 0) + 1);
+    return [...taken].some(([id, n]) => n + (limits.busy.get(id) ?? 0) >= limits.perEndpoint);
+  };
+  const limitsNow = (): ClaimLimits => ({ total: TOTAL - inFlight, perEndpoint: PER_ENDPOINT, busy: new Map(busy), leaseSeconds: LEASE_SECONDS });
+
   const pump = async (): Promise<void> => {
     if (stopped) return;
-    if (running) {
+    if (running || reserved) {
       again = true;
       return;
     }
@@ -116,12 +140,16 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
     try {
       do {
         again = false;
-        const room = TOTAL - inFlight;
-        if (room <= 0) break;
-        const claimed = await webhooks.claim({ total: room, perEndpoint: PER_ENDPOINT, busy, leaseSeconds: LEASE_SECONDS });
+        const limits = limitsNow();
+        if (limits.total <= 0) {
+          roomWanted = true;
+          break;
+        }
+        const claimed = await webhooks.claim(limits);
         claimedAny ||= claimed.length > 0;
         for (const attempt of claimed) run(attempt);
-        if (claimed.length === room) again = true;
+        roomWanted = leftBehind(claimed, limits);
+        if (claimed.length === limits.total) again = true;
       } while (again && !stopped);
       if (inFlight > 0) {
         // Attempts that end wake a claim: while some are in flight, retries coming due
@@ -148,6 +176,20 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
   });
   void pump();
   return {
+    reserve() {
+      if (stopped || running || reserved || TOTAL - inFlight <= 0) return undefined;
+      reserved = true;
+      return limitsNow();
+    },
+    adopt(claimed) {
+      reserved = false;
+      // After a stop, what was claimed is left to its lease (attempted again when it ends).
+      if (!stopped) for (const attempt of claimed) run(attempt);
+      if (again) {
+        again = false;
+        void pump();
+      }
+    },
     stop() {
       stopped = true;
       unsubscribe();

@@ -7,8 +7,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import type { OutboxEvent, OutboxRepository } from '../store/types.ts';
+import type { ClaimedAttempt, OutboxEvent, OutboxRepository } from '../store/types.ts';
 import type { AuditEvent } from './audit-events.ts';
+import type { Delivery } from './dispatcher.ts';
 import type { AuditSink } from './record.ts';
 
 /** `evt_` and 128 random bits: the `webhook-id` of every delivery of the event. */
@@ -31,6 +32,8 @@ export interface OutboxSinkDeps {
   outbox: () => Promise<Pick<OutboxRepository, 'appendMany'>>;
   /** Whether an enabled endpoint may subscribe to the type; absent: ask the database each time. */
   subscribed?: (type: string) => boolean;
+  /** This instance's delivery, while it delivers: it takes the deliveries of what is written here at once. */
+  delivery?: () => Pick<Delivery, 'reserve' | 'adopt'> | undefined;
   clock: Clock;
   onError: (error: unknown) => void;
 }
@@ -42,8 +45,9 @@ export interface OutboxSink extends AuditSink {
 
 /**
  * Events are written in batches: those recorded within a few milliseconds of each other go in
- * one statement, so that a busy token endpoint adds one commit (and one notification) per
- * batch rather than per request.
+ * one statement, so that a busy token endpoint adds one commit per batch rather than per
+ * request; and their first attempts are claimed by this instance's delivery in that statement,
+ * within its room (no notification, no claim of their own).
  */
 export function createOutboxSink(deps: OutboxSinkDeps): OutboxSink {
   const writes = new Set<Promise<void>>();
@@ -55,10 +59,16 @@ export function createOutboxSink(deps: OutboxSinkDeps): OutboxSink {
     const events = batch;
     batch = [];
     if (events.length === 0) return;
+    const delivery = deps.delivery?.();
+    const room = delivery?.reserve();
+    let claimed: ClaimedAttempt[] = [];
     const write = deps.outbox()
-      .then((outbox) => outbox.appendMany(events))
-      .then(() => undefined, deps.onError)
-      .finally(() => writes.delete(write));
+      .then((outbox) => outbox.appendMany(events, room))
+      .then((written) => void (claimed = written.claimed), deps.onError)
+      .finally(() => {
+        if (room) delivery?.adopt(claimed);
+        writes.delete(write);
+      });
     writes.add(write);
   };
   return {

@@ -267,8 +267,19 @@ export interface OutboxRepository {
    * to only `endpointId` when given, enabled or not); nothing when none is. Returns how many.
    */
   append(event: OutboxEvent, endpointId?: string): Promise<number>;
-  /** Writes several events at once, each as `append` without an endpoint would; returns the deliveries written. */
-  appendMany(events: readonly OutboxEvent[]): Promise<number>;
+  /**
+   * Writes several events at once, each as `append` without an endpoint would. With `claim`, the
+   * caller takes the first attempts of their deliveries within those limits as they are written
+   * (their leases start, their attempts are recorded as started, and no other instance is woken
+   * for them): they come back in `claimed`. The rest are due, and announced, as `append`'s are.
+   */
+  appendMany(events: readonly OutboxEvent[], claim?: ClaimLimits): Promise<AppendedEvents>;
+}
+
+/** What `appendMany` wrote: how many deliveries, and those the caller claimed at once. */
+export interface AppendedEvents {
+  deliveries: number;
+  claimed: ClaimedAttempt[];
 }
 
 /** What claiming due attempts may take (DurableStore.webhooks.claim). */

@@ -32,7 +32,7 @@ function outboxSuite(name: string, open: () => Promise<{ stores: DurableStore[];
       const [store] = stores as [DurableStore];
       expect(await store.outbox.append(event('token_issued'))).toBe(2);
       expect(await store.outbox.append(event('sign_in'))).toBe(1);
-      expect(await store.outbox.appendMany([event('token_issued'), event('logout')])).toBe(3);
+      expect((await store.outbox.appendMany([event('token_issued'), event('logout')])).deliveries).toBe(3);
       expect(await store.webhooks.update('ep_all', { enabled: false })).toBeDefined();
       expect(await store.outbox.append(event('sign_in'))).toBe(0);
       expect(await store.outbox.append(event('sign_in'), 'ep_off')).toBe(1);
@@ -74,6 +74,28 @@ function outboxSuite(name: string, open: () => Promise<{ stores: DurableStore[];
       const claimed = await store.webhooks.claim({ ...limits, perEndpoint: 3, busy: new Map([['ep_all', 1]]) });
       expect(claimed.filter((c) => c.endpoint.id === 'ep_tokens')).toHaveLength(3);
       expect(claimed.filter((c) => c.endpoint.id === 'ep_all')).toHaveLength(2);
+    });
+
+    it('writes the first attempts of a batch claimed within the writer\'s room, and leaves the rest due to others', async () => {
+      const [store, other = store] = stores as [DurableStore, DurableStore?];
+      await store.webhooks.claim(limits);
+      const written = Array.from({ length: 6 }, () => event('token_issued'));
+      // ep_tokens has 2 in flight of 4: room for 2 there; 3 in all.
+      const { deliveries, claimed } = await store.outbox.appendMany(written, { total: 3, perEndpoint: 4, busy: new Map([['ep_tokens', 2]]), leaseSeconds: 60 });
+      expect(deliveries).toBe(12);
+      expect(claimed.map((c) => [c.event.id, c.endpoint.id, c.attempt, c.step])).toStrictEqual([
+        [written[0]?.id, 'ep_all', 1, 0], [written[0]?.id, 'ep_tokens', 1, 0], [written[1]?.id, 'ep_all', 1, 0],
+      ]);
+      expect(JSON.parse((claimed[0] as ClaimedAttempt).event.dataJson)).toStrictEqual(written[0]?.data);
+      expect((claimed[0] as ClaimedAttempt).event.occurredAt.getTime()).toBe(written[0]?.occurredAt.getTime());
+      expect(claimed[0]?.endpoint).toMatchObject({ url: 'https://hooks.example.com/x', secretSealed: 'sealed' });
+      // Claimed as written: another claimer gets the other 9, and none of these (under their lease).
+      const rest = await other.webhooks.claim(limits);
+      expect(rest).toHaveLength(9);
+      expect(rest.some((r) => claimed.some((c) => c.deliveryId === r.deliveryId))).toBe(false);
+      // Their first attempts are in the log, started.
+      const log = await store.webhooks.attempts('ep_all', 500);
+      expect(log.filter((l) => claimed.some((c) => c.deliveryId === l.deliveryId)).map((l) => [l.attempt, l.durationMs, l.state])).toStrictEqual([[1, null, 'pending'], [1, null, 'pending']]);
     });
 
     it('records attempts that ended in one call: each its result, the endpoint by the last, a late answer nothing more', async () => {

@@ -10,7 +10,7 @@ import type { ClaimedAttempt, DeliveryAttemptRecord, FinishedAttempt } from '../
 import type { WebhookRepository } from '../types.ts';
 import type { Db } from './tables.ts';
 
-interface ClaimRow {
+export interface ClaimRow {
   delivery_id: string;
   attempt: number;
   step: number;
@@ -27,7 +27,7 @@ interface ClaimRow {
 
 const date = (value: Date | string) => (value instanceof Date ? value : new Date(value));
 
-function toClaimed(row: ClaimRow): ClaimedAttempt {
+export function toClaimed(row: ClaimRow): ClaimedAttempt {
   return {
     deliveryId: String(row.delivery_id),
     attempt: row.attempt,
