@@ -30,7 +30,8 @@ export function formatTable(headers: string[], rawRows: string[][], empty: strin
 export function formatFields(rawFields: [string, string][]): string[] {
   const fields = rawFields.map(([name, value]) => [name, escapeControlCharacters(value)] as const);
   const width = Math.max(...fields.map(([name]) => name.length));
-  return fields.map(([name, value]) => `${`${name}:`.padEnd(width + 2)}${value}`);
+  // A field of several lines names itself on the first only (the others have no name).
+  return fields.map(([name, value]) => `${(name === '' ? '' : `${name}:`).padEnd(width + 2)}${value}`);
 }
 
 export function yesNo(value: boolean): string {

@@ -5,9 +5,8 @@
  */
 import { summariseFactors, type FactorSummary } from '../admin/second-factors.ts';
 import { hasSecondFactor, type UserRecord } from '../store/records.ts';
-import { listPasskeys } from '../factors/passkey-management.ts';
 export { userDocument } from '../admin/documents.ts';
-import { formatFields, listText, timeText, yesNo } from './output.ts';
+import { formatFields, listText, yesNo } from './output.ts';
 
 function withVerified(value: string | null, verified: boolean): string {
   return value === null ? '-' : `${value} (${verified ? 'verified' : 'not verified'})`;
@@ -54,15 +53,4 @@ export function userRow(user: UserRecord): string[] {
     yesNo(user.locked),
     yesNo(hasSecondFactor(user)),
   ];
-}
-
-/** A user's passkeys as `idp users show` lists them: name, created, last used (never the key). */
-export function passkeyDocuments(user: UserRecord): Array<Record<string, unknown>> {
-  return listPasskeys(user).map((p) => ({ name: p.name, created_at: p.createdAt.toISOString(), last_used_at: p.lastUsedAt?.toISOString() ?? null }));
-}
-
-export function passkeyLines(user: UserRecord): string[] {
-  const passkeys = listPasskeys(user);
-  if (passkeys.length === 0) return formatFields([['passkeys', '-']]);
-  return ['passkeys:', ...passkeys.map((p) => `  ${p.name} (created ${timeText(p.createdAt)}, last used ${timeText(p.lastUsedAt)})`)];
 }

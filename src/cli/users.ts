@@ -7,14 +7,14 @@ import { parseCommand, subcommand } from './args.ts';
 import type { CliContext, ExitCode } from './context.ts';
 import { auditChange, changeRecorded } from './audit.ts';
 import { formatTable, report } from './output.ts';
-import { USER_TABLE_HEADERS, passkeyDocuments, passkeyLines, userDocument, userFieldLines, userRow } from './user-view.ts';
+import { USER_TABLE_HEADERS, userDocument, userFieldLines, userRow } from './user-view.ts';
 import { addUser } from './users-add.ts';
 import { updateUserCommand } from './users-update.ts';
 
 type UserCommand = (user: UserRecord, durable: DurableStore, context: CliContext) => Promise<void>;
 
 const showUser: UserCommand = async (user, _durable, context) => {
-  report(context, { ...userDocument(user), passkeys: passkeyDocuments(user) }, () => [...userFieldLines(user), ...passkeyLines(user)]);
+  report(context, userDocument(user), () => userFieldLines(user));
 };
 
 const WIRE_FLAG: Record<UserFlag, string> = {

@@ -120,11 +120,13 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
     // Administrators see it, without its key.
     const shown = await runIdp(['users', 'show', USERNAME, '--json'], { IDP_DATA_DIR: data.path, IDP_SECRET: 'c3'.repeat(32) });
     expect(shown.code, shown.stderr).toBe(0);
-    const user = JSON.parse(shown.stdout) as { must_enrol_mfa: boolean; passkeys: Array<Record<string, unknown>> };
+    const user = JSON.parse(shown.stdout) as { must_enrol_mfa: boolean; second_factors: Array<Record<string, unknown>> };
     expect(user.must_enrol_mfa).toBe(false);
-    expect(user.passkeys).toEqual([{ name: 'Passkey', created_at: expect.any(String), last_used_at: null }]);
+    expect(user.second_factors.filter((f) => f.kind === 'passkey')).toEqual([{ kind: 'passkey', name: 'Passkey', created_at: expect.any(String), last_used_at: null }]);
     const text = await runIdp(['users', 'show', USERNAME], { IDP_DATA_DIR: data.path, IDP_SECRET: 'c3'.repeat(32) });
-    expect(text.stdout).toMatch(/^passkeys:\n {2}Passkey \(created \d{4}-\d\d-\d\dT[\d:.]+Z, last used -\)$/m);
+    expect(text.stdout).toMatch(/^second_factors: +passkey \(Passkey\), created \d{4}-\d\d-\d\dT[\d:.]+Z, last used never$/m);
+    expect(text.stdout.match(/passkey \(/g)).toHaveLength(1);
+    expect(text.stdout).toMatch(/^ +recovery codes: 10 left, /m);
     expect(shown.stdout + text.stdout).not.toMatch(/public|pQEC/i);
   });
 
@@ -232,7 +234,8 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
     expect([...document.removed].sort()).toEqual(['passkey', 'recovery_code']);
     expect(document.must_enrol_mfa).toBe(true);
     const shown = JSON.parse((await idp(['users', 'show', USERNAME, '--json'])).stdout) as Record<string, unknown>;
-    expect(shown).toMatchObject({ mfa_enrolled: false, second_factors: [], passkeys: [] });
+    expect(shown).toMatchObject({ mfa_enrolled: false, second_factors: [] });
+    expect(shown).not.toHaveProperty('passkeys');
     await signInWithPassword(page, request('&prompt=login').url, USERNAME);
     await page.getByRole('button', { name: 'Set up a passkey', exact: true }).waitFor();
   });
