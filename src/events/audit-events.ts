@@ -202,6 +202,24 @@ export interface PasswordChanged {
 }
 
 /**
+ * A user removed an application's access on the account page: its consent forgotten, and its
+ * refresh token families and access tokens for the user revoked.
+ */
+export interface AccessRemoved {
+  type: 'access_removed';
+  user_id: string;
+  client_id: string;
+}
+
+/** A user signed their other browser sessions out on the account page. */
+export interface SessionsEnded {
+  type: 'sessions_ended';
+  user_id: string;
+  /** How many browser sessions ended. */
+  browser_sessions: number;
+}
+
+/**
  * The service disabled a webhook endpoint: it answered 410 Gone (`gone`), or every attempt to
  * it has failed for 5 days (`failing`). An administrator enables it again.
  */
@@ -230,9 +248,16 @@ export type AuditEvent =
   | RecoveryCodeUsed
   | PasswordRecoveryRequested
   | PasswordChanged
+  | AccessRemoved
+  | SessionsEnded
   | WebhookEndpointDisabled;
 
 export type AuditEventType = AuditEvent['type'];
+
+/** A client id as a request presented it, audited: whatever was sent, cut to a length a log line can carry. */
+export function presentedClientId(clientId: string): string {
+  return clientId.slice(0, 200);
+}
 
 /** Every event type, in the order of the README's table; the compiler keeps it complete. */
 export const AUDIT_EVENT_TYPES = Object.keys({
@@ -254,5 +279,7 @@ export const AUDIT_EVENT_TYPES = Object.keys({
   recovery_code_used: true,
   password_recovery_requested: true,
   password_changed: true,
+  access_removed: true,
+  sessions_ended: true,
   webhook_endpoint_disabled: true,
 } satisfies Record<AuditEventType, true>) as AuditEventType[];

@@ -15,6 +15,7 @@
  */
 import type { ClaimedAttempt, ClaimLimits, DurableStore } from '../store/types.ts';
 import { attemptDelivery, recordFinished, type AttemptDeps } from './delivery.ts';
+import type { ClaimingDelivery } from './outbox-sink.ts';
 import { REQUESTS_PER_ENDPOINT } from './webhook-agents.ts';
 import { WEBHOOK_TIMEOUT_MS } from './webhook-request.ts';
 
@@ -35,16 +36,9 @@ export interface DeliveryDeps extends AttemptDeps {
   onError: (error: unknown) => void;
 }
 
-export interface Delivery {
+export interface Delivery extends ClaimingDelivery {
   /** Stops claiming; attempts in flight end by themselves (their leases cover what they leave). */
   stop(): void;
-  /**
-   * The room this instance has now for attempts it claims as it writes their events; undefined
-   * when it has none, or is claiming meanwhile. Until `adopt`, it claims nothing else.
-   */
-  reserve(): ClaimLimits | undefined;
-  /** Makes the attempts claimed with the room of `reserve` (none if the write failed), and ends the reservation. */
-  adopt(claimed: readonly ClaimedAttempt[]): void;
 }
 
 export function startDelivery(deps: DeliveryDeps): Delivery {

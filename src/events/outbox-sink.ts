@@ -7,9 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import type { ClaimedAttempt, OutboxEvent, OutboxRepository } from '../store/types.ts';
+import type { ClaimedAttempt, ClaimLimits, OutboxEvent, OutboxRepository } from '../store/types.ts';
 import type { AuditEvent } from './audit-events.ts';
-import type { Delivery } from './dispatcher.ts';
 import type { AuditSink } from './record.ts';
 
 /** `evt_` and 128 random bits: the `webhook-id` of every delivery of the event. */
@@ -27,13 +26,24 @@ export function outboxEventOf(event: AuditEvent, clock: Clock): OutboxEvent {
 const BATCH_SIZE = 200;
 const BATCH_DELAY_MS = 20;
 
+/** A delivery that takes the deliveries of events as they are written (dispatcher.ts). */
+export interface ClaimingDelivery {
+  /**
+   * The room it has now for attempts claimed as their events are written; undefined when it has
+   * none, or is claiming meanwhile. Until `adopt`, it claims nothing else.
+   */
+  reserve(): ClaimLimits | undefined;
+  /** Makes the attempts claimed with the room of `reserve` (none if the write failed), and ends the reservation. */
+  adopt(claimed: readonly ClaimedAttempt[]): void;
+}
+
 export interface OutboxSinkDeps {
   /** The outbox (opened on first use by the command line). */
   outbox: () => Promise<Pick<OutboxRepository, 'appendMany'>>;
   /** Whether an enabled endpoint may subscribe to the type; absent: ask the database each time. */
   subscribed?: (type: string) => boolean;
   /** This instance's delivery, while it delivers: it takes the deliveries of what is written here at once. */
-  delivery?: () => Pick<Delivery, 'reserve' | 'adopt'> | undefined;
+  delivery?: () => ClaimingDelivery | undefined;
   clock: Clock;
   onError: (error: unknown) => void;
 }

@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../errors.ts';
+import { presentedClientId } from '../events/audit-events.ts';
 import type { SignedIn } from '../sessions/account.ts';
 import { canChangePassword } from '../sessions/account-security.ts';
 import type { BrowserRequest, Enrolment } from '../sessions/flow-types.ts';
@@ -115,15 +116,17 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
     return done(reply, 'totp-removed');
   });
 
-  form('/applications/remove', false, async (signedIn, fields, _browser, reply) => {
+  form('/applications/remove', false, async (signedIn, fields, browser, reply) => {
     const clientId = fields.client_id;
     if (!clientId) throw new OAuthError('invalid_request', 'The client_id parameter is required.', { redirectable: false });
     await account.userSessions.removeApplicationAccess(signedIn.user.id, clientId);
+    browser.audit({ type: 'access_removed', user_id: signedIn.user.id, client_id: presentedClientId(clientId) });
     return done(reply, 'access-removed');
   });
 
-  form('/sessions/end-others', false, async (signedIn, _fields, _browser, reply) => {
-    await account.userSessions.endOtherBrowserSessions(signedIn.user.id, signedIn.loaded.key);
+  form('/sessions/end-others', false, async (signedIn, _fields, browser, reply) => {
+    const ended = await account.userSessions.endOtherBrowserSessions(signedIn.user.id, signedIn.loaded.key);
+    browser.audit({ type: 'sessions_ended', user_id: signedIn.user.id, browser_sessions: ended });
     return done(reply, 'sessions-ended');
   });
 

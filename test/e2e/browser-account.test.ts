@@ -96,6 +96,11 @@ describe.runIf(chromiumReady)('the account page in a browser', () => {
     return String(res.body.refresh_token);
   }
 
+  /** The server's audit line of `event` (waited for), parsed. */
+  const auditLine = async (event: string): Promise<Record<string, unknown>> => {
+    const pattern = new RegExp(`^.*"event":"${event}".*$`, 'm');
+    return JSON.parse(pattern.exec(await outputWhen(server, (output) => pattern.test(output)))?.[0] ?? '{}') as Record<string, unknown>;
+  };
   const refresh = (token: string) => postForm(`${server.url}/connect/token`, { grant_type: 'refresh_token', client_id: CLIENT_ID, refresh_token: token });
 
   let page: Page;
@@ -179,6 +184,7 @@ describe.runIf(chromiumReady)('the account page in a browser', () => {
     await expect(page.getByRole('status').innerText()).resolves.toContain('no longer has access');
     await expect(page.locator('.account-list li', { hasText: 'Account App' }).count()).resolves.toBe(0);
     expect((await refresh(token)).status).toBe(400);
+    expect(await auditLine('access_removed')).toMatchObject({ client_id: CLIENT_ID, user_id: expect.stringMatching(/^\S+$/) });
     consentAsked = false;
     await refreshTokenOfApp();
     expect(consentAsked).toBe(true);
@@ -195,6 +201,8 @@ describe.runIf(chromiumReady)('the account page in a browser', () => {
     await expect(page.getByRole('status').innerText()).resolves.toContain('other browser sessions were signed out');
     await expect(page.locator('.account-list li', { hasText: 'Another browser' }).count()).resolves.toBe(0);
     expect(await asksToSignIn(other)).toBe(true);
+    expect(await auditLine('sessions_ended')).toMatchObject({ user_id: expect.stringMatching(/^\S+$/), browser_sessions: expect.any(Number) });
+    expect((await auditLine('sessions_ended')).browser_sessions).toBeGreaterThanOrEqual(1);
   });
 
   it('verifies the email address with the code the log mailer printed', async () => {
