@@ -1,16 +1,20 @@
-/** An endpoint's delivery log (its recent attempts) and redelivery of one delivery. */
-import type { DurableStore } from '../store/types.ts';
+/** An endpoint's delivery log (its attempts, newest first, a page at a time) and redelivery of one delivery. */
+import type { DurableStore, PageRequest } from '../store/types.ts';
 import { AdminError } from './errors.ts';
+import { DEFAULT_PAGE_SIZE, readPage, type Page } from './pages.ts';
 import { isDeliveryId, isWebhookId, toAttemptView, type DeliveryAttemptView } from './webhook-view.ts';
 
-export const MAX_DELIVERIES_LISTED = 200;
+/** A key of the log (webhook-deliveries' `key`): anything else is no cursor of ours. */
+const ATTEMPT_KEY = /^\d{1,19}\.\d{1,18}\.\d{1,9}$/;
 
-export async function listWebhookDeliveries(deps: { durable: DurableStore }, id: string, limit = 50): Promise<DeliveryAttemptView[]> {
+/** A page of an endpoint's delivery log, newest attempt first. */
+export async function listWebhookDeliveries(deps: { durable: DurableStore }, id: string, request: PageRequest = { after: undefined, limit: DEFAULT_PAGE_SIZE }): Promise<Page<DeliveryAttemptView>> {
   if (!isWebhookId(id) || !(await deps.durable.webhooks.get(id))) throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_DELIVERIES_LISTED) {
-    throw new AdminError('invalid', `limit must be a whole number from 1 to ${MAX_DELIVERIES_LISTED}`, [{ path: ['limit'], message: `must be from 1 to ${MAX_DELIVERIES_LISTED}` }]);
+  if (request.after !== undefined && !ATTEMPT_KEY.test(request.after)) {
+    throw new AdminError('invalid', 'cursor is not one this list gave', [{ path: ['cursor'], message: 'is not a cursor this list gave (pass next_cursor back as it is)' }]);
   }
-  return (await deps.durable.webhooks.attempts(id, limit)).map(toAttemptView);
+  const page = await readPage((r) => deps.durable.webhooks.attempts(id, r.limit, r.after), (attempt) => attempt.key, request);
+  return { items: page.items.map(toAttemptView), next: page.next };
 }
 
 /** Makes the delivery due now, at the start of the retry schedule (whatever its state). */

@@ -77,7 +77,7 @@ const BY_ID: Record<string, ById> = {
     ]);
   },
   deliveries: async (id, deps, context) => {
-    const attempts = await listWebhookDeliveries(deps, id);
+    const attempts = (await listWebhookDeliveries(deps, id)).items;
     report(context, { id, attempts }, () => formatTable(ATTEMPT_HEADERS, attemptRows(attempts), 'no delivery attempts'));
   },
 };

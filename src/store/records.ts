@@ -332,6 +332,8 @@ export interface FinishedAttempt {
 
 /** One attempt of the delivery log, newest first. */
 export interface DeliveryAttemptRecord {
+  /** Its place in the log (start time in microseconds, delivery, attempt): where a page ends. */
+  key: string;
   deliveryId: string;
   eventId: string;
   eventType: string;

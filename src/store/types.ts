@@ -324,8 +324,11 @@ export interface WebhookRepository {
   disable(endpointId: string, reason: WebhookDisabledReason, failingForSeconds: number): Promise<boolean>;
   /** Seconds until the next pending attempt of an enabled endpoint is due (0 if one is); undefined when none. */
   nextDueIn(): Promise<number | undefined>;
-  /** The newest attempts of an endpoint's deliveries, newest first. */
-  attempts(endpointId: string, limit: number): Promise<DeliveryAttemptRecord[]>;
+  /**
+   * The attempts of an endpoint's deliveries, newest first: `limit` of them, after the one whose
+   * `key` is `after` (a key this method gave; the newest when absent).
+   */
+  attempts(endpointId: string, limit: number, after?: string): Promise<DeliveryAttemptRecord[]>;
   /** Makes a delivery of the endpoint due now, from the start of the schedule; false when unknown. */
   redeliver(endpointId: string, deliveryId: string): Promise<boolean>;
   /** Pending deliveries of enabled endpoints, and the age in seconds of the oldest one's event. */

@@ -156,6 +156,41 @@ describe('administration API: webhook endpoints', () => {
     expect(isProblem(await create(hooks, { url: 'http://127.0.0.1:9/else' }, { 'idempotency-key': 'hook-create-1' }), 422)).toBe(true);
   });
 
+  it('pages through the delivery log newest first, with a cursor: every attempt once, ties in start time included', async () => {
+    const id = (await create(hooks, { url: 'http://127.0.0.1:9/paged' })).body.id as string;
+    const deliveries: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const sent = await call(url(`/webhooks/${id}/test`), 'POST', { token: hooks });
+      const [row] = await app.sql<{ id: string }>('SELECT id::text AS id FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2', [id, sent.body.event_id]);
+      deliveries.push(row?.id as string);
+    }
+    await app.sql('UPDATE webhook_deliveries SET state = \'failed\', attempts = 3, next_attempt_at = NULL WHERE endpoint_id = $1', [id]);
+    await app.sql('DELETE FROM webhook_attempts WHERE delivery_id = ANY($1::bigint[])', [deliveries]);
+    // Three attempts each; the first attempts of all three started in the same microsecond.
+    await app.sql(`INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status)
+      SELECT d, n, timestamptz '2026-11-27 10:00:00.123456+00' + (n - 1) * interval '1 minute', 10 * n, 500
+      FROM unnest($1::bigint[]) AS d, generate_series(1, 3) AS n`, [deliveries]);
+    const everything = await call(url(`/webhooks/${id}/deliveries?limit=200`), 'GET', { token: reader });
+    const order = (everything.body.items as Array<{ delivery_id: string; attempt: number }>).map((a) => `${a.delivery_id}/${a.attempt}`);
+    expect(order).toHaveLength(9);
+    expect(order.slice(0, 3)).toEqual([...deliveries].reverse().map((d) => `${d}/3`));
+    const paged: string[] = [];
+    let next = `/webhooks/${id}/deliveries?limit=2`;
+    for (let pages = 0; next !== ''; pages++) {
+      expect(pages).toBeLessThan(5);
+      const page = await call(url(next), 'GET', { token: reader });
+      expect(page.status).toBe(200);
+      paged.push(...(page.body.items as Array<{ delivery_id: string; attempt: number }>).map((a) => `${a.delivery_id}/${a.attempt}`));
+      const cursor = page.body.next_cursor as string | null;
+      expect(page.headers.get('link') ?? '').toEqual(cursor === null ? '' : `</admin/v1/webhooks/${id}/deliveries?limit=2&cursor=${cursor}>; rel="next"`);
+      next = cursor === null ? '' : `/webhooks/${id}/deliveries?limit=2&cursor=${cursor}`;
+    }
+    expect(paged).toEqual(order);
+    const forged = Buffer.from('k1:1.2', 'utf8').toString('base64url');
+    expect(isProblem(await call(url(`/webhooks/${id}/deliveries?cursor=${forged}`), 'GET', { token: reader }), 400)).toBe(true);
+    expect(isProblem(await call(url(`/webhooks/${id}/deliveries?cursor=nonsense!`), 'GET', { token: reader }), 400)).toBe(true);
+  });
+
   it('lists delivery attempts without the receiver\'s answer, and redelivers one from the start of the schedule', async () => {
     const id = (await create(hooks, { url: 'http://127.0.0.1:9/log' })).body.id as string;
     const sent = await call(url(`/webhooks/${id}/test`), 'POST', { token: hooks });

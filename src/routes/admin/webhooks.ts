@@ -7,7 +7,6 @@
  */
 import { z } from 'zod';
 import { pageOfList } from '../../admin/pages.ts';
-import { MAX_DELIVERIES_LISTED } from '../../admin/webhook-deliveries.ts';
 import { MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH } from '../../admin/webhook-rules.ts';
 import {
   createWebhook, getVersionedWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook, removeWebhook,
@@ -15,7 +14,7 @@ import {
 } from '../../admin/webhooks.ts';
 import type { AdminApiDeps } from './deps.ts';
 import { operation, type Call, type Operation } from './operation.ts';
-import { listOperation } from './pages.ts';
+import { listOperation, pageAnswer, pageQuery, pageRequest } from './pages.ts';
 
 const webhookFields = {
   url: z.string().max(MAX_URL_LENGTH).describe('Where events are POSTed: https (http and loopback outside production only); no private, link-local or reserved address unless IDP_WEBHOOK_ALLOWED_NETWORKS allows it.'),
@@ -36,11 +35,6 @@ const webhookPatch = z.strictObject({
   enabled: webhookFields.enabled.optional().describe('Enabling an endpoint the service disabled (it answered 410, or failed for 5 days) resumes its deliveries.'),
   description: webhookFields.description.nullable().optional(),
 });
-const deliveriesQuery = z.strictObject({
-  limit: z.string().regex(/^\d{1,4}$/, `must be a whole number from 1 to ${MAX_DELIVERIES_LISTED}`).transform(Number)
-    .pipe(z.number().min(1).max(MAX_DELIVERIES_LISTED)).optional().describe(`Attempts listed, newest first: 1 to ${MAX_DELIVERIES_LISTED} (default 50).`),
-});
-
 const webhookPath = (id: string) => `/webhooks/${encodeURIComponent(id)}`;
 const webhookDeps = (deps: AdminApiDeps): WebhookDeps => ({ durable: deps.durable, clock: deps.clock, ...deps.webhooks });
 const apiActor = (call: Pick<Call<unknown, unknown>, 'caller'>) => ({ actor: 'api' as const, client_id: call.caller.clientId });
@@ -105,13 +99,14 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
     responses: { 202: 'The event is on its way: {event_id}' },
     handle: async ({ deps, params }) => ({ status: 202, body: { event_id: (await testWebhook(deps, params.id ?? '')).eventId } }),
   }),
-  operation<undefined, z.output<typeof deliveriesQuery>>({
-    method: 'GET', path: '/webhooks/{id}/deliveries', operationId: 'listWebhookDeliveries', area: 'webhooks', query: deliveriesQuery,
-    summary: 'The newest delivery attempts, newest first: event id and type, attempt, time, HTTP status or error kind, duration, next attempt (never what the receiver answered)',
-    responses: { 200: '{items, next_cursor} (next_cursor is always null: the log is the newest attempts only)' },
-    handle: async ({ deps, params, query }) => ({
-      status: 200, body: { items: await listWebhookDeliveries(deps, params.id ?? '', query.limit ?? 50), next_cursor: null },
-    }),
+  operation<undefined, z.output<typeof pageQuery>>({
+    method: 'GET', path: '/webhooks/{id}/deliveries', operationId: 'listWebhookDeliveries', area: 'webhooks', query: pageQuery,
+    summary: 'The delivery attempts, newest first: event id and type, attempt, time, HTTP status or error kind, duration, next attempt (never what the receiver answered)',
+    responses: { 200: 'A page: {items, next_cursor}' },
+    handle: async ({ deps, params, query }) => {
+      const request = pageRequest(query);
+      return pageAnswer(await listWebhookDeliveries(deps, params.id ?? '', request), (view) => view, request.limit);
+    },
   }),
   operation({
     method: 'POST', path: '/webhooks/{id}/deliveries/{delivery_id}/redeliver', operationId: 'redeliverWebhook', area: 'webhooks', idempotent: true,

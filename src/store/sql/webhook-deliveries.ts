@@ -116,17 +116,22 @@ export function sqlWebhookDeliveries(db: Db): DeliveryOperations {
       const seconds = rows[0]?.seconds;
       return seconds === null || seconds === undefined ? undefined : Number(seconds);
     },
-    async attempts(endpointId, limit) {
+    async attempts(endpointId, limit, after) {
+      // A key is `micros.delivery.attempt`: the start time exact to the microsecond (as stored).
+      const [micros = '0', deliveryId = '0', attempt = '0'] = after?.split('.') ?? [];
       const { rows } = await sql<{
-        delivery_id: string; event_id: string; type: string; attempt: number; started_at: Date | string; duration_ms: number | null;
+        key: string; delivery_id: string; event_id: string; type: string; attempt: number; started_at: Date | string; duration_ms: number | null;
         status: number | null; error: string | null; state: string; next_attempt_at: Date | string | null;
       }>`
-        SELECT d.id::text AS delivery_id, d.event_id, ev.type, a.attempt, a.started_at, a.duration_ms, a.status, a.error, d.state, d.next_attempt_at
+        SELECT (extract(epoch FROM a.started_at) * 1000000)::bigint || '.' || a.delivery_id || '.' || a.attempt AS key,
+          d.id::text AS delivery_id, d.event_id, ev.type, a.attempt, a.started_at, a.duration_ms, a.status, a.error, d.state, d.next_attempt_at
         FROM webhook_attempts AS a JOIN webhook_deliveries AS d ON d.id = a.delivery_id JOIN events AS ev ON ev.id = d.event_id
         WHERE d.endpoint_id = ${endpointId}
+          AND (${after === undefined} OR ((extract(epoch FROM a.started_at) * 1000000)::bigint, a.delivery_id, a.attempt)
+            < (${micros}::bigint, ${deliveryId}::bigint, ${attempt}::int))
         ORDER BY a.started_at DESC, a.delivery_id DESC, a.attempt DESC LIMIT ${limit}`.execute(db);
       return rows.map((r): DeliveryAttemptRecord => ({
-        deliveryId: String(r.delivery_id), eventId: r.event_id, eventType: r.type, attempt: r.attempt, startedAt: date(r.started_at),
+        key: r.key, deliveryId: String(r.delivery_id), eventId: r.event_id, eventType: r.type, attempt: r.attempt, startedAt: date(r.started_at),
         durationMs: r.duration_ms, status: r.status, error: r.error, state: r.state as DeliveryAttemptRecord['state'],
         nextAttemptAt: r.next_attempt_at === null ? null : date(r.next_attempt_at),
       }));
