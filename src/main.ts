@@ -13,6 +13,7 @@ import { describeStartup, startupLine } from './config/startup.ts';
 import { DataDirError, lockEmbeddedDatabase, loadOrCreateSecret, secureDataDir } from './data-dir.ts';
 import { createOutboxSink } from './events/outbox-sink.ts';
 import { auditTo, combineSinks, createLogSink } from './events/record.ts';
+import type { Mailer } from './mail/mailer.ts';
 import type { DurableStore } from './store/types.ts';
 import type { MasterSecrets } from './tokens/secret-box.ts';
 import { ensureSecretCheck, WRONG_SECRET_MESSAGE } from './tokens/secret-check.ts';
@@ -155,12 +156,21 @@ async function readStdin(): Promise<string> {
 const SEALING_COMMANDS = new Set(['seed', 'keys', 'secrets', 'webhooks']);
 
 async function cli(command: string): Promise<number> {
-  const [{ runCli }, { openDurable, openSharedDurable }, { createStderrLogger }] = await Promise.all([
-    import('./cli/index.ts'), import('./services.ts'), import('./logging.ts'),
+  const [{ runCli }, { openDurable, openSharedDurable }, { createStderrLogger }, { createMailer }] = await Promise.all([
+    import('./cli/index.ts'), import('./services.ts'), import('./logging.ts'), import('./mail/setup.ts'),
   ]);
   let durable: DurableStore | undefined;
   let release: (() => void) | undefined;
   const log = createStderrLogger(config.logLevel);
+  let mailer: Mailer | undefined;
+  /** Why messages were not sent (the mailer's warnings, whose reasons hold no secret): the command reports them. */
+  let mailFailures: string[] = [];
+  const closeMailer = async (): Promise<string[]> => {
+    await mailer?.close?.().catch((error: unknown) => void mailFailures.push(error instanceof Error ? error.message : String(error)));
+    const failures = mailFailures;
+    mailFailures = [];
+    return failures;
+  };
   // A change's event goes to webhooks too: written before the command closes the database.
   const outboxSink = createOutboxSink({
     outbox: async () => (await context.openDurable()).outbox,
@@ -186,6 +196,14 @@ async function cli(command: string): Promise<number> {
       }
       return durable;
     },
+    mailer() {
+      mailer ??= createMailer(config, {
+        info: (fields, message) => log.info(fields, message),
+        warn: (fields, message) => void mailFailures.push(typeof fields.reason === 'string' ? `${message}: ${fields.reason}` : message),
+      });
+      return mailer;
+    },
+    closeMailer,
     audit: auditTo(combineSinks(createLogSink(), outboxSink), { log }),
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
@@ -198,6 +216,8 @@ async function cli(command: string): Promise<number> {
     if (error instanceof RefusedError) return printError(1, error.message, error.details);
     throw error;
   } finally {
+    // Mail a command queued and did not report on is sent all the same; its failures are logged.
+    for (const failure of await closeMailer()) log.warn({ mail: true }, failure);
     await outboxSink.flush();
     await durable?.close().catch(() => {});
     release?.();

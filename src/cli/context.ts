@@ -2,6 +2,7 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Audit } from '../events/record.ts';
+import type { Mailer } from '../mail/mailer.ts';
 import type { DurableStore } from '../store/types.ts';
 import type { MasterSecrets } from '../tokens/secret-box.ts';
 
@@ -17,6 +18,18 @@ export interface CliContext {
   json: boolean;
   /** Opens the configured database with migrations applied; the caller closes nothing, main.ts does. */
   openDurable(): Promise<DurableStore>;
+  /**
+   * The mailer of the configuration, made on first use: IDP_SMTP_URL's; without it the log's
+   * outside production, none (`available` false) in production. What it was given is sent
+   * before the process exits (main.ts calls closeMailer as the command ends).
+   */
+  mailer(): Mailer;
+  /**
+   * Sends what mailer() was given, waiting for the mail server for a while at most (its
+   * queue's flush at shutdown), and lets go of it: why messages were not sent, one line each
+   * without any secret ([] when every one went, or nothing was given). Once, at the command's end.
+   */
+  closeMailer(): Promise<string[]>;
   /** Records an audit event: a JSON line on stderr, so that stdout stays the command's answer. */
   audit: Audit;
   out(line: string): void;

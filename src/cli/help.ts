@@ -78,7 +78,7 @@ const COMMANDS: Record<string, [string[], string]> = {
   'users remove': [['idp users remove U'], 'Removes an account with its consents and refresh tokens.'],
   'users require-password-change': [['idp users require-password-change U'], 'Makes the user choose a new password at the next sign-in.'],
   'users require-mfa': [['idp users require-mfa U'], 'Makes the user set up a second factor (an authenticator app or a passkey) at the next sign-in, unless they have one.'],
-  'users reset-mfa': [['idp users reset-mfa U'], 'Removes all of the user\'s second factors (authenticator app, recovery codes) and revokes their tokens: the user sets up a new one at the next sign-in.'],
+  'users reset-mfa': [['idp users reset-mfa U'], 'Removes all of the user\'s second factors (authenticator app, recovery codes) and revokes their tokens: the user sets up a new one at the next sign-in, and is mailed a security notice when they have an address and mail is configured.'],
   'scopes add': [['idp scopes add NAME'], 'Adds an API scope (such as orders.read) that clients may then be given.'],
   'scopes list': [['idp scopes list'], 'Lists the API scopes.'],
   'scopes remove': [['idp scopes remove NAME'], 'Removes an API scope: from then on no token grants it, even to clients that still list it.'],

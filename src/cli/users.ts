@@ -1,6 +1,8 @@
 /** `idp users add | list | update U | show U | lock U | unlock U | remove U | require-password-change U | require-mfa U | reset-mfa U`. */
 import { resetSecondFactors } from '../admin/second-factors.ts';
 import { findUser, listUsers, removeUser, setUserFlag } from '../admin/users.ts';
+import { createSecurityNotices } from '../factors/security-notices.ts';
+import { mailBrandOf } from '../mail/setup.ts';
 import type { UserFlag, UserRecord } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { parseCommand, subcommand } from './args.ts';
@@ -35,7 +37,14 @@ const removeCommand: UserCommand = async (user, durable, context) => {
   report(context, { username: user.username, sub: user.subject, removed: true }, () => [`user ${user.username} removed`]);
 };
 
-/** Someone lost every second factor: remove them all, end the user's tokens, enrol again at the next sign-in. */
+/** The notice's line of detail: who removed the factors, and what comes next. */
+const RESET_NOTICE_DETAIL = 'An administrator reset your second factors; you will set up a new one at your next sign-in.';
+
+/**
+ * Someone lost every second factor: remove them all, end the user's tokens, enrol again at the
+ * next sign-in. The user is mailed the `mfa_removed` notice, as for any change of their factors;
+ * the command waits for the mail server (for a while) and warns, without failing, if it was not sent.
+ */
 const resetMfa: UserCommand = async (user, durable, context) => {
   const result = await resetSecondFactors({ durable, clock: context.clock }, user);
   if (result.kind === 'reset') {
@@ -46,7 +55,18 @@ const resetMfa: UserCommand = async (user, durable, context) => {
   report(context, document, () => [result.kind === 'reset'
     ? `user ${user.username}: second factors removed (${result.removed.join(', ')}), tokens revoked; they set up a new one at the next sign-in`
     : `user ${user.username} has no second factor: nothing to reset`]);
+  if (result.kind === 'reset') await mailResetNotice(result.user, context);
 };
+
+/** The reset happened already: a notice that cannot be sent is one warning line, never a failure. */
+async function mailResetNotice(user: UserRecord, context: CliContext): Promise<void> {
+  if (!user.email) return;
+  const mailer = context.mailer();
+  if (!mailer.available) return;
+  createSecurityNotices({ mailer, brand: mailBrandOf(context.config), clock: context.clock }).mail(user, 'mfa_removed', RESET_NOTICE_DETAIL);
+  const failures = await context.closeMailer();
+  if (failures.length > 0) context.err(`warning: the security notice (second factors removed) could not be mailed to user ${user.username}: ${failures.join('; ')}`);
+}
 
 const BY_USERNAME: Record<string, UserCommand> = {
   show: showUser,

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliContext } from '../../src/cli/context.ts';
 import { runDoctor } from '../../src/cli/doctor.ts';
 import { parseConfig } from '../../src/config.ts';
+import { NO_MAILER } from '../../src/mail/mailer.ts';
 import { openDurableStore } from '../../src/store/sql/durable.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { freePort, runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
@@ -172,6 +173,8 @@ describe.runIf(postgresAvailable && redisAvailable)('idp doctor', () => {
       clock: () => Date.now() + 60_000,
       json: false,
       openDurable: async () => (durable ??= await openDurableStore({ databaseUrl: db.url })),
+      mailer: () => NO_MAILER,
+      closeMailer: async () => [],
       audit: () => {},
       out: () => {},
       err: () => {},

@@ -13,6 +13,7 @@ import type { CliContext } from '../../src/cli/context.ts';
 import { runDoctor } from '../../src/cli/doctor.ts';
 import { checkChangeFeed } from '../../src/cli/doctor-infrastructure.ts';
 import { parseConfig } from '../../src/config.ts';
+import { NO_MAILER } from '../../src/mail/mailer.ts';
 import { openDurableStore } from '../../src/store/sql/durable.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { pgbouncerAvailable, startPgBouncer, type PgBouncer } from '../helpers/distributed.ts';
@@ -135,6 +136,7 @@ describe.runIf(postgresAvailable && pgbouncerAvailable)('behind PgBouncer in tra
         config: parsed.config, secret: Buffer.from(IDP_SECRET, 'hex'), clock: Date.now, json: false,
         // The name is a pooler's; the connection, for the check to run, is the database itself.
         openDurable: async () => (durable ??= await openDurableStore({ databaseUrl: db.url })),
+        mailer: () => NO_MAILER, closeMailer: async () => [],
         audit: () => {}, out: () => {}, err: () => {}, readStdin: async () => '',
       };
       try {

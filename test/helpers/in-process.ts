@@ -66,6 +66,9 @@ async function seedWith(seed: object, services: Services, dir: string): Promise<
     clock: services.clock,
     json: false,
     openDurable: async () => services.durable,
+    // The app's own mailer, left open: the app closes it.
+    mailer: () => services.mailer,
+    closeMailer: async () => [],
     audit: () => {},
     out: (line) => said.push(line),
     err: (line) => said.push(line),
