@@ -166,7 +166,9 @@ async function cli(command: string): Promise<number> {
   /** Why messages were not sent (the mailer's warnings, whose reasons hold no secret): the command reports them. */
   let mailFailures: string[] = [];
   const closeMailer = async (): Promise<string[]> => {
-    await mailer?.close?.().catch((error: unknown) => void mailFailures.push(error instanceof Error ? error.message : String(error)));
+    const closing = mailer;
+    mailer = undefined;
+    await closing?.close?.().catch((error: unknown) => void mailFailures.push(error instanceof Error ? error.message : String(error)));
     const failures = mailFailures;
     mailFailures = [];
     return failures;

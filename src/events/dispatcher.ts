@@ -171,9 +171,11 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
   void pump();
   return {
     reserve() {
-      if (stopped || running || reserved || TOTAL - inFlight <= 0) return undefined;
+      if (stopped || running || reserved) return undefined;
+      const limits = limitsNow();
+      if (limits.total <= 0) return undefined;
       reserved = true;
-      return limitsNow();
+      return limits;
     },
     adopt(claimed) {
       reserved = false;
