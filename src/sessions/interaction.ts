@@ -24,8 +24,8 @@ export interface PendingSignIn {
   upstreamIdToken?: string | undefined;
   /**
    * A password recovery (password-recovery.ts), not a sign-in: the right code stood in for the
-   * password; the second factor, then a new password, are owed, and the browser is then shown
-   * the sign-in page (the session never becomes the user's from a recovery).
+   * password; the second factor, then a new password, are owed, and the browser is then signed
+   * in (`pwd`, with `mfa` when a second factor was given) and goes on with the request.
    */
   recovery?: true;
 }
