@@ -11,6 +11,7 @@ import { totpFactor, type UserInput, type UserRecord } from '../store/records.ts
 import type { DurableStore } from '../store/types.ts';
 import { deriveKey } from '../tokens/secret-box.ts';
 import { AdminError, refuseOtherVersion, staleOrGone } from './errors.ts';
+import { nameAfter } from './full-name.ts';
 import { kept, keptList, sameValue } from './patch.ts';
 import { revokeAfterPasswordChange } from './passwords.ts';
 import { seedTotpSecret, type SeedTotp } from './seed-records.ts';
@@ -65,11 +66,11 @@ async function newPasswordHash(user: UserRecord, password: string | undefined): 
 
 export async function prepareUserChange(user: UserRecord, patch: UserPatch, totpKey: Buffer): Promise<UserChange> {
   refuseProfileProblems(user.username, profileProblems({ ...patch, username: user.username, roles: patch.roles ?? [] }));
+  const parts = { givenName: kept(user.givenName, patch.given_name), familyName: kept(user.familyName, patch.family_name) };
   const after: Pick<UserInput, Column> = {
     passwordHash: await newPasswordHash(user, patch.password),
-    givenName: kept(user.givenName, patch.given_name),
-    familyName: kept(user.familyName, patch.family_name),
-    name: kept(user.name, patch.name),
+    ...parts,
+    name: nameAfter(user, parts, patch.name),
     email: kept(user.email, patch.email),
     emailVerified: kept(user.emailVerified, patch.email_verified),
     phoneNumber: kept(user.phoneNumber, patch.phone_number),

@@ -8,6 +8,7 @@ import type { SignInSourceKind, UserFlag, UserInput, UserRecord, Versioned } fro
 import type { DurableStore, PageRequest } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { createOnly } from './create-only.ts';
+import { fullName } from './full-name.ts';
 import { AdminError, staleOrGone } from './errors.ts';
 import { readPage, type Page } from './pages.ts';
 import { canonicalUsername, isPlainText } from './rules.ts';
@@ -46,8 +47,7 @@ export async function createUser(durable: DurableStore, input: NewLocalUser): Pr
   const user: UserInput = {
     ...NEW_USER_DEFAULTS,
     id, source: 'local', subject: id, username, passwordHash, givenName, familyName,
-    // The full name (OpenID Connect `name` claim) as the parts given.
-    name: [givenName, familyName].filter((part) => part !== null).join(' ') || null,
+    name: fullName({ givenName, familyName }),
     email: input.email, emailVerified: input.emailVerified,
     phoneNumber: input.phoneNumber, phoneNumberVerified: input.phoneNumberVerified,
     roles: [...new Set(input.roles)],
