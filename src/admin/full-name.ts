@@ -18,6 +18,8 @@ export function fullName({ givenName, familyName }: NameParts): string | null {
 /** `name` after a change of the parts from `before` to `after`; `explicit`, when the change sets `name` itself. */
 export function nameAfter(before: NameParts & { name: string | null }, after: NameParts, explicit: string | null | undefined): string | null {
   if (explicit !== undefined) return explicit;
+  // A change that leaves the parts as they were leaves the name too (an absent name stays absent).
+  if (before.givenName === after.givenName && before.familyName === after.familyName) return before.name;
   const followed = before.name === null || before.name === fullName(before);
   return followed ? fullName(after) : before.name;
 }

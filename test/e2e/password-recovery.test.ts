@@ -372,6 +372,8 @@ describe.runIf(postgresAvailable)('forgot password through a real SMTP server', 
     expect(mail.from).toContain('<no-reply@example.com>');
     const code = codeIn(mail);
     expect(mail.html).toContain(code);
+    // In the HTML part, the link is a link.
+    expect(mail.html).toMatch(/<a href="http[^"]*\/account\/recover\/code\?[^"]*"[^>]*>http/);
     const phone = new Browser();
     const opened = await phone.get(linkIn(mail));
     expect(opened.body).toContain(`value="${code}"`);
