@@ -25,7 +25,7 @@ const serverSeconds = () => Math.floor(clock() / 1000);
 
 let app: InProcessApp;
 beforeAll(async () => {
-  app = await startInProcess({ seed: SEED, clock, env: { LOG_LEVEL: 'info' } });
+  app = await startInProcess({ seed: SEED, clock, env: { LOG_LEVEL: 'info', IDP_BRAND_NAME: 'Wonderland' } });
 });
 afterAll(async () => {
   await app?.close();
@@ -156,6 +156,9 @@ describe('the account page', () => {
     expect(setUp.status).toBe(200);
     expect(setUp.body).toContain('QR code');
     expect(setUp.headers.get('content-security-policy')).not.toContain('script-src');
+    // The app lists the account under the brand's name, not the host.
+    expect(setUp.body).toContain('<strong class="issuer-name">Wonderland</strong>');
+    expect(setUp.body).toMatch(/otpauth:\/\/totp\/Wonderland:[^"]*issuer=Wonderland/);
     const secret = (/<p class="secret"><code>([^<]+)<\/code>/.exec(setUp.body)?.[1] ?? '').replace(/\s+/g, '');
     const { action, fields } = readForm(setUp.body, setUp.url);
     const wrong = await browser.post(action, { ...fields, otp: '000000' === (await totp(secret, serverSeconds())) ? '111111' : '000000' });
