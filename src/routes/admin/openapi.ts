@@ -47,7 +47,7 @@ const problem = (description: string) => ({ description, content: { 'application
 function errorResponses(op: Operation): Json {
   const withPath = op.path.includes('{');
   return {
-    ...(op.body || op.query || op.idempotent ? { 400: problem('A malformed request: each wrong field named in errors') } : {}),
+    ...(op.body || op.query || op.idempotent || withPath ? { 400: problem('A malformed request: each wrong field named in errors (or a path that is not percent-encoded UTF-8)') } : {}),
     401: problem('No valid access token (WWW-Authenticate: Bearer error="invalid_token")'),
     403: problem('The token lacks the scope (WWW-Authenticate: Bearer error="insufficient_scope")'),
     ...(withPath ? { 404: problem('No such resource') } : {}),
