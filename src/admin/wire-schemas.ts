@@ -146,13 +146,20 @@ export const endedSessionsWire = named('EndedSessions', z.object({
   browser_sessions: z.number().int(), refresh_token_families: z.number().int(),
 }).describe('How many sessions ended.'));
 
+const pages = new WeakSet<z.ZodType>();
+
+/** Whether a schema is a list's page (whose answer carries `Link: <…>; rel="next"` while there is more). */
+export const isPageWire = (schema: z.ZodType): boolean => pages.has(schema);
+
 /** A page of a list: `items` in the list's order, and the cursor of the next page (null on the last). */
 export function pageWire<T extends z.ZodType>(id: string, item: T) {
-  return named(id, z.object({
+  const page = named(id, z.object({
     items: z.array(item),
     next_cursor: z.string().nullable().describe('Pass as cursor for the next page; null on the last page.'),
     total: z.number().int().optional().describe('With count=true: the number of items of every page together.'),
   }));
+  pages.add(page);
+  return page;
 }
 
 export const clientPageWire = pageWire('ClientPage', clientWire);

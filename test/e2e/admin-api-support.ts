@@ -128,7 +128,7 @@ export async function call(url: string, method: string, options: CallOptions = {
   } catch {
     // Not JSON: kept as text.
   }
-  await checkAdminAnswer(url, method, { status: res.status, contentType: res.headers.get('content-type'), body: parsed });
+  await checkAdminAnswer(url, method, { status: res.status, headers: res.headers, body: parsed });
   return { status: res.status, headers: res.headers, body: parsed };
 }
 

@@ -1,7 +1,8 @@
 /**
  * Every answer the administration API's tests receive, held against the OpenAPI document the
  * service itself serves (`/admin/v1/openapi.json`): the operation of the request's method and path
- * must describe the answer's status, its media type, and (by the schema there, with ajv) its body.
+ * must describe the answer's status, its media type, its ETag, Location and Link headers, and (by
+ * the schema there, with ajv) its body.
  * An answer of no operation (an unknown route) must be a problem document. So the document cannot
  * drift from the code without the API's own tests failing.
  */
@@ -19,7 +20,7 @@ type Json = Record<string, any>;
 
 export interface ReceivedAnswer {
   status: number;
-  contentType: string | null;
+  headers: Headers;
   /** The parsed JSON body (or the text); undefined when empty. */
   body: unknown;
 }
@@ -79,6 +80,17 @@ function expectValid(at: Described, pointer: string, body: unknown, what: string
   }
 }
 
+/** The headers the API sets on success that a client reads: each one sent is described, each one required is sent. */
+const DESCRIBED_HEADERS = ['ETag', 'Location', 'Link'];
+
+function expectHeadersDescribed(headers: Headers, described: Json, what: string): void {
+  for (const name of DESCRIBED_HEADERS) {
+    const sent = headers.has(name);
+    if (sent && !(name in described)) throw new Error(`${what} with ${name}, which the document does not describe`);
+    if (!sent && described[name]?.required === true) throw new Error(`${what} without ${name}, which the document says it has`);
+  }
+}
+
 /** Throws when the document the service serves does not describe this answer to `method url`. */
 export async function checkAdminAnswer(url: string, method: string, answer: ReceivedAnswer): Promise<void> {
   const { origin, pathname } = new URL(url);
@@ -90,7 +102,7 @@ export async function checkAdminAnswer(url: string, method: string, answer: Rece
   const found = await documentAt(base);
   if (!found) return;
   const what = `${method} ${path} answered ${answer.status}`;
-  const mediaType = (answer.contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const mediaType = (answer.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   const template = templateOf(found.document, path);
   const operation = template === undefined ? undefined : (found.document.paths[template] as Json)[method.toLowerCase()] as Json | undefined;
   if (!operation || template === undefined) {
@@ -101,6 +113,7 @@ export async function checkAdminAnswer(url: string, method: string, answer: Rece
   const status = String(answer.status);
   const key = status in operation.responses ? status : answer.status >= 500 && 'default' in operation.responses ? 'default' : undefined;
   if (key === undefined) throw new Error(`${what}, a status that openapi.json does not give ${method} ${template}`);
+  expectHeadersDescribed(answer.headers, (operation.responses[key].headers ?? {}) as Json, `${what} (openapi.json ${method} ${template})`);
   const content = operation.responses[key].content as Json | undefined;
   if (!content) {
     if (answer.body !== undefined) throw new Error(`${what} with a body, where openapi.json describes none`);

@@ -30,7 +30,7 @@ export const CLIENT_OPERATIONS: Operation[] = [
   operation<z.output<typeof newClient>>({
     method: 'POST', path: '/clients', operationId: 'createClient', summary: 'Register a client', idempotent: true,
     body: { schema: newClient, mediaType: 'application/json' },
-    responses: { 201: { description: 'The client (with client_secret, shown this once, for a confidential client)', body: createdClientWire } },
+    responses: { 201: { description: 'The client (with client_secret, shown this once, for a confidential client)', body: createdClientWire, etag: true } },
     handle: async ({ deps, body, changed }) => {
       const { secretHash: _none, ...fields } = seedClientRecord({ ...body, client_secret: null });
       const { client, secret } = await createClient(deps.durable, { ...fields, public: body.public ?? false });
@@ -41,7 +41,7 @@ export const CLIENT_OPERATIONS: Operation[] = [
     },
   }),
   operation({
-    method: 'GET', path: '/clients/{client_id}', operationId: 'getClient', summary: 'One client', responses: { 200: { description: 'The client', body: clientWire } },
+    method: 'GET', path: '/clients/{client_id}', operationId: 'getClient', summary: 'One client', responses: { 200: { description: 'The client', body: clientWire, etag: true } },
     handle: async ({ deps, params }) => {
       const { record, version } = await getVersionedClient(deps.durable, params.client_id ?? '');
       return { status: 200, body: clientDocument(record), version };
@@ -50,7 +50,7 @@ export const CLIENT_OPERATIONS: Operation[] = [
   operation<z.output<typeof clientPatch>>({
     method: 'PATCH', path: '/clients/{client_id}', operationId: 'updateClient', summary: 'Change a client (JSON merge patch, RFC 7396)', ifMatch: true,
     body: { schema: clientPatch, mediaType: 'application/merge-patch+json' },
-    responses: { 200: { description: 'The client as changed', body: clientWire } },
+    responses: { 200: { description: 'The client as changed', body: clientWire, etag: true } },
     handle: async ({ deps, params, body, ifVersion, changed }) => {
       const id = params.client_id ?? '';
       const updated = await updateClient(deps.durable, id, body, ifVersion);
@@ -71,7 +71,7 @@ export const CLIENT_OPERATIONS: Operation[] = [
   operation<z.output<typeof rotation> | undefined>({
     method: 'POST', path: '/clients/{client_id}/secret', operationId: 'rotateClientSecret', summary: 'Give a confidential client a new generated secret', idempotent: true,
     body: { schema: rotation, mediaType: 'application/json', optional: true },
-    responses: { 200: { description: 'The client with its new client_secret, shown this once', body: clientWithSecretWire } },
+    responses: { 200: { description: 'The client with its new client_secret, shown this once', body: clientWithSecretWire, etag: true } },
     handle: async ({ deps, params, body, changed }) => {
       const id = params.client_id ?? '';
       const rotated = await rotateClientSecret(deps.durable, id, { keepOldForSeconds: body?.keep_old_for_seconds ?? 0, now: deps.clock() });

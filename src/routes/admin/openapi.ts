@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { ADMIN_API, ADMIN_API_READONLY, ADMIN_CONSOLE_WEBHOOKS, scopesAllowing } from '../../admin/api-access.ts';
-import { wireSchemas } from '../../admin/wire-schemas.ts';
+import { isPageWire, wireSchemas } from '../../admin/wire-schemas.ts';
 import type { Operation, Response } from './operation.ts';
 
 type Json = Record<string, unknown>;
@@ -84,12 +84,29 @@ function parameters(op: Operation): Json[] {
   return [...inPath, ...inQuery, ...headers];
 }
 
-function responseObject({ description, body }: Response): Json {
-  return body === undefined ? { description } : { description, content: { 'application/json': { schema: answerSchema(body) } } };
+const header = (description: string, required: boolean) => ({ description, required, schema: { type: 'string' } });
+
+/** The headers an answer carries (send() in index.ts): its resource's ETag, where a resource made is, the next page. */
+function responseHeaders(status: string, { etag, body }: Response): Json | undefined {
+  const headers = {
+    ...(etag ? { ETag: header('The version of the resource (strong): send it as If-Match to change it', true) } : {}),
+    ...(status === '201' ? { Location: header('The path of the resource made', true) } : {}),
+    ...(body && isPageWire(body) ? { Link: header('<…>; rel="next": the next page, while there is more', false) } : {}),
+  };
+  return Object.keys(headers).length > 0 ? headers : undefined;
+}
+
+function responseObject(status: string, response: Response): Json {
+  const headers = responseHeaders(status, response);
+  return {
+    description: response.description,
+    ...(headers ? { headers } : {}),
+    ...(response.body ? { content: { 'application/json': { schema: answerSchema(response.body) } } } : {}),
+  };
 }
 
 function operationObject(op: Operation): Json {
-  const own = Object.fromEntries(Object.entries(op.responses).map(([status, response]) => [status, responseObject(response)]));
+  const own = Object.fromEntries(Object.entries(op.responses).map(([status, response]) => [status, responseObject(status, response)]));
   return {
     operationId: op.operationId,
     summary: op.summary,

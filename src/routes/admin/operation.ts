@@ -42,6 +42,8 @@ export interface Call<B, Q> {
 export interface Response {
   description: string;
   body?: z.ZodType;
+  /** It carries the resource's ETag (the answer's version). */
+  etag?: true;
 }
 
 export interface Operation<B = unknown, Q = unknown> {

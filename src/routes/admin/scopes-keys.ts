@@ -22,7 +22,7 @@ export const SCOPE_OPERATIONS: Operation[] = [
   operation<z.output<typeof newScope>>({
     method: 'POST', path: '/api-scopes', operationId: 'createApiScope', summary: 'Add an API scope', idempotent: true,
     body: { schema: newScope, mediaType: 'application/json' },
-    responses: { 201: { description: 'The API scope', body: apiScopeWire } },
+    responses: { 201: { description: 'The API scope', body: apiScopeWire, etag: true } },
     handle: async ({ deps, body, changed }) => {
       await addApiScope(deps.durable, body.name);
       changed({ action: 'create', resource: 'api_scope', resource_id: body.name, fields: ['name'] });
@@ -31,7 +31,7 @@ export const SCOPE_OPERATIONS: Operation[] = [
     },
   }),
   operation({
-    method: 'GET', path: '/api-scopes/{name}', operationId: 'getApiScope', summary: 'One API scope', responses: { 200: { description: 'The API scope', body: apiScopeWire } },
+    method: 'GET', path: '/api-scopes/{name}', operationId: 'getApiScope', summary: 'One API scope', responses: { 200: { description: 'The API scope', body: apiScopeWire, etag: true } },
     handle: async ({ deps, params }) => {
       const scope = await getApiScope(deps.durable, params.name ?? '');
       return { status: 200, body: apiScopeDocument(scope), version: scope.version };

@@ -37,7 +37,7 @@ function sessionsDocument(sessions: UserSessions): UserSessionsWire {
 export const SESSION_OPERATIONS: Operation[] = [
   operation({
     method: 'GET', path: '/users/{id}/sessions', operationId: 'listUserSessions', summary: "A user's refresh token families and browser sessions",
-    responses: { 200: { description: "The user's refresh token families and browser sessions", body: userSessionsWire } },
+    responses: { 200: { description: "The user's refresh token families and browser sessions", body: userSessionsWire, etag: true } },
     handle: async ({ deps, params }) => {
       const { record, version } = await userOf(deps, params);
       return { status: 200, body: sessionsDocument(await deps.userSessions.listUserSessions(record.id)), version };

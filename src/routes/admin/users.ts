@@ -36,7 +36,7 @@ export const USER_OPERATIONS: Operation[] = [
   operation<z.output<typeof newUser>>({
     method: 'POST', path: '/users', operationId: 'createUser', summary: 'Add a local account', idempotent: true,
     body: { schema: newUser, mediaType: 'application/json' },
-    responses: { 201: { description: 'The user', body: userWire } },
+    responses: { 201: { description: 'The user', body: userWire, etag: true } },
     handle: async ({ deps, body, changed }) => {
       const { user } = await createUser(deps.durable, {
         username: body.username, password: body.password, givenName: body.given_name ?? null, familyName: body.family_name ?? null,
@@ -49,7 +49,7 @@ export const USER_OPERATIONS: Operation[] = [
     },
   }),
   operation({
-    method: 'GET', path: '/users/{id}', operationId: 'getUser', summary: 'One user, by sub', responses: { 200: { description: 'The user', body: userWire } },
+    method: 'GET', path: '/users/{id}', operationId: 'getUser', summary: 'One user, by sub', responses: { 200: { description: 'The user', body: userWire, etag: true } },
     handle: async ({ deps, params }) => {
       const { record, version } = await findVersionedUserBySubject(deps.durable, params.id ?? '', [deps.signInSource]);
       return userAnswer(record, version);
@@ -59,7 +59,7 @@ export const USER_OPERATIONS: Operation[] = [
     method: 'PATCH', path: '/users/{id}', operationId: 'updateUser', ifMatch: true,
     summary: 'Change a user (JSON merge patch, RFC 7396); locking or flagging a user ends their tokens',
     body: { schema: userPatch, mediaType: 'application/merge-patch+json' },
-    responses: { 200: { description: 'The user as changed', body: userWire } },
+    responses: { 200: { description: 'The user as changed', body: userWire, etag: true } },
     handle: async ({ deps, params, body, ifVersion, changed }) => {
       const user = await userOf(deps, params);
       const updated = await updateUser(updateDeps(deps), user, body, ifVersion);
@@ -80,7 +80,7 @@ export const USER_OPERATIONS: Operation[] = [
   operation<z.output<typeof newPassword>>({
     method: 'PUT', path: '/users/{id}/password', operationId: 'setUserPassword', summary: "Set a local user's password; their tokens end", ifMatch: true,
     body: { schema: newPassword, mediaType: 'application/json' },
-    responses: { 200: { description: 'The user', body: userWire } },
+    responses: { 200: { description: 'The user', body: userWire, etag: true } },
     handle: async ({ deps, params, body, ifVersion, changed }) => {
       const user = await userOf(deps, params);
       const updated = await updateUser(updateDeps(deps), user, { password: body.password }, ifVersion);

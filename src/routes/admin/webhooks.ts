@@ -49,7 +49,7 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
   operation<z.output<typeof newWebhook>>({
     method: 'POST', path: '/webhooks', operationId: 'createWebhook', summary: 'Add a webhook endpoint', area: 'webhooks', idempotent: true,
     body: { schema: newWebhook, mediaType: 'application/json' },
-    responses: { 201: { description: 'The endpoint, with its secret (whsec_…) shown this once', body: webhookWithSecretWire } },
+    responses: { 201: { description: 'The endpoint, with its secret (whsec_…) shown this once', body: webhookWithSecretWire, etag: true } },
     handle: async (call) => {
       const { endpoint, version, secret, event } = await createWebhook(webhookDeps(call.deps), call.body, apiActor(call));
       call.recorded(event);
@@ -57,7 +57,7 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
     },
   }),
   operation({
-    method: 'GET', path: '/webhooks/{id}', operationId: 'getWebhook', summary: 'One webhook endpoint', area: 'webhooks', responses: { 200: { description: 'The endpoint', body: webhookWire } },
+    method: 'GET', path: '/webhooks/{id}', operationId: 'getWebhook', summary: 'One webhook endpoint', area: 'webhooks', responses: { 200: { description: 'The endpoint', body: webhookWire, etag: true } },
     handle: async ({ deps, params }) => {
       const { endpoint, version } = await getVersionedWebhook(deps, params.id ?? '');
       return { status: 200, body: endpoint, version };
@@ -66,7 +66,7 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
   operation<z.output<typeof webhookPatch>>({
     method: 'PATCH', path: '/webhooks/{id}', operationId: 'updateWebhook', summary: 'Change a webhook endpoint (JSON merge patch, RFC 7396)', area: 'webhooks', ifMatch: true,
     body: { schema: webhookPatch, mediaType: 'application/merge-patch+json' },
-    responses: { 200: { description: 'The endpoint as changed', body: webhookWire } },
+    responses: { 200: { description: 'The endpoint as changed', body: webhookWire, etag: true } },
     handle: async (call) => {
       const { description, ...rest } = call.body;
       const change = { ...rest, ...(description === undefined ? {} : { description: description ?? '' }) };
@@ -87,7 +87,7 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
   operation({
     method: 'POST', path: '/webhooks/{id}/secret', operationId: 'rotateWebhookSecret', area: 'webhooks', idempotent: true,
     summary: 'Give an endpoint a new secret; the one it replaces keeps signing beside it for 24 hours',
-    responses: { 200: { description: 'The endpoint, with the new secret shown this once', body: webhookWithSecretWire } },
+    responses: { 200: { description: 'The endpoint, with the new secret shown this once', body: webhookWithSecretWire, etag: true } },
     handle: async (call) => {
       const { endpoint, version, secret, event } = await rotateWebhookSecret(webhookDeps(call.deps), call.params.id ?? '', apiActor(call));
       call.recorded(event);

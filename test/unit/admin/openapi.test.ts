@@ -101,6 +101,10 @@ describe('the OpenAPI document of the administration API', () => {
     expect(schemas.UserPage.properties.items.items).toEqual({ $ref: '#/components/schemas/User' });
     expect(schemas.User.properties.created_at).toEqual({ type: 'string', format: 'date-time' });
     expect(schemas.Problem.required).toEqual(['type', 'title', 'status', 'detail']);
+    // And the headers a client reads: where a resource made is, its version, the next page.
+    expect(Object.keys(document.paths['/clients'].post.responses['201'].headers).sort()).toEqual(['ETag', 'Location']);
+    expect(Object.keys(document.paths['/users'].get.responses['200'].headers)).toEqual(['Link']);
+    expect(document.paths['/keys/rotate'].post.responses['200'].headers).toBeUndefined();
   });
 
   it('names a user in the path by {id}, their sub, as the contract of the API does', async () => {
