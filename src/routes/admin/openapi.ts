@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { ADMIN_API, ADMIN_API_READONLY, ADMIN_CONSOLE_WEBHOOKS, scopesAllowing } from '../../admin/api-access.ts';
-import { isPageWire, wireSchemas } from '../../admin/wire-schemas.ts';
+import { isPageWire, problemWire, wireSchemas } from '../../admin/wire-schemas.ts';
 import type { Operation, Response } from './operation.ts';
 
 type Json = Record<string, unknown>;
@@ -41,7 +41,7 @@ function answerSchema(schema: z.ZodType): Json {
   return id === undefined ? jsonSchema(schema, 'output') : { $ref: componentRef(id) };
 }
 
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: componentRef('Problem') } } } });
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: answerSchema(problemWire) } } });
 
 /** The errors an operation may answer, besides its own answers. */
 function errorResponses(op: Operation): Json {
