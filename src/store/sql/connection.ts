@@ -12,7 +12,7 @@ export interface Connection {
   listen(onEvent: (event: ChangeEvent) => void): Promise<ChangeFeed>;
   /** A pool's connections in use and the queries waiting for one (PostgreSQL only). */
   poolStats?(): { inUse: number; waiting: number };
-  /** Embedded only: serves the database to the command line on a Unix socket until stopped. */
+  /** Embedded only: serves the database over the PostgreSQL protocol on a Unix socket until stopped. */
   share?(socketPath: string): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
