@@ -73,6 +73,7 @@ async function seedWith(seed: object, services: Services, dir: string): Promise<
     out: (line) => said.push(line),
     err: (line) => said.push(line),
     readStdin: async () => '',
+    runProgram: async () => undefined,
   };
   try {
     await runSeed([file], context);
