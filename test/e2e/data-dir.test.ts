@@ -8,7 +8,7 @@
 import { chmodSync, chownSync, mkdirSync, readdirSync, statSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
 import { waitUntil } from '../helpers/waits.ts';
 
@@ -136,14 +136,16 @@ async function socketClient(dir: string): Promise<pg.Client & { ended: Promise<E
 
 describe('a socket client that holds a transaction and sends nothing more', () => {
   const dir = tempDir();
-  let server: RunningServer | undefined;
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ IDP_DATA_DIR: dir.path }, START_MS);
+  }, START_MS + 10_000);
   afterAll(async () => {
     await server?.stop();
     dir.remove();
   });
 
   it('is disconnected (FATAL 25P03) and rolled back within the idle limit, and the server answers again', async () => {
-    server = await startServer({ IDP_DATA_DIR: dir.path }, START_MS);
     const holder = await socketClient(dir.path);
     await holder.query('BEGIN');
     await holder.query('CREATE TABLE held_open (x int)');
@@ -170,7 +172,7 @@ describe('a socket client that holds a transaction and sends nothing more', () =
     } finally {
       await client.end();
     }
-    const ready = await fetch(`${server?.url}/readyz`);
+    const ready = await fetch(`${server.url}/readyz`);
     expect({ status: ready.status, body: await ready.json() }).toMatchObject({ status: 200, body: { database: 'ok' } });
     // The server still hears the triggers: a client disabled over the socket is refused at once.
     const check = await socketClient(dir.path);
@@ -180,7 +182,7 @@ describe('a socket client that holds a transaction and sends nothing more', () =
       await check.end();
     }
     await waitUntil('the disabled demo client is refused', async () => {
-      const res = await fetch(`${server?.url}/connect/authorize?client_id=demo&response_type=code&redirect_uri=${encodeURIComponent('http://localhost:8080/callback')}`, { redirect: 'manual' });
+      const res = await fetch(`${server.url}/connect/authorize?client_id=demo&response_type=code&redirect_uri=${encodeURIComponent('http://localhost:8080/callback')}`, { redirect: 'manual' });
       await res.arrayBuffer();
       return res.headers.get('location')?.includes('error=unauthorized_client');
     }, { limitMs: 1000 });
