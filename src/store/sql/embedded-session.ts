@@ -18,6 +18,7 @@
  */
 import { protocol, type PGlite } from '@electric-sql/pglite';
 import { CHANGE_CHANNEL } from './connection.ts';
+import { readAnswer, TERMINATE, type Answer } from './embedded-messages.ts';
 
 /** How long a client holding the session may wait before its next message. */
 export const IDLE_TRANSACTION_MS = 10_000;
@@ -37,45 +38,6 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-/** The backend messages of one answer: what goes to the client, and what it says about the session. */
-interface Answer {
-  forClient: Uint8Array;
-  /** The status of the last ReadyForQuery (`I` idle, `T` in a transaction, `E` in a failed one), if any. */
-  ready: string | undefined;
-  /** Whether a statement changed the session's settings or its LISTEN. */
-  changedSession: boolean;
-}
-
-const NOTIFICATION = 0x41; // 'A'
-const COMMAND_COMPLETE = 0x43; // 'C'
-const READY_FOR_QUERY = 0x5a; // 'Z'
-const TERMINATE = 0x58; // 'X'
-const SESSION_COMMANDS = /^(SET|RESET|DISCARD|UNLISTEN)\b/;
-
-/** A notification's channel: after the sender's process id (4 bytes), a C string. */
-function channelOf(body: Uint8Array): string {
-  const end = body.indexOf(0, 4);
-  return Buffer.from(body.subarray(4, end)).toString('utf8');
-}
-
-/** Walks the backend messages of an answer (PGlite answers a message whole). */
-function readAnswer(data: Uint8Array): Answer {
-  const buffer = Buffer.from(data);
-  const kept: Buffer[] = [];
-  let ready: string | undefined;
-  let changedSession = false;
-  for (let at = 0; at + 5 <= buffer.length;) {
-    const end = at + 1 + buffer.readInt32BE(at + 1);
-    const type = buffer[at];
-    const body = buffer.subarray(at + 5, end);
-    if (type === READY_FOR_QUERY) ready = String.fromCharCode(body[0] ?? 0);
-    if (type === COMMAND_COMPLETE && SESSION_COMMANDS.test(body.toString('latin1'))) changedSession = true;
-    if (!(type === NOTIFICATION && channelOf(body) === CHANGE_CHANNEL)) kept.push(buffer.subarray(at, end));
-    at = end;
-  }
-  return { forClient: Buffer.concat(kept), ready, changedSession };
-}
-
 /** Takes PGlite's transaction lock, as its own transactions do, until the returned function is called. */
 function takeSession(pglite: PGlite): Promise<() => void> {
   return new Promise((taken) => {
@@ -86,7 +48,7 @@ function takeSession(pglite: PGlite): Promise<() => void> {
 export function createSessionQueue(pglite: PGlite, endClient: (handlerId: number) => void): SessionQueue {
   const queue: Pending[] = [];
   let draining = false;
-  let holder: { handlerId: number | undefined; release: () => void; restore: boolean } | undefined;
+  let holder: { handlerId: number; release: () => void; restore: boolean } | undefined;
   let idle: NodeJS.Timeout | undefined;
 
   /** One message, with the session taken; its answer (less the server's notifications) to the client. */

@@ -14,6 +14,7 @@ import net from 'node:net';
 import { dirname, resolve } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
+import { idleTimeoutMessage } from './embedded-messages.ts';
 import { createSessionQueue } from './embedded-session.ts';
 
 /**
@@ -24,16 +25,6 @@ export function embeddedSocketUrl(socketPath: string): string {
   const port = /\.s\.PGSQL\.(\d+)$/.exec(socketPath)?.[1];
   if (port === undefined) throw new Error(`${socketPath} is not named as PostgreSQL names its sockets (.s.PGSQL.PORT)`);
   return `postgresql://postgres@/postgres?host=${encodeURIComponent(resolve(dirname(socketPath)))}&port=${port}`;
-}
-
-/** An ErrorResponse `FATAL 25P03`, as PostgreSQL ends a session idle in a transaction. */
-function idleTimeoutMessage(): Buffer {
-  const fields = [['S', 'FATAL'], ['V', 'FATAL'], ['C', '25P03'], ['M', 'terminating connection due to idle-in-transaction timeout']];
-  const body = Buffer.concat([...fields.map(([code, text]) => Buffer.from(`${code}${text}\0`)), Buffer.from([0])]);
-  const header = Buffer.alloc(5);
-  header.write('E', 0, 'latin1');
-  header.writeInt32BE(body.length + 4, 1);
-  return Buffer.concat([header, body]);
 }
 
 /** Serves `pglite` on `socketPath` until the returned function is called. */
