@@ -112,7 +112,8 @@ describe('idp sql with no server running', () => {
     expect(session.stdout, session.stderr).toContain('orders.read');
     expect(existsSync(join(dataDir.path, '.s.PGSQL.5432'))).toBe(false);
     expect(json<{ api_scopes: string[] }>(await runIdp(['scopes', 'list', '--json'], env)).api_scopes).toContain('orders.read');
-  }, START_MS);
+    // Each of the three commands opens the embedded database itself (the first unpacks it).
+  }, 3 * START_MS);
 });
 
 describe.runIf(postgresAvailable)('idp sql on PostgreSQL', () => {
