@@ -6,7 +6,7 @@
  * while it lasts when none runs.
  */
 import { embeddedSocketPath } from '../data-dir.ts';
-import { embeddedSocketUrl } from '../store/sql/embedded-socket.ts';
+import { embeddedSocketUrl } from '../store/sql/connection.ts';
 import { runStatement, type StatementResult } from '../store/sql/sql-statement.ts';
 import { parseCommand } from './args.ts';
 import { RefusedError, type CliContext, type ExitCode } from './context.ts';

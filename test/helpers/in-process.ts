@@ -22,7 +22,7 @@ import { parseConfig, type Config } from '../../src/config.ts';
 import { embeddedSocketPath } from '../../src/data-dir.ts';
 import { createLogger } from '../../src/logging.ts';
 import { openServices, type Services } from '../../src/services.ts';
-import { embeddedSocketUrl } from '../../src/store/sql/embedded-socket.ts';
+import { embeddedSocketUrl } from '../../src/store/sql/connection.ts';
 import { serveOrigin } from './http-transport.ts';
 import { copyMigratedDatabase } from './embedded-database.ts';
 import { tempDir, withRunWideBudgets } from './process.ts';

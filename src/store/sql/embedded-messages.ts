@@ -43,6 +43,9 @@ export function readAnswer(data: Uint8Array): Answer {
   return { forClient: Buffer.concat(kept), ready, changedSession };
 }
 
+/** How long a client holding the session may wait before its next message. */
+export const IDLE_TRANSACTION_MS = 10_000;
+
 /** An ErrorResponse `FATAL 25P03`, as PostgreSQL ends a session idle in a transaction. */
 export function idleTimeoutMessage(): Buffer {
   const fields = [['S', 'FATAL'], ['V', 'FATAL'], ['C', '25P03'], ['M', 'terminating connection due to idle-in-transaction timeout']];

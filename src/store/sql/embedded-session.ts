@@ -18,10 +18,7 @@
  */
 import { protocol, type PGlite } from '@electric-sql/pglite';
 import { CHANGE_CHANNEL } from './connection.ts';
-import { readAnswer, TERMINATE, type Answer } from './embedded-messages.ts';
-
-/** How long a client holding the session may wait before its next message. */
-export const IDLE_TRANSACTION_MS = 10_000;
+import { IDLE_TRANSACTION_MS, readAnswer, TERMINATE, type Answer } from './embedded-messages.ts';
 
 /** What pglite-socket's handler asks of its queue (its own class is not exported). */
 export interface SessionQueue {

@@ -11,21 +11,11 @@
  */
 import { chmodSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
-import { dirname, resolve } from 'node:path';
+import { dirname } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
 import { idleTimeoutMessage } from './embedded-messages.ts';
 import { createSessionQueue } from './embedded-session.ts';
-
-/**
- * The URL a PostgreSQL client (pg, psql) reaches the socket at: the directory as its host, the
- * port its name ends with (`.s.PGSQL.5432`, PostgreSQL's own naming), the superuser.
- */
-export function embeddedSocketUrl(socketPath: string): string {
-  const port = /\.s\.PGSQL\.(\d+)$/.exec(socketPath)?.[1];
-  if (port === undefined) throw new Error(`${socketPath} is not named as PostgreSQL names its sockets (.s.PGSQL.PORT)`);
-  return `postgresql://postgres@/postgres?host=${encodeURIComponent(resolve(dirname(socketPath)))}&port=${port}`;
-}
 
 /** Serves `pglite` on `socketPath` until the returned function is called. */
 export async function serveEmbedded(pglite: PGlite, socketPath: string): Promise<() => Promise<void>> {
