@@ -384,8 +384,8 @@ export interface DurableStore {
   /** PostgreSQL only, for the metrics: connections of the pool in use, and queries waiting for one. */
   poolStats?(): { inUse: number; waiting: number };
   /**
-   * Embedded only: serves this database to the command line on a Unix socket (the development
-   * server holds PGlite, which serves one process) until the returned function is called.
+   * Embedded only: serves this database over the PostgreSQL protocol on a Unix socket (PGlite
+   * serves one process: psql and the command line reach it there) until the returned function is called.
    */
   share?(socketPath: string): Promise<() => Promise<void>>;
   close(): Promise<void>;

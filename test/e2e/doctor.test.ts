@@ -179,6 +179,7 @@ describe.runIf(postgresAvailable && redisAvailable)('idp doctor', () => {
       out: () => {},
       err: () => {},
       readStdin: async () => '',
+      runProgram: async () => undefined,
     };
     try {
       const report = await runDoctor(context, healthy.url);

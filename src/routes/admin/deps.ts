@@ -31,7 +31,7 @@ export interface AdminApiDeps {
 export function createAdminApiDeps(services: Services, audit: RequestAudit): AdminApiDeps {
   const { config, clock, keys, durable } = services;
   return {
-    access: { issuer: config.issuer, clock, keys, revocations: services.revocations, clients: services.clients },
+    access: { issuer: config.issuer, clock, keys, revocations: services.revocations, clients: services.clients, users: services.users },
     durable,
     keys,
     clock,

@@ -17,6 +17,8 @@ export interface PostgresOptions {
   poolSize?: number | undefined;
   /** Named prepared statements (default true); off for poolers that cannot carry them. */
   preparedStatements?: boolean | undefined;
+  /** How long connecting, and then each statement, may take (default 2 s and 2.5 s). */
+  timeouts?: { connectMs: number; queryMs: number } | undefined;
 }
 
 const MIGRATION_LOCK_ID = BigInt('3853314791062309107');
@@ -47,16 +49,16 @@ class PoolerSafePostgresDialect extends PostgresDialect {
 }
 
 export function connectPostgres(options: PostgresOptions): Connection {
-  const { databaseUrl, onError = () => {}, poolSize = 20, preparedStatements = true } = options;
+  const { databaseUrl, onError = () => {}, poolSize = 20, preparedStatements = true, timeouts = { connectMs: 2000, queryMs: 2500 } } = options;
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     // Every token request commits; a commit waits for the disk, so the pool, not the CPU, can
     // be what limits throughput (10 connections held the code exchange at 70% CPU here).
     max: poolSize,
-    connectionTimeoutMillis: 2000,
+    connectionTimeoutMillis: timeouts.connectMs,
     idleTimeoutMillis: 30_000,
     // A database that stops answering (a frozen network) fails the request instead of hanging it.
-    query_timeout: 2500,
+    query_timeout: timeouts.queryMs,
     keepAlive: true,
   });
   // A dropped connection is replaced by the pool; it must never crash the process, idle or busy.
