@@ -4,7 +4,6 @@
  */
 import { z } from 'zod';
 import { MIN_CLIENT_SECRET_LENGTH } from '../tokens/opaque.ts';
-import { publicClientWithClientCredentials } from './clients.ts';
 import { formatPath, type FieldPath, type FieldProblem } from './errors.ts';
 import {
   RESERVED_SCOPES, RULE_MESSAGES, canonicalUsername, isBase32, isClientId, isEmail, isGrantType, isLifetime, isOrigin,
@@ -114,17 +113,6 @@ function crossFieldProblems(raw: unknown): FieldProblem[] {
     if (typeof username !== 'string' || username.trim() === '' || typeof password !== 'string' || password === '') return;
     const problem = passwordProblem(password, username);
     if (problem !== undefined) problems.push({ path: ['users', i, 'password'], message: problem });
-  });
-  rows(raw, 'clients').forEach((client, i) => {
-    // Only an explicit null is known to be public here: an absent secret is kept if the client
-    // exists, so that case is checked on the client as it will be (src/admin/seed-plan.ts).
-    if (client.client_secret !== null) return;
-    if (Array.isArray(client.grant_types) && publicClientWithClientCredentials(true, client.grant_types)) {
-      problems.push({ path: ['clients', i, 'grant_types'], message: 'client_credentials needs a client_secret (a public client cannot use it)' });
-    }
-    if (client.secret_expires_at !== undefined && client.secret_expires_at !== null) {
-      problems.push({ path: ['clients', i, 'secret_expires_at'], message: 'a client with client_secret null is public and has no secret to expire' });
-    }
   });
   return problems;
 }

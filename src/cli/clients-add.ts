@@ -3,11 +3,10 @@
  * generated secret is printed once. A malformed flag value is a usage error naming the flag.
  */
 import { createClient } from '../admin/clients.ts';
-import { CLIENT_FIELDS } from '../admin/seed-schema.ts';
 import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isRedirectUri, isScopeToken, parseInstant } from '../admin/rules.ts';
 import type { ClientRecord, GrantType } from '../store/records.ts';
 import { parseCommand } from './args.ts';
-import { auditChange } from './audit.ts';
+import { changeDeps, cliActor } from './audit.ts';
 import { clientDocument } from './client-view.ts';
 import { UsageError, type CliContext, type ExitCode } from './context.ts';
 import { report } from './output.ts';
@@ -79,11 +78,10 @@ function clientFromFlags(args: string[]): { client: Omit<ClientRecord, 'secretHa
 
 export async function addClient(args: string[], context: CliContext): Promise<ExitCode> {
   const { client, isPublic } = clientFromFlags(args);
-  const created = await createClient(await context.openDurable(), { ...client, public: isPublic });
-  const { clientId } = created.client;
+  const created = await createClient(await changeDeps(context), { ...client, public: isPublic }, cliActor(context));
+  const { clientId } = created.client.record;
   const { secret } = created;
-  auditChange(context, { action: 'create', resource: 'client', resource_id: clientId, fields: CLIENT_FIELDS });
-  report(context, { ...clientDocument(created.client), ...(secret === undefined ? {} : { client_secret: secret }) }, () =>
+  report(context, { ...clientDocument(created.client.record), ...(secret === undefined ? {} : { client_secret: secret }) }, () =>
     secret === undefined
       ? [`client ${clientId} created (public: it has no secret)`]
       : [`client ${clientId} created; its secret, shown only this once:`, secret],

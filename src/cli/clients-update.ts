@@ -7,7 +7,7 @@ import { getClient } from '../admin/clients.ts';
 import { RULE_MESSAGES, isGrantType, isOrigin, isRedirectUri, isScopeToken } from '../admin/rules.ts';
 import type { ClientRecord } from '../store/records.ts';
 import { editedList, onOrOff, parseCommand } from './args.ts';
-import { auditChange } from './audit.ts';
+import { changeDeps, cliActor } from './audit.ts';
 import { clientDocument } from './client-view.ts';
 import { checkEach, parseExpiry, parseLifetime } from './clients-add.ts';
 import { UsageError, type CliContext, type ExitCode } from './context.ts';
@@ -75,9 +75,8 @@ export async function updateClientCommand(args: string[], context: CliContext): 
   // Flags are checked before the database is opened, so bad usage is exit 2 whatever is stored.
   patchFromFlags(values, NO_LISTS);
   const durable = await context.openDurable();
-  const updated = await updateClient(durable, id, patchFromFlags(values, await getClient(durable, id)));
-  if (updated.changed.length > 0) auditChange(context, { action: 'update', resource: 'client', resource_id: id, fields: updated.changed });
-  report(context, { ...clientDocument(updated.client), changed: updated.changed }, () => [
+  const updated = await updateClient(await changeDeps(context, durable), id, patchFromFlags(values, await getClient(durable, id)), cliActor(context));
+  report(context, { ...clientDocument(updated.client.record), changed: updated.changed }, () => [
     updated.changed.length === 0 ? `client ${id}: nothing changed` : `client ${id}: ${updated.changed.join(', ')}`,
   ]);
   return 0;

@@ -38,7 +38,9 @@ export function createCachedUsers(store: Pick<DurableStore, 'onChange' | 'users'
     ...users,
     getById: (id) => entries.get(id, () => users.getById(id)),
     upsert: (user) => writing(users.upsert(user)),
-    update: (id, change) => writing(users.update(id, change), id),
+    insert: (user) => writing(users.insert(user)),
+    update: (id, change, ifVersion) => writing(users.update(id, change, ifVersion), id),
+    change: (id, change, ifVersion) => writing(users.change(id, change, ifVersion), id),
     remove: (id) => writing(users.remove(id), id),
     close: unsubscribe,
   };

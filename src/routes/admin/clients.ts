@@ -4,7 +4,7 @@ import { updateClient } from '../../admin/client-update.ts';
 import { clientsPage, createClient, getVersionedClient, removeClient } from '../../admin/clients.ts';
 import { clientDocument } from '../../admin/documents.ts';
 import { MAX_KEEP_OLD_SECONDS, rotateClientSecret } from '../../admin/secrets.ts';
-import { CLIENT_FIELDS, clientSchema } from '../../admin/seed-schema.ts';
+import { clientSchema } from '../../admin/seed-schema.ts';
 import { seedClientRecord } from '../../admin/seed-records.ts';
 import { operation, type Operation } from './operation.ts';
 import { listOperation } from './pages.ts';
@@ -30,13 +30,11 @@ export const CLIENT_OPERATIONS: Operation[] = [
     method: 'POST', path: '/clients', operationId: 'createClient', summary: 'Register a client', idempotent: true,
     body: { schema: newClient, mediaType: 'application/json' },
     responses: { 201: 'The client (with client_secret, shown this once, for a confidential client)' },
-    handle: async ({ deps, body, changed }) => {
+    handle: async ({ deps, body, actor }) => {
       const { secretHash: _none, ...fields } = seedClientRecord({ ...body, client_secret: null });
-      const { client, secret } = await createClient(deps.durable, { ...fields, public: body.public ?? false });
-      changed({ action: 'create', resource: 'client', resource_id: client.clientId, fields: CLIENT_FIELDS });
-      const { record, version } = await getVersionedClient(deps.durable, client.clientId);
+      const { client: { record, version }, secret } = await createClient(deps, { ...fields, public: body.public ?? false }, actor);
       const document = { ...clientDocument(record), ...(secret === undefined ? {} : { client_secret: secret }) };
-      return { status: 201, body: document, version, location: path(client.clientId) };
+      return { status: 201, body: document, version, location: path(record.clientId) };
     },
   }),
   operation({
@@ -50,20 +48,16 @@ export const CLIENT_OPERATIONS: Operation[] = [
     method: 'PATCH', path: '/clients/{client_id}', operationId: 'updateClient', summary: 'Change a client (JSON merge patch, RFC 7396)', ifMatch: true,
     body: { schema: clientPatch, mediaType: 'application/merge-patch+json' },
     responses: { 200: 'The client as changed' },
-    handle: async ({ deps, params, body, ifVersion, changed }) => {
-      const id = params.client_id ?? '';
-      const updated = await updateClient(deps.durable, id, body, ifVersion);
-      if (updated.changed.length > 0) changed({ action: 'update', resource: 'client', resource_id: id, fields: updated.changed });
-      const { record, version } = await getVersionedClient(deps.durable, id);
+    handle: async ({ deps, params, body, ifVersion, actor }) => {
+      const { client: { record, version } } = await updateClient(deps, params.client_id ?? '', body, actor, ifVersion);
       return { status: 200, body: clientDocument(record), version };
     },
   }),
   operation({
     method: 'DELETE', path: '/clients/{client_id}', operationId: 'deleteClient', summary: 'Remove a client', ifMatch: true,
     responses: { 204: 'Removed' },
-    handle: async ({ deps, params, ifVersion, changed }) => {
-      const { clientId } = await removeClient(deps.durable, params.client_id ?? '', ifVersion);
-      changed({ action: 'delete', resource: 'client', resource_id: clientId, fields: [] });
+    handle: async ({ deps, params, ifVersion, actor }) => {
+      await removeClient(deps, params.client_id ?? '', actor, ifVersion);
       return { status: 204 };
     },
   }),
@@ -71,12 +65,9 @@ export const CLIENT_OPERATIONS: Operation[] = [
     method: 'POST', path: '/clients/{client_id}/secret', operationId: 'rotateClientSecret', summary: 'Give a confidential client a new generated secret', idempotent: true,
     body: { schema: rotation, mediaType: 'application/json', optional: true },
     responses: { 200: 'The new client_secret, shown this once' },
-    handle: async ({ deps, params, body, changed }) => {
-      const id = params.client_id ?? '';
-      const rotated = await rotateClientSecret(deps.durable, id, { keepOldForSeconds: body?.keep_old_for_seconds ?? 0, now: deps.clock() });
-      changed({ action: 'update', resource: 'client', resource_id: id, fields: ['client_secret'] });
-      const { record, version } = await getVersionedClient(deps.durable, id);
-      return { status: 200, body: { ...clientDocument(record), client_secret: rotated.secret }, version };
+    handle: async ({ deps, params, body, actor }) => {
+      const rotated = await rotateClientSecret(deps, params.client_id ?? '', actor, { keepOldForSeconds: body?.keep_old_for_seconds ?? 0, now: deps.clock() });
+      return { status: 200, body: { ...clientDocument(rotated.client), client_secret: rotated.secret }, version: rotated.version };
     },
   }),
 ];

@@ -37,7 +37,6 @@ const webhookPatch = z.strictObject({
 });
 const webhookPath = (id: string) => `/webhooks/${encodeURIComponent(id)}`;
 const webhookDeps = (deps: AdminApiDeps): WebhookDeps => ({ durable: deps.durable, clock: deps.clock, ...deps.webhooks });
-const apiActor = (call: Pick<Call<unknown, unknown>, 'caller'>) => ({ actor: 'api' as const, client_id: call.caller.clientId });
 
 export const WEBHOOK_OPERATIONS: Operation[] = [
   listOperation({
@@ -50,8 +49,7 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
     body: { schema: newWebhook, mediaType: 'application/json' },
     responses: { 201: 'The endpoint, with its secret (whsec_…) shown this once' },
     handle: async (call) => {
-      const { endpoint, version, secret, event } = await createWebhook(webhookDeps(call.deps), call.body, apiActor(call));
-      call.recorded(event);
+      const { endpoint, version, secret } = await createWebhook(webhookDeps(call.deps), call.body, call.actor);
       return { status: 201, body: { ...endpoint, secret }, version, location: webhookPath(endpoint.id) };
     },
   }),
@@ -69,8 +67,7 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
     handle: async (call) => {
       const { description, ...rest } = call.body;
       const change = { ...rest, ...(description === undefined ? {} : { description: description ?? '' }) };
-      const { endpoint, version, event } = await updateWebhook(webhookDeps(call.deps), call.params.id ?? '', change, apiActor(call), call.ifVersion);
-      call.recorded(event);
+      const { endpoint, version } = await updateWebhook(webhookDeps(call.deps), call.params.id ?? '', change, call.actor, call.ifVersion);
       return { status: 200, body: endpoint, version };
     },
   }),
@@ -78,8 +75,7 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
     method: 'DELETE', path: '/webhooks/{id}', operationId: 'deleteWebhook', summary: 'Remove a webhook endpoint (its pending deliveries too)', area: 'webhooks', ifMatch: true,
     responses: { 204: 'Removed' },
     handle: async (call) => {
-      const { event } = await removeWebhook(webhookDeps(call.deps), call.params.id ?? '', apiActor(call), call.ifVersion);
-      call.recorded(event);
+      await removeWebhook(webhookDeps(call.deps), call.params.id ?? '', call.actor, call.ifVersion);
       return { status: 204 };
     },
   }),
@@ -88,8 +84,7 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
     summary: 'Give an endpoint a new secret; the one it replaces keeps signing beside it for 24 hours',
     responses: { 200: 'The endpoint, with the new secret shown this once' },
     handle: async (call) => {
-      const { endpoint, version, secret, event } = await rotateWebhookSecret(webhookDeps(call.deps), call.params.id ?? '', apiActor(call));
-      call.recorded(event);
+      const { endpoint, version, secret } = await rotateWebhookSecret(webhookDeps(call.deps), call.params.id ?? '', call.actor);
       return { status: 200, body: { ...endpoint, secret }, version };
     },
   }),
