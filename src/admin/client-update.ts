@@ -11,6 +11,7 @@ import { AdminError, refuseOtherVersion, staleOrGone } from './errors.ts';
 import { kept, keptList, sameValue } from './patch.ts';
 import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { RULE_MESSAGES, parseInstant } from './rules.ts';
+import { clientPatchSchema, parseWire } from './seed-schema.ts';
 
 /** The fields to change, by their wire names; `client_secret: null` makes the client public. */
 export interface ClientPatch {
@@ -129,6 +130,7 @@ export async function changeClient(deps: ChangeDeps, id: string, actor: ChangeAc
 
 /** With `ifVersion` (the API's If-Match), the change is made only to the client at that version. */
 export async function updateClient(deps: ChangeDeps, id: string, patch: ClientPatch, actor: ChangeActor, ifVersion?: number): Promise<ClientUpdated> {
+  parseWire(clientPatchSchema, patch, `client ${id}`);
   return changeClient(deps, id, actor, async (tx, { record }) => {
     const change = applyClientPatch(record, patch);
     await refuseUnknownScopes(tx, id, patch.scopes ?? []);

@@ -2,11 +2,12 @@
  * Clients: registering, reading, removing (changes: client-update.ts). A confidential client gets a generated
  * secret (256 bits), returned once and stored only as its hash.
  */
-import type { ClientRecord, GrantType, Versioned } from '../store/records.ts';
+import type { ClientRecord, Versioned } from '../store/records.ts';
 import type { DurableStore, PageRequest } from '../store/types.ts';
 import { readPage, type Page } from './pages.ts';
 import { AdminError, formatPath, staleOrGone, type FieldProblem } from './errors.ts';
-import { CLIENT_FIELDS } from './seed-schema.ts';
+import { seedClientRecord } from './seed-records.ts';
+import { CLIENT_FIELDS, newClientSchema, parseWire, type NewClientFields } from './seed-schema.ts';
 import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isPlainText, isRedirectUri, isScopeToken } from './rules.ts';
 import { unknownScopeReason, unknownScopes } from './scopes.ts';
@@ -19,9 +20,6 @@ export function clientType(client: Pick<ClientRecord, 'secretHash'>): 'confident
 
 /** A client to register: the record less its secret, which is generated unless it is public. */
 export type NewClient = Omit<ClientRecord, 'secretHash'> & { public: boolean };
-
-/** What a new client's entry leaves out: the one place the defaults are written. */
-export const NEW_CLIENT_DEFAULTS = { accessTokenLifetime: 3600, grantTypes: ['authorization_code'] as GrantType[] } as const;
 
 export interface ClientCreated {
   kind: 'created';
@@ -52,6 +50,13 @@ export function clientProblems(client: NewClient): FieldProblem[] {
     ...(client.public && client.secretExpiresAt !== null ? [{ path: ['secret_expires_at'], message: 'a public client has no secret' }] : []),
     ...(client.public && client.grantTypes.includes('client_credentials') ? [{ path: ['grant_types'], message: 'a public client cannot use the client_credentials grant' }] : []),
   ];
+}
+
+/** A client to register from its wire fields (the API's body, the command line's flags), the defaults filled in. */
+export function newClientOf(input: NewClientFields): NewClient {
+  const fields = parseWire(newClientSchema, input, `client ${String(input.client_id)}`);
+  const { secretHash: _none, ...record } = seedClientRecord({ ...fields, client_secret: null });
+  return { ...record, public: fields.public ?? false };
 }
 
 /** Refuses a client that breaks a rule, naming the first wrong field in the message and every one in the problems. */

@@ -10,6 +10,9 @@ import { waitUntil } from '../helpers/waits.ts';
 import { startReceiver, verifySignature } from '../helpers/webhook-receiver.ts';
 
 const CLIENT = { client_id: 'svc', client_secret: 'svc-secret-0123456789abcdefghijklmnopqrstu' };
+const AUTOMATION = { client_id: 'automation', client_secret: 'automation-secret-0123456789abcdefghijkl' };
+
+const basic = ({ client_id, client_secret }: typeof CLIENT) => `Basic ${Buffer.from(`${client_id}:${client_secret}`).toString('base64')}`;
 
 describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
   let db: TestDatabase;
@@ -18,7 +21,10 @@ describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     env = { DATABASE_URL: db.url, IDP_SECRET: Buffer.alloc(32, 9).toString('base64') };
-    await seedWith({ clients: [{ ...CLIENT, display_name: 'Service', grant_types: ['client_credentials'], scopes: [], redirect_uris: [] }] }, env);
+    await seedWith({ clients: [
+      { ...CLIENT, display_name: 'Service', grant_types: ['client_credentials'], scopes: [], redirect_uris: [] },
+      { ...AUTOMATION, grant_types: ['client_credentials'], scopes: ['admin_api'] },
+    ] }, env);
   });
   afterAll(async () => {
     await db?.drop();
@@ -36,7 +42,7 @@ describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
       servers.push(first);
       const res = await fetch(`${first.url}/connect/token`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT.client_id}:${CLIENT.client_secret}`).toString('base64')}` },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(CLIENT) },
         body: 'grant_type=client_credentials',
       });
       expect(res.status).toBe(200);
@@ -53,6 +59,35 @@ describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
       const log = JSON.parse((await runIdp(['webhooks', 'deliveries', id, '--json'], env)).stdout) as { attempts: Array<Record<string, unknown>> };
       expect(log.attempts.map((a) => [a.attempt, a.status, a.error])).toStrictEqual([[2, 204, null], [1, null, 'interrupted']]);
       expect(receiver.received).toHaveLength(2);
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+      await receiver.close();
+    }
+  });
+
+  it('delivers the admin_change of an API change answered 2xx by an instance killed right after answering', async () => {
+    const receiver = await startReceiver(() => ({ status: 204 }));
+    const servers: RunningServer[] = [];
+    try {
+      const added = await runIdp(['webhooks', 'add', '--url', `${receiver.url}/changes`, '--event', 'admin_change', '--json'], env);
+      expect(added.code, added.stderr).toBe(0);
+      const first = await startServer(env);
+      servers.push(first);
+      const token = await fetch(`${first.url}/connect/token`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(AUTOMATION) }, body: 'grant_type=client_credentials',
+      });
+      const { access_token: accessToken } = (await token.json()) as { access_token: string };
+      const created = await fetch(`${first.url}/admin/v1/api-scopes`, {
+        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` }, body: JSON.stringify({ name: 'crash.proof' }),
+      });
+      // Killed as soon as it answered: an event gathered to be written after the change is lost here.
+      first.child.kill('SIGKILL');
+      expect(created.status).toBe(201);
+      await waitUntil('the first instance gone', () => first.child.signalCode === 'SIGKILL');
+      servers.push(await startServer(env));
+      const change = await waitUntil('the admin_change delivered', () => receiver.received.map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
+        .find((event) => event.type === 'admin_change' && event.data.resource_id === 'crash.proof'));
+      expect(change.data).toMatchObject({ action: 'create', resource: 'api_scope', actor: 'api', client_id: 'automation' });
     } finally {
       await Promise.all(servers.map((s) => s.stop()));
       await receiver.close();

@@ -1,19 +1,13 @@
 /** `/clients`: list, create (a confidential client's generated secret once), read, change, remove, new secret. */
 import { z } from 'zod';
 import { updateClient } from '../../admin/client-update.ts';
-import { clientsPage, createClient, getVersionedClient, removeClient } from '../../admin/clients.ts';
+import { clientsPage, createClient, getVersionedClient, newClientOf, removeClient } from '../../admin/clients.ts';
 import { clientDocument } from '../../admin/documents.ts';
 import { MAX_KEEP_OLD_SECONDS, rotateClientSecret } from '../../admin/secrets.ts';
-import { clientSchema } from '../../admin/seed-schema.ts';
-import { seedClientRecord } from '../../admin/seed-records.ts';
+import { clientPatchSchema, newClientSchema } from '../../admin/seed-schema.ts';
 import { operation, type Operation } from './operation.ts';
 import { listOperation } from './pages.ts';
 
-const newClient = clientSchema.omit({ client_secret: true }).extend({
-  public: z.boolean().optional().describe('A public client has no secret; a confidential one (the default) gets a generated secret, in this answer only.'),
-});
-// RFC 7396: a member left out is kept, null clears it. The secret changes by rotation only.
-const clientPatch = clientSchema.omit({ client_id: true, client_secret: true });
 const rotation = z.strictObject({
   keep_old_for_seconds: z.number().int().min(0).max(MAX_KEEP_OLD_SECONDS).optional()
     .describe('Keep accepting the replaced secret this long (default 0: it stops working at once).'),
@@ -26,13 +20,12 @@ export const CLIENT_OPERATIONS: Operation[] = [
     path: '/clients', operationId: 'listClients', summary: 'List clients, in client_id order',
     read: (deps, request) => clientsPage(deps.durable, request), document: clientDocument,
   }),
-  operation<z.output<typeof newClient>>({
+  operation<z.output<typeof newClientSchema>>({
     method: 'POST', path: '/clients', operationId: 'createClient', summary: 'Register a client', idempotent: true,
-    body: { schema: newClient, mediaType: 'application/json' },
+    body: { schema: newClientSchema, mediaType: 'application/json' },
     responses: { 201: 'The client (with client_secret, shown this once, for a confidential client)' },
     handle: async ({ deps, body, actor }) => {
-      const { secretHash: _none, ...fields } = seedClientRecord({ ...body, client_secret: null });
-      const { client: { record, version }, secret } = await createClient(deps, { ...fields, public: body.public ?? false }, actor);
+      const { client: { record, version }, secret } = await createClient(deps, newClientOf(body), actor);
       const document = { ...clientDocument(record), ...(secret === undefined ? {} : { client_secret: secret }) };
       return { status: 201, body: document, version, location: path(record.clientId) };
     },
@@ -44,9 +37,9 @@ export const CLIENT_OPERATIONS: Operation[] = [
       return { status: 200, body: clientDocument(record), version };
     },
   }),
-  operation<z.output<typeof clientPatch>>({
+  operation<z.output<typeof clientPatchSchema>>({
     method: 'PATCH', path: '/clients/{client_id}', operationId: 'updateClient', summary: 'Change a client (JSON merge patch, RFC 7396)', ifMatch: true,
-    body: { schema: clientPatch, mediaType: 'application/merge-patch+json' },
+    body: { schema: clientPatchSchema, mediaType: 'application/merge-patch+json' },
     responses: { 200: 'The client as changed' },
     handle: async ({ deps, params, body, ifVersion, actor }) => {
       const { client: { record, version } } = await updateClient(deps, params.client_id ?? '', body, actor, ifVersion);
