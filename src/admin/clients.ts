@@ -4,6 +4,7 @@
  */
 import type { ClientRecord, Versioned } from '../store/records.ts';
 import type { DurableStore, PageRequest } from '../store/types.ts';
+import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { readPage, type Page } from './pages.ts';
 import { AdminError, formatPath, staleOrGone, type FieldProblem } from './errors.ts';
 import { seedClientRecord } from './seed-records.ts';
@@ -11,11 +12,16 @@ import { CLIENT_FIELDS, newClientSchema, parseWire, type NewClientFields } from 
 import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isPlainText, isRedirectUri, isScopeToken } from './rules.ts';
 import { unknownScopeReason, unknownScopes } from './scopes.ts';
-import { newClientSecret } from './secrets.ts';
 
 /** RFC 6749 §2.1 client types: confidential clients hold a secret, public ones do not. */
 export function clientType(client: Pick<ClientRecord, 'secretHash'>): 'confidential' | 'public' {
   return client.secretHash === null ? 'public' : 'confidential';
+}
+
+/** 256 random bits, so a salted SHA-256 is enough to store it (src/tokens/opaque.ts). */
+export function newClientSecret(): { secret: string; hash: string } {
+  const secret = randomToken();
+  return { secret, hash: hashClientSecret(secret) };
 }
 
 /** A client to register: the record less its secret, which is generated unless it is public. */

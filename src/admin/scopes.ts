@@ -31,7 +31,7 @@ export async function addApiScope(deps: ChangeDeps, name: string, actor: ChangeA
   return recordedChange(deps, actor, `API scope ${name}`, async (tx) => {
     const added = await tx.apiScopes.insert(name);
     if (!added) throw new AdminError('conflict', `API scope ${name} already exists`);
-    return { result: added, change: { action: 'create', resource: 'api_scope', resource_id: name, fields: ['name'] } };
+    return { result: added, change: { action: 'create', resource: 'api_scope', resource_id: name, fields: [] } };
   });
 }
 

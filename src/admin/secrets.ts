@@ -1,5 +1,5 @@
 /**
- * Secrets: a client's generated secret and its rotation, and resealing under IDP_SECRET
+ * Secrets: a client's secret's rotation, and resealing under IDP_SECRET
  * everything in the database that only one of IDP_SECRET_PREVIOUS opens (signing keys, TOTP
  * secrets, webhook endpoints' signing secrets, the secret's check value), so the previous
  * secrets can be dropped. What lives in the
@@ -9,19 +9,13 @@ import { staleUserSecrets } from '../sessions/mfa.ts';
 import type { ClientRecord, PreviousClientSecret } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import type { KeyManager } from '../tokens/keys.ts';
-import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { deriveKeyring, type MasterSecrets } from '../tokens/secret-box.ts';
 import { resealSecretCheck } from '../tokens/secret-check.ts';
 import { resealedWebhookSecret } from '../tokens/webhook-secrets.ts';
 import { changeClient, changedFields } from './client-update.ts';
+import { newClientSecret } from './clients.ts';
 import { AdminError } from './errors.ts';
 import type { ChangeActor, ChangeDeps } from './recorded-change.ts';
-
-/** 256 random bits, so a salted SHA-256 is enough to store it (src/tokens/opaque.ts). */
-export function newClientSecret(): { secret: string; hash: string } {
-  const secret = randomToken();
-  return { secret, hash: hashClientSecret(secret) };
-}
 
 export interface SecretRotated {
   kind: 'rotated';

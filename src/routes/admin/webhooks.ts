@@ -13,7 +13,7 @@ import {
   rotateWebhookSecret, testWebhook, updateWebhook, type WebhookDeps,
 } from '../../admin/webhooks.ts';
 import type { AdminApiDeps } from './deps.ts';
-import { operation, type Call, type Operation } from './operation.ts';
+import { operation, type Operation } from './operation.ts';
 import { listOperation, pageAnswer, pageQuery, pageRequest } from './pages.ts';
 
 const webhookFields = {
