@@ -58,7 +58,11 @@ function clientFromFlags(args: string[]): Record<string, unknown> {
 
 export async function addClient(args: string[], context: CliContext): Promise<ExitCode> {
   const input = clientFromFlags(args);
-  const created = await namingFlags(CLIENT_FLAGS, input, async () => createClient(await changeDeps(context), newClientOf(input as NewClientFields), cliActor(context)));
+  // The flags are checked before the database is opened: bad usage is exit 2 without one.
+  const created = await namingFlags(CLIENT_FLAGS, input, async () => {
+    const client = newClientOf(input as NewClientFields);
+    return createClient(await changeDeps(context), client, cliActor(context));
+  });
   const { clientId } = created.client.record;
   const { secret } = created;
   report(context, { ...clientDocument(created.client.record), ...(secret === undefined ? {} : { client_secret: secret }) }, () =>

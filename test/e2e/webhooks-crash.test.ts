@@ -74,7 +74,7 @@ describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
       const first = await startServer(env);
       servers.push(first);
       const token = await fetch(`${first.url}/connect/token`, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(AUTOMATION) }, body: 'grant_type=client_credentials',
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(AUTOMATION) }, body: 'grant_type=client_credentials&scope=admin_api',
       });
       const { access_token: accessToken } = (await token.json()) as { access_token: string };
       const created = await fetch(`${first.url}/admin/v1/api-scopes`, {
