@@ -3,6 +3,7 @@
  * flight leaves the delivery to another instance, which makes the next attempt once the first
  * one's lease has run out; the lost attempt is recorded as `interrupted`.
  */
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runIdp, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
@@ -11,6 +12,19 @@ import { startReceiver, verifySignature } from '../helpers/webhook-receiver.ts';
 
 const CLIENT = { client_id: 'svc', client_secret: 'svc-secret-0123456789abcdefghijklmnopqrstu' };
 const AUTOMATION = { client_id: 'automation', client_secret: 'automation-secret-0123456789abcdefghijkl' };
+
+/** POSTs JSON and calls `kill` as soon as the answer's head is read, before anything else runs; resolves with its status. */
+function answeredThenKilled(url: string, token: string, body: string, kill: () => void): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } }, (response) => {
+      kill();
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
 
 const basic = ({ client_id, client_secret }: typeof CLIENT) => `Basic ${Buffer.from(`${client_id}:${client_secret}`).toString('base64')}`;
 
@@ -77,12 +91,10 @@ describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
         method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(AUTOMATION) }, body: 'grant_type=client_credentials&scope=admin_api',
       });
       const { access_token: accessToken } = (await token.json()) as { access_token: string };
-      const created = await fetch(`${first.url}/admin/v1/api-scopes`, {
-        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` }, body: JSON.stringify({ name: 'crash.proof' }),
-      });
-      // Killed as soon as it answered: an event gathered to be written after the change is lost here.
-      first.child.kill('SIGKILL');
-      expect(created.status).toBe(201);
+      // Killed the moment its answer's status line arrives: an event gathered to be written
+      // after the change (20 ms later) is lost here; one written in the change's transaction is not.
+      const status = await answeredThenKilled(`${first.url}/admin/v1/api-scopes`, accessToken, JSON.stringify({ name: 'crash.proof' }), () => first.child.kill('SIGKILL'));
+      expect(status).toBe(201);
       await waitUntil('the first instance gone', () => first.child.signalCode === 'SIGKILL');
       servers.push(await startServer(env));
       const change = await waitUntil('the admin_change delivered', () => receiver.received.map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
