@@ -54,7 +54,7 @@ export function clientProblems(client: NewClient): FieldProblem[] {
     ...each('cors_origins', client.corsOrigins, isOrigin, RULE_MESSAGES.origin),
     ...(isLifetime(client.accessTokenLifetime) ? [] : [{ path: ['access_token_lifetime'], message: RULE_MESSAGES.lifetime }]),
     ...(client.public && client.secretExpiresAt !== null ? [{ path: ['secret_expires_at'], message: 'a public client has no secret' }] : []),
-    ...(client.public && client.grantTypes.includes('client_credentials') ? [{ path: ['grant_types'], message: 'a public client cannot use the client_credentials grant' }] : []),
+    ...(client.public && client.grantTypes.includes('client_credentials') ? [{ path: ['grant_types'], message: RULE_MESSAGES.publicClientCredentials }] : []),
   ];
 }
 
