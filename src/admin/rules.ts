@@ -21,6 +21,8 @@ export const RULE_MESSAGES = {
   email: 'must be an email address',
   notEmpty: 'must not be empty',
   plainText: 'must not contain control characters (such as ESC or a line break) or bidirectional overrides',
+  // RFC 6749 §4.4: the client credentials grant is for confidential clients only.
+  publicClientCredentials: 'a public client cannot use the client_credentials grant',
 } as const;
 
 /**

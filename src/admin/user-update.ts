@@ -4,15 +4,15 @@
  * leaves out keeps its stored value, `null` clears it (roles to `[]`), a value sets it. A new
  * password ends the user's tokens (src/admin/passwords.ts), in the transaction of the change.
  */
-import type { Clock } from '../clock.ts';
 import { hashPassword, verifyPassword } from '../sources/passwords.ts';
 import { TOTP_FACTOR_NAME } from '../sessions/mfa.ts';
-import { totpFactor, type UserInput, type UserRecord } from '../store/records.ts';
+import { totpFactor, type UserInput, type UserRecord, type Versioned } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { deriveKey } from '../tokens/secret-box.ts';
 import { AdminError, refuseOtherVersion, staleOrGone } from './errors.ts';
 import { kept, keptList, sameValue } from './patch.ts';
 import { revokeAfterPasswordChange } from './passwords.ts';
+import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { seedTotpSecret, type SeedTotp } from './seed-records.ts';
 import { profileProblems, quoted, refusePassword, refuseProfileProblems } from './user-fields.ts';
 
@@ -55,18 +55,23 @@ export interface UserChange {
   changed: string[];
 }
 
-async function newPasswordHash(user: UserRecord, password: string | undefined): Promise<string | null> {
+/**
+ * The stored hash when a seed file repeats the password (applying a file again changes nothing);
+ * a new hash, and so the end of the user's tokens, whenever a password is set explicitly.
+ */
+async function newPasswordHash(user: UserRecord, password: string | undefined, explicit: boolean): Promise<string | null> {
   if (password === undefined) return user.passwordHash;
   if (user.source !== 'local') throw new AdminError('invalid', `user ${quoted(user.username)} signs in through ${user.source}: it has no password here`, [{ path: ['password'], message: 'not a local account' }]);
   refusePassword(password, user.username);
-  if (user.passwordHash !== null && (await verifyPassword(user.passwordHash, password))) return user.passwordHash;
+  if (!explicit && user.passwordHash !== null && (await verifyPassword(user.passwordHash, password))) return user.passwordHash;
   return hashPassword(password);
 }
 
-export async function prepareUserChange(user: UserRecord, patch: UserPatch, totpKey: Buffer): Promise<UserChange> {
+/** `explicit`: a password given is set even when it is the current one (README "Administration API"). */
+export async function prepareUserChange(user: UserRecord, patch: UserPatch, totpKey: Buffer, explicit = false): Promise<UserChange> {
   refuseProfileProblems(user.username, profileProblems({ ...patch, username: user.username, roles: patch.roles ?? [] }));
   const after: Pick<UserInput, Column> = {
-    passwordHash: await newPasswordHash(user, patch.password),
+    passwordHash: await newPasswordHash(user, patch.password, explicit),
     givenName: kept(user.givenName, patch.given_name),
     familyName: kept(user.familyName, patch.family_name),
     name: kept(user.name, patch.name),
@@ -98,29 +103,42 @@ export async function writeTotp(tx: DurableStore, userId: string, totp: SeedTotp
 }
 
 /**
- * Writes a prepared change; a new password revokes the user's tokens in the same store (a
- * transaction's). With `ifVersion`, only to the user still at that version.
+ * Writes a prepared change; a new password revokes the user's tokens in the same transaction.
+ * With `ifVersion`, only to the user still at that version. Returns the user as stored.
  */
-export async function writeUserChange(tx: DurableStore, change: UserChange, now: Date, ifVersion?: number): Promise<void> {
-  if (change.changed.length === 0) return;
-  if (!(await tx.users.update(change.user.id, change.columns, ifVersion))) {
+export async function writeUserChange(tx: DurableStore, change: UserChange, now: Date, ifVersion?: number): Promise<Versioned<UserRecord>> {
+  // An unchanged user is not written (no instance is notified): read at its version.
+  const written = change.changed.length === 0 ? await unchanged(tx, change.user.id, ifVersion) : await tx.users.change(change.user.id, change.columns, ifVersion);
+  if (!written) {
     if (ifVersion === undefined) throw new AdminError('not_found', `no user named ${change.user.username}`);
     throw staleOrGone((await tx.users.getById(change.user.id)) !== undefined, `user ${change.user.subject}`);
   }
-  if (change.changed.includes('totp_secret')) await writeTotp(tx, change.user.id, change.totp);
   if (change.changed.includes('password')) await revokeAfterPasswordChange((id, reason) => tx.revocations.revokeUser(id, reason, now), change.user.id);
+  if (!change.changed.includes('totp_secret')) return written;
+  await writeTotp(tx, change.user.id, change.totp);
+  // The factor's trigger moved the user's version: the row as it is now, in this transaction.
+  const stored = await tx.users.getVersioned(change.user.id);
+  if (!stored) throw new AdminError('not_found', `no user named ${change.user.username}`);
+  return stored;
+}
+
+async function unchanged(tx: DurableStore, id: string, ifVersion: number | undefined): Promise<Versioned<UserRecord> | undefined> {
+  const stored = await tx.users.getVersioned(id);
+  return stored && (ifVersion === undefined || stored.version === ifVersion) ? stored : undefined;
 }
 
 export interface UserUpdated {
   kind: 'updated' | 'unchanged';
-  user: UserRecord;
-  /** The row version after the change (undefined if the user was removed meanwhile). */
-  version: number | undefined;
+  user: Versioned<UserRecord>;
   changed: string[];
 }
 
-/** With `ifVersion` (the API's If-Match), the change is made only to the user at that version. */
-export async function updateUser(deps: { durable: DurableStore; secret: Buffer; clock: Clock }, found: UserRecord, patch: UserPatch, ifVersion?: number): Promise<UserUpdated> {
+/**
+ * With `ifVersion` (the API's If-Match), the change is made only to the user at that version.
+ * `explicit`: a password given is set (and the user's tokens end) even when it is the current one.
+ */
+export async function updateUser(deps: ChangeDeps & { secret: Buffer }, found: UserRecord, patch: UserPatch, actor: ChangeActor, options: { ifVersion?: number | undefined; explicit?: boolean } = {}): Promise<UserUpdated> {
+  const { ifVersion, explicit = false } = options;
   let user = found;
   if (ifVersion !== undefined) {
     const current = await deps.durable.users.getVersioned(found.id);
@@ -128,8 +146,11 @@ export async function updateUser(deps: { durable: DurableStore; secret: Buffer; 
     refuseOtherVersion(current.version, ifVersion, `user ${found.subject}`);
     user = current.record;
   }
-  const change = await prepareUserChange(user, patch, deriveKey(deps.secret, 'totp-secrets'));
-  await deps.durable.transaction((tx) => writeUserChange(tx, change, new Date(deps.clock()), ifVersion));
-  const stored = await deps.durable.users.getVersioned(user.id);
-  return { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored?.record ?? user, version: stored?.version, changed: change.changed };
+  // argon2 runs here, before the transaction.
+  const change = await prepareUserChange(user, patch, deriveKey(deps.secret, 'totp-secrets'), explicit);
+  return recordedChange(deps, actor, `user ${user.username}`, async (tx) => {
+    const stored = await writeUserChange(tx, change, new Date(deps.clock()), ifVersion);
+    const result: UserUpdated = { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored, changed: change.changed };
+    return { result, change: change.changed.length === 0 ? undefined : { action: 'update', resource: 'user', resource_id: user.subject, fields: change.changed } };
+  });
 }

@@ -7,9 +7,10 @@ import { hashPassword } from '../sources/passwords.ts';
 import type { SignInSourceKind, UserFlag, UserInput, UserRecord, Versioned } from '../store/records.ts';
 import type { DurableStore, PageRequest } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
-import { createOnly } from './create-only.ts';
 import { AdminError, staleOrGone } from './errors.ts';
 import { readPage, type Page } from './pages.ts';
+import { USER_FIELDS } from './seed-schema.ts';
+import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { canonicalUsername, isPlainText } from './rules.ts';
 import { NEW_USER_DEFAULTS, profileProblems, refusePassword, refuseProfileProblems } from './user-fields.ts';
 
@@ -34,12 +35,13 @@ function refuseProblems(input: NewLocalUser): void {
   refusePassword(input.password, input.username);
 }
 
-export async function createUser(durable: DurableStore, input: NewLocalUser): Promise<{ kind: 'created'; user: UserRecord }> {
+/** Adds a local account: an insert that fails on conflict (another spelling of the name included). */
+export async function createUser(deps: ChangeDeps, input: NewLocalUser, actor: ChangeActor, fields: readonly string[] = USER_FIELDS): Promise<{ kind: 'created'; user: Versioned<UserRecord> }> {
   refuseProblems(input);
   const username = canonicalUsername(input.username);
-  const taken = (store: DurableStore) => store.users.getByUsername('local', username);
   // Named as typed: the administrator recognises their own spelling.
-  if (await taken(durable)) throw new AdminError('conflict', `user ${input.username} already exists`);
+  const subject = `user ${input.username}`;
+  if (await deps.durable.users.getByUsername('local', username)) throw new AdminError('conflict', `${subject} already exists`);
   const passwordHash = await hashPassword(input.password);
   const id = randomToken(16);
   const { givenName, familyName } = input;
@@ -52,10 +54,12 @@ export async function createUser(durable: DurableStore, input: NewLocalUser): Pr
     phoneNumber: input.phoneNumber, phoneNumberVerified: input.phoneNumberVerified,
     roles: [...new Set(input.roles)],
   };
-  await createOnly(durable, `user ${input.username}`, taken, (tx) => tx.users.upsert(user));
-  const stored = await durable.users.getById(id);
-  if (!stored) throw new AdminError('not_found', `user ${input.username} vanished as it was created`);
-  return { kind: 'created', user: stored };
+  const created = await recordedChange(deps, actor, subject, async (tx) => {
+    const row = await tx.users.insert(user);
+    if (!row) throw new AdminError('conflict', `${subject} already exists`);
+    return { result: row, change: { action: 'create', resource: 'user', resource_id: id, fields: [...fields] } };
+  });
+  return { kind: 'created', user: created };
 }
 
 /**
@@ -101,9 +105,15 @@ export function usersPage(durable: DurableStore, request: PageRequest & { userna
   return readPage((r) => durable.users.page({ ...r, username: request.username }), (user) => user.id, request);
 }
 
-export async function setUserFlag(durable: DurableStore, user: UserRecord, flag: UserFlag, value: boolean): Promise<{ kind: 'updated'; user: UserRecord }> {
-  if (!(await durable.users.update(user.id, { [flag]: value }))) throw new AdminError('not_found', `no user named ${user.username}`);
-  return { kind: 'updated', user: { ...user, [flag]: value } };
+const FLAG_NAMES: Record<UserFlag, string> = { locked: 'locked', mustChangePassword: 'must_change_password', mustEnrolMfa: 'must_enrol_mfa' };
+
+/** Sets a flag (the database ends the user's tokens when one is set: migration 2026-11-24-0004). */
+export async function setUserFlag(deps: ChangeDeps, user: UserRecord, flag: UserFlag, value: boolean, actor: ChangeActor): Promise<{ kind: 'updated'; user: Versioned<UserRecord> }> {
+  return recordedChange(deps, actor, `user ${user.username}`, async (tx) => {
+    const written = await tx.users.change(user.id, { [flag]: value });
+    if (!written) throw new AdminError('not_found', `no user named ${user.username}`);
+    return { result: { kind: 'updated', user: written }, change: { action: 'update', resource: 'user', resource_id: user.subject, fields: [FLAG_NAMES[flag]] } };
+  });
 }
 
 /**
@@ -111,8 +121,10 @@ export async function setUserFlag(durable: DurableStore, user: UserRecord, flag:
  * CASCADE); the database first records their tokens as revoked (as it does when a user is
  * locked or flagged: migration 2026-11-24-0004), and every running instance hears of it.
  */
-export async function removeUser(durable: DurableStore, user: UserRecord, ifVersion?: number): Promise<{ kind: 'removed'; user: UserRecord }> {
-  if (await durable.users.remove(user.id, ifVersion)) return { kind: 'removed', user };
-  if (ifVersion === undefined) throw new AdminError('not_found', `no user named ${user.username}`);
-  throw staleOrGone((await durable.users.getById(user.id)) !== undefined, `user ${user.subject}`);
+export async function removeUser(deps: ChangeDeps, user: UserRecord, actor: ChangeActor, ifVersion?: number): Promise<{ kind: 'removed'; user: UserRecord }> {
+  return recordedChange(deps, actor, `user ${user.username}`, async (tx) => {
+    if (await tx.users.remove(user.id, ifVersion)) return { result: { kind: 'removed', user }, change: { action: 'delete', resource: 'user', resource_id: user.subject, fields: [] } };
+    if (ifVersion === undefined) throw new AdminError('not_found', `no user named ${user.username}`);
+    throw staleOrGone((await tx.users.getById(user.id)) !== undefined, `user ${user.subject}`);
+  });
 }

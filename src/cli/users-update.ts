@@ -6,7 +6,7 @@ import { RULE_MESSAGES, isEmail, isPlainText } from '../admin/rules.ts';
 import { findUser } from '../admin/users.ts';
 import { updateUser, type UserPatch } from '../admin/user-update.ts';
 import { editedList, onOrOff, parseCommand } from './args.ts';
-import { auditChange } from './audit.ts';
+import { cliActor } from './audit.ts';
 import { UsageError, type CliContext, type ExitCode } from './context.ts';
 import { report } from './output.ts';
 import { userDocument } from './user-view.ts';
@@ -82,9 +82,9 @@ export async function updateUserCommand(args: string[], context: CliContext): Pr
   const durable = await context.openDurable();
   const user = await findUser(durable, positionals[0] as string, [context.config.signIn.source]);
   const patch = { ...patchFromFlags(values, user.roles), password };
-  const updated = await updateUser({ durable, secret: context.secret, clock: context.clock }, user, patch);
-  if (updated.changed.length > 0) auditChange(context, { action: 'update', resource: 'user', resource_id: user.subject, fields: updated.changed });
-  report(context, { ...userDocument(updated.user), changed: updated.changed }, () => [
+  // A password given on stdin is set, and the user's tokens end, even when it is the current one.
+  const updated = await updateUser({ durable, secret: context.secret, clock: context.clock }, user, patch, cliActor(context), { explicit: true });
+  report(context, { ...userDocument(updated.user.record), changed: updated.changed }, () => [
     updated.changed.length === 0 ? `user ${user.username}: nothing changed` : `user ${user.username}: ${updated.changed.join(', ')}`,
   ]);
   return 0;

@@ -50,8 +50,12 @@ export interface ClientRepository {
   list(): Promise<ClientRecord[]>;
   /** Inserts or replaces a whole client; 'unchanged' when the row already held these values. */
   upsert(client: ClientRecord): Promise<UpsertResult>;
+  /** Inserts a new client and returns it with its version; undefined when the id is taken (nothing written). */
+  insert(client: ClientRecord): Promise<Versioned<ClientRecord> | undefined>;
   /** Applies a partial change; false when the client does not exist (or is not at `ifVersion`). */
   update(clientId: string, change: Partial<Omit<ClientRecord, 'clientId'>>, ifVersion?: IfVersion): Promise<boolean>;
+  /** `update`, returning the client as written with its new version (undefined where `update` is false). */
+  change(clientId: string, change: Partial<Omit<ClientRecord, 'clientId'>>, ifVersion?: IfVersion): Promise<Versioned<ClientRecord> | undefined>;
   remove(clientId: string, ifVersion?: IfVersion): Promise<boolean>;
   /** Clients by client id. */
   page(request: PageRequest): Promise<ClientRecord[]>;
@@ -70,7 +74,11 @@ export interface UserRepository {
   list(): Promise<UserRecord[]>;
   /** Inserts or replaces by (source, username); keeps the existing id. */
   upsert(user: UserInput): Promise<UpsertResult>;
+  /** Inserts a new user and returns them with their version; undefined when the name (or id) is taken (nothing written). */
+  insert(user: UserInput): Promise<Versioned<UserRecord> | undefined>;
   update(id: string, change: Partial<Omit<UserInput, 'id' | 'source'>>, ifVersion?: IfVersion): Promise<boolean>;
+  /** `update`, returning the user as written with their new version (undefined where `update` is false). */
+  change(id: string, change: Partial<Omit<UserInput, 'id' | 'source'>>, ifVersion?: IfVersion): Promise<Versioned<UserRecord> | undefined>;
   remove(id: string, ifVersion?: IfVersion): Promise<boolean>;
   /** Users by id; with `username`, only those of that name (case-insensitive, any source). */
   page(request: PageRequest & { username?: string | undefined }): Promise<UserRecord[]>;
@@ -131,6 +139,8 @@ export interface ApiScopeRepository {
   page(request: PageRequest): Promise<ApiScopeRecord[]>;
   /** false when the scope already existed. */
   add(name: string): Promise<boolean>;
+  /** Adds the scope and returns it with its version; undefined when it already existed (nothing written). */
+  insert(name: string): Promise<ApiScopeRecord | undefined>;
   remove(name: string, ifVersion?: IfVersion): Promise<boolean>;
 }
 

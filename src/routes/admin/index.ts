@@ -67,9 +67,9 @@ async function handleCall(op: Operation, request: FastifyRequest, reply: Fastify
     body: readBody(op, request),
     query: readQuery(op, request),
     ifVersion: op.ifMatch ? requireIfMatch(request) : undefined,
-    changed: (change) => events.push({ event: { type: 'admin_change', actor: 'api', client_id: caller.clientId, ...change } }),
+    actor: { by: { actor: 'api', client_id: caller.clientId }, logged: (event) => events.push({ event, inOutbox: true }) },
+    changedOutside: (change) => events.push({ event: { type: 'admin_change', actor: 'api', client_id: caller.clientId, ...change } }),
     keyChanged: (event) => events.push({ event: { ...event, actor: 'api' } }),
-    recorded: (event) => events.push({ event, inOutbox: true }),
     deps,
   };
   const key = request.headers['idempotency-key'];
@@ -90,13 +90,13 @@ async function handleCall(op: Operation, request: FastifyRequest, reply: Fastify
   return send(reply, answer);
 }
 
-/** An audit event of a call, and whether src/admin/ wrote it to the outbox already. */
+/** An audit event of a call, and whether src/admin/ wrote it to the outbox already (in its change's transaction). */
 interface Logged {
   event: AuditEvent;
   inOutbox?: true;
 }
 
-/** The operation, then its audit events: a refused call records none. */
+/** The operation, then the log lines of its audit events: a refused call records none. */
 async function run(op: Operation, call: Call<unknown, unknown>, events: Logged[], request: FastifyRequest, deps: AdminApiDeps): Promise<Answer> {
   const answer = await op.handle(call);
   for (const { event, inOutbox } of events) deps.audit(request, event, { client_id: call.caller.clientId }, inOutbox ? { inOutbox } : undefined);

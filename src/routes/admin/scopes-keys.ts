@@ -23,10 +23,8 @@ export const SCOPE_OPERATIONS: Operation[] = [
     method: 'POST', path: '/api-scopes', operationId: 'createApiScope', summary: 'Add an API scope', idempotent: true,
     body: { schema: newScope, mediaType: 'application/json' },
     responses: { 201: { description: 'The API scope', body: apiScopeWire, etag: true } },
-    handle: async ({ deps, body, changed }) => {
-      await addApiScope(deps.durable, body.name);
-      changed({ action: 'create', resource: 'api_scope', resource_id: body.name, fields: ['name'] });
-      const scope = await getApiScope(deps.durable, body.name);
+    handle: async ({ deps, body, actor }) => {
+      const scope = await addApiScope(deps, body.name, actor);
       return { status: 201, body: apiScopeDocument(scope), version: scope.version, location: `/api-scopes/${encodeURIComponent(scope.name)}` };
     },
   }),
@@ -40,9 +38,8 @@ export const SCOPE_OPERATIONS: Operation[] = [
   operation({
     method: 'DELETE', path: '/api-scopes/{name}', operationId: 'deleteApiScope', summary: 'Remove an API scope (no longer granted, at once)', ifMatch: true,
     responses: { 204: { description: 'Removed' } },
-    handle: async ({ deps, params, ifVersion, changed }) => {
-      const { name } = await removeApiScope(deps.durable, params.name ?? '', ifVersion);
-      changed({ action: 'delete', resource: 'api_scope', resource_id: name, fields: [] });
+    handle: async ({ deps, params, ifVersion, actor }) => {
+      await removeApiScope(deps, params.name ?? '', actor, ifVersion);
       return { status: 204 };
     },
   }),

@@ -46,23 +46,23 @@ export const SESSION_OPERATIONS: Operation[] = [
   operation({
     method: 'DELETE', path: '/users/{id}/sessions', operationId: 'endUserSessions', summary: "End every session of a user and revoke the user's tokens", ifMatch: true,
     responses: { 200: { description: 'How many sessions ended', body: endedSessionsWire } },
-    handle: async ({ deps, params, ifVersion, changed }) => {
+    handle: async ({ deps, params, ifVersion, changedOutside }) => {
       const user = await userAt(deps, params, ifVersion);
       const ended = await deps.userSessions.endUserSessions(user.id);
-      changed({ action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
+      changedOutside({ action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
       return { status: 200, body: { browser_sessions: ended.browserSessions, refresh_token_families: ended.refreshTokenFamilies } };
     },
   }),
   operation({
     method: 'DELETE', path: '/users/{id}/sessions/{session_id}', operationId: 'endUserSession', summary: 'End one session of a user (a refresh token family or a browser session) and revoke its tokens', ifMatch: true,
     responses: { 204: { description: 'Ended' } },
-    handle: async ({ deps, params, ifVersion, changed }) => {
+    handle: async ({ deps, params, ifVersion, changedOutside }) => {
       const user = await userAt(deps, params, ifVersion);
       const sessionId = params.session_id ?? '';
       // Sessions are named by UUIDs and base64url ids: anything else (a NUL byte) names none.
       if (!/^[A-Za-z0-9_-]{1,200}$/.test(sessionId)) throw new ApiProblem(404, `user ${user.subject} has no such session`);
       await deps.userSessions.endUserSession(user.id, sessionId);
-      changed({ action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
+      changedOutside({ action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
       return { status: 204 };
     },
   }),

@@ -21,7 +21,6 @@ const listQuery = z.strictObject({ ...pageQueryFields, username: z.string().opti
 /** The user a path names by `sub`. */
 const userOf = (deps: AdminApiDeps, params: Record<string, string>): Promise<UserRecord> => findUserBySubject(deps.durable, params.id ?? '', [deps.signInSource]);
 const userAnswer = (user: UserRecord, version: number | undefined, status = 200) => ({ status, body: userDocument(user), version });
-const updateDeps = (deps: AdminApiDeps) => ({ durable: deps.durable, secret: deps.secret, clock: deps.clock });
 
 export const USER_OPERATIONS: Operation[] = [
   operation<undefined, z.output<typeof listQuery>>({
@@ -37,14 +36,12 @@ export const USER_OPERATIONS: Operation[] = [
     method: 'POST', path: '/users', operationId: 'createUser', summary: 'Add a local account', idempotent: true,
     body: { schema: newUser, mediaType: 'application/json' },
     responses: { 201: { description: 'The user', body: userWire, etag: true } },
-    handle: async ({ deps, body, changed }) => {
-      const { user } = await createUser(deps.durable, {
+    handle: async ({ deps, body, actor }) => {
+      const { user: { record: user, version } } = await createUser(deps, {
         username: body.username, password: body.password, givenName: body.given_name ?? null, familyName: body.family_name ?? null,
         email: body.email ?? null, emailVerified: body.email_verified ?? false, phoneNumber: body.phone_number ?? null,
         phoneNumberVerified: body.phone_number_verified ?? false, roles: body.roles ?? [],
-      });
-      changed({ action: 'create', resource: 'user', resource_id: user.subject, fields: Object.keys(body) });
-      const { version } = await findVersionedUserBySubject(deps.durable, user.subject, ['local']);
+      }, actor, Object.keys(body));
       return { ...userAnswer(user, version, 201), location: `/users/${encodeURIComponent(user.subject)}` };
     },
   }),
@@ -60,20 +57,16 @@ export const USER_OPERATIONS: Operation[] = [
     summary: 'Change a user (JSON merge patch, RFC 7396); locking or flagging a user ends their tokens',
     body: { schema: userPatch, mediaType: 'application/merge-patch+json' },
     responses: { 200: { description: 'The user as changed', body: userWire, etag: true } },
-    handle: async ({ deps, params, body, ifVersion, changed }) => {
-      const user = await userOf(deps, params);
-      const updated = await updateUser(updateDeps(deps), user, body, ifVersion);
-      if (updated.changed.length > 0) changed({ action: 'update', resource: 'user', resource_id: user.subject, fields: updated.changed });
-      return userAnswer(updated.user, updated.version);
+    handle: async ({ deps, params, body, ifVersion, actor }) => {
+      const { user: { record, version } } = await updateUser(deps, await userOf(deps, params), body, actor, { ifVersion });
+      return userAnswer(record, version);
     },
   }),
   operation({
     method: 'DELETE', path: '/users/{id}', operationId: 'deleteUser', summary: 'Remove a user (their tokens end)', ifMatch: true,
     responses: { 204: { description: 'Removed' } },
-    handle: async ({ deps, params, ifVersion, changed }) => {
-      const user = await userOf(deps, params);
-      await removeUser(deps.durable, user, ifVersion);
-      changed({ action: 'delete', resource: 'user', resource_id: user.subject, fields: [] });
+    handle: async ({ deps, params, ifVersion, actor }) => {
+      await removeUser(deps, await userOf(deps, params), actor, ifVersion);
       return { status: 204 };
     },
   }),
@@ -81,11 +74,10 @@ export const USER_OPERATIONS: Operation[] = [
     method: 'PUT', path: '/users/{id}/password', operationId: 'setUserPassword', summary: "Set a local user's password; their tokens end", ifMatch: true,
     body: { schema: newPassword, mediaType: 'application/json' },
     responses: { 200: { description: 'The user', body: userWire, etag: true } },
-    handle: async ({ deps, params, body, ifVersion, changed }) => {
-      const user = await userOf(deps, params);
-      const updated = await updateUser(updateDeps(deps), user, { password: body.password }, ifVersion);
-      if (updated.changed.length > 0) changed({ action: 'update', resource: 'user', resource_id: user.subject, fields: updated.changed });
-      return userAnswer(updated.user, updated.version);
+    handle: async ({ deps, params, body, ifVersion, actor }) => {
+      // An explicit set: the user's tokens end even when the password is the current one.
+      const { user: { record, version } } = await updateUser(deps, await userOf(deps, params), { password: body.password }, actor, { ifVersion, explicit: true });
+      return userAnswer(record, version);
     },
   }),
 ];

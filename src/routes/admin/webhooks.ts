@@ -14,7 +14,7 @@ import {
 } from '../../admin/webhooks.ts';
 import { deliveryAttemptPageWire, redeliveryWire, webhookPageWire, webhookTestWire, webhookWire, webhookWithSecretWire } from '../../admin/wire-schemas.ts';
 import type { AdminApiDeps } from './deps.ts';
-import { operation, type Call, type Operation } from './operation.ts';
+import { operation, type Operation } from './operation.ts';
 import { listOperation, pageAnswer, pageQuery, pageRequest } from './pages.ts';
 
 const webhookFields = {
@@ -38,7 +38,6 @@ const webhookPatch = z.strictObject({
 });
 const webhookPath = (id: string) => `/webhooks/${encodeURIComponent(id)}`;
 const webhookDeps = (deps: AdminApiDeps): WebhookDeps => ({ durable: deps.durable, clock: deps.clock, ...deps.webhooks });
-const apiActor = (call: Pick<Call<unknown, unknown>, 'caller'>) => ({ actor: 'api' as const, client_id: call.caller.clientId });
 
 export const WEBHOOK_OPERATIONS: Operation[] = [
   listOperation({
@@ -51,8 +50,7 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
     body: { schema: newWebhook, mediaType: 'application/json' },
     responses: { 201: { description: 'The endpoint, with its secret (whsec_…) shown this once', body: webhookWithSecretWire, etag: true } },
     handle: async (call) => {
-      const { endpoint, version, secret, event } = await createWebhook(webhookDeps(call.deps), call.body, apiActor(call));
-      call.recorded(event);
+      const { endpoint, version, secret } = await createWebhook(webhookDeps(call.deps), call.body, call.actor);
       return { status: 201, body: { ...endpoint, secret }, version, location: webhookPath(endpoint.id) };
     },
   }),
@@ -70,8 +68,7 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
     handle: async (call) => {
       const { description, ...rest } = call.body;
       const change = { ...rest, ...(description === undefined ? {} : { description: description ?? '' }) };
-      const { endpoint, version, event } = await updateWebhook(webhookDeps(call.deps), call.params.id ?? '', change, apiActor(call), call.ifVersion);
-      call.recorded(event);
+      const { endpoint, version } = await updateWebhook(webhookDeps(call.deps), call.params.id ?? '', change, call.actor, call.ifVersion);
       return { status: 200, body: endpoint, version };
     },
   }),
@@ -79,8 +76,7 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
     method: 'DELETE', path: '/webhooks/{id}', operationId: 'deleteWebhook', summary: 'Remove a webhook endpoint (its pending deliveries too)', area: 'webhooks', ifMatch: true,
     responses: { 204: { description: 'Removed' } },
     handle: async (call) => {
-      const { event } = await removeWebhook(webhookDeps(call.deps), call.params.id ?? '', apiActor(call), call.ifVersion);
-      call.recorded(event);
+      await removeWebhook(webhookDeps(call.deps), call.params.id ?? '', call.actor, call.ifVersion);
       return { status: 204 };
     },
   }),
@@ -89,8 +85,7 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
     summary: 'Give an endpoint a new secret; the one it replaces keeps signing beside it for 24 hours',
     responses: { 200: { description: 'The endpoint, with the new secret shown this once', body: webhookWithSecretWire, etag: true } },
     handle: async (call) => {
-      const { endpoint, version, secret, event } = await rotateWebhookSecret(webhookDeps(call.deps), call.params.id ?? '', apiActor(call));
-      call.recorded(event);
+      const { endpoint, version, secret } = await rotateWebhookSecret(webhookDeps(call.deps), call.params.id ?? '', call.actor);
       return { status: 200, body: { ...endpoint, secret }, version };
     },
   }),

@@ -106,12 +106,22 @@ export function sqlUsers(db: Db): UserRepository {
       await db.updateTable('users').set({ ...columns, updated_at: sql`now()` }).where('id', '=', existing.id).execute();
       return 'updated';
     },
+    async insert(user) {
+      const { id, source, ...rest } = user;
+      // Any unique violation (the id, or the name in another spelling) is a conflict: no row.
+      const row = await db.insertInto('users').values({ id, source, ...(toColumns(rest) as UserColumns) })
+        .onConflict((oc) => oc.doNothing()).returning(ALL_COLUMNS).returning(factorsOfUser).executeTakeFirst();
+      return row && { record: toRecord(row), version: Number(row.version) };
+    },
     async update(id, change, ifVersion) {
+      return (await this.change(id, change, ifVersion)) !== undefined;
+    },
+    async change(id, change, ifVersion) {
       const columns = toColumns(change);
       let query = db.updateTable('users').set({ ...columns, updated_at: sql`now()` }).where('id', '=', id);
       if (ifVersion !== undefined) query = query.where('version', '=', ifVersion);
-      const result = await query.executeTakeFirst();
-      return result.numUpdatedRows > 0n;
+      const row = await query.returning(ALL_COLUMNS).returning(factorsOfUser).executeTakeFirst();
+      return row && { record: toRecord(row), version: Number(row.version) };
     },
     async remove(id, ifVersion) {
       let query = db.deleteFrom('users').where('id', '=', id);
