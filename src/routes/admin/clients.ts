@@ -24,7 +24,7 @@ const path = (id: string) => `/clients/${encodeURIComponent(id)}`;
 export const CLIENT_OPERATIONS: Operation[] = [
   listOperation({
     path: '/clients', operationId: 'listClients', summary: 'List clients, in client_id order',
-    read: (deps, request) => clientsPage(deps.durable, request), document: clientDocument,
+    read: (deps, request) => clientsPage(deps.durable, request), count: (deps) => deps.durable.clients.count(), document: clientDocument,
   }),
   operation<z.output<typeof newClient>>({
     method: 'POST', path: '/clients', operationId: 'createClient', summary: 'Register a client', idempotent: true,
