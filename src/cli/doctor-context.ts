@@ -7,6 +7,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DurableStore } from '../store/types.ts';
 import type { MasterSecrets } from '../tokens/secret-box.ts';
+import type { ServiceAnswer } from './doctor-service.ts';
 
 /** `warn`: works now, but a likely mistake; only FAIL fails the command. */
 export type CheckStatus = 'ok' | 'FAIL' | 'warn' | 'skip';
@@ -40,6 +41,10 @@ export interface DoctorContext {
   discovery(): Promise<DiscoveryAnswer>;
   /** IDP_SECRET and IDP_SECRET_PREVIOUS; absent, the secret check is skipped. */
   secrets?: () => MasterSecrets;
+  /** `--management-url`: where the service's management port is reached (else this environment's). */
+  managementUrl?: string | undefined;
+  /** What the running service says it runs with (GET /config on its management port), fetched once. */
+  service(): Promise<ServiceAnswer>;
 }
 
 export interface Check {

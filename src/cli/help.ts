@@ -32,7 +32,7 @@ export const USAGE = [
   '           | deliveries ID | redeliver ID DELIVERY_ID',
   '  secrets reseal                         seal under IDP_SECRET what a previous secret sealed',
   '  secret-hash                            read a client secret on stdin, print the hash to store',
-  '  doctor [--url URL]                     check a deployment from outside',
+  '  doctor [--url URL] [--management-url URL]  check a deployment from outside',
   '  help                                   this text',
   '',
   '`idp COMMAND --help` describes one command. --json prints one JSON document, errors included',
@@ -97,7 +97,7 @@ const COMMANDS: Record<string, [string[], string]> = {
   'webhooks redeliver': [['idp webhooks redeliver ID DELIVERY_ID'], 'Makes a delivery due again now, from the start of the retry schedule.'],
   'secrets reseal': [['idp secrets reseal'], 'Re-encrypts the signing keys, TOTP secrets and the secret check under IDP_SECRET, so that IDP_SECRET_PREVIOUS can be dropped; it opens everything before it writes anything.'],
   'secret-hash': [['idp secret-hash'], 'Reads a client secret on stdin and prints the hash to store in clients.secret_hash.'],
-  doctor: [['idp doctor [--url URL]'], 'Checks a deployment from outside through its public URL (default IDP_BASE_URL); one line per check, exit 1 on a failure.'],
+  doctor: [['idp doctor [--url URL] [--management-url URL]'], 'Checks a deployment from outside through its public URL (default IDP_BASE_URL), judging by what the service says it runs with on its management port (default from IDP_MANAGEMENT_PORT and IDP_MANAGEMENT_HOST); one line per check, exit 1 on a failure.'],
   help: [['idp help'], 'Lists the commands.'],
 };
 
