@@ -52,10 +52,12 @@ export function listOperation<T>(spec: {
   /** How many items all pages hold (for `count=true`). */
   count: (deps: AdminApiDeps) => Promise<number> | number;
   document: (row: T) => unknown;
+  /** The schema of its page (wire-schemas.ts). */
+  page: z.ZodType;
 }): Operation {
   return operation<undefined, z.output<typeof pageQuery>>({
     method: 'GET', path: spec.path, operationId: spec.operationId, summary: spec.summary, query: pageQuery, ...(spec.area ? { area: spec.area } : {}),
-    responses: { 200: PAGE_ANSWER },
+    responses: { 200: { description: 'A page: {items, next_cursor}, and total with count=true', body: spec.page } },
     handle: async ({ deps, query }) => {
       const request = pageRequest(query);
       const page = await spec.read(deps, request);
@@ -64,5 +66,3 @@ export function listOperation<T>(spec: {
   });
 }
 
-/** What a list answers, in the OpenAPI document. */
-export const PAGE_ANSWER = 'A page: {items, next_cursor}, and total with count=true';
