@@ -6,8 +6,8 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DurableStore } from '../store/types.ts';
+import type { ServiceFacts } from '../config/facts.ts';
 import type { MasterSecrets } from '../tokens/secret-box.ts';
-import type { ServiceAnswer } from './doctor-service.ts';
 
 /** `warn`: works now, but a likely mistake; only FAIL fails the command. */
 export type CheckStatus = 'ok' | 'FAIL' | 'warn' | 'skip';
@@ -28,6 +28,11 @@ export type DiscoveryAnswer =
   | { ok: true; response: Response; document: Record<string, unknown> }
   /** `answered`: an HTTP answer came back (a refusal), rather than none at all. */
   | { ok: false; answered: boolean; detail: string; fix: string };
+
+/** What the running service says it runs with (src/cli/doctor-service.ts), where that came from, or why there is nothing. */
+export type ServiceAnswer =
+  | { ok: true; from: string; facts: ServiceFacts }
+  | { ok: false; from: string | undefined; detail: string };
 
 export interface DoctorContext {
   /** The public URL (`--url` or IDP_BASE_URL), without a trailing slash. */

@@ -4,12 +4,7 @@
  * environment, which may lack them (an operator's shell without IDP_SMTP_URL).
  */
 import { readServiceFacts, type ServiceFacts } from '../config/facts.ts';
-import { describeError, get, ok, skip, warn, type DoctorContext, type Outcome } from './doctor-context.ts';
-
-/** The service's facts, where they came from, or why there are none. */
-export type ServiceAnswer =
-  | { ok: true; from: string; facts: ServiceFacts }
-  | { ok: false; from: string | undefined; detail: string };
+import { describeError, get, ok, skip, warn, type DoctorContext, type Outcome, type ServiceAnswer } from './doctor-context.ts';
 
 const WILDCARD = new Set(['0.0.0.0', '::']);
 

@@ -9,11 +9,11 @@ import type { DurableStore } from '../store/types.ts';
 import { parseCommand } from './args.ts';
 import { masterSecrets, UsageError, type CliContext, type ExitCode } from './context.ts';
 import { checkCookies } from './doctor-cookies.ts';
-import { describeError, fail, fetchDiscovery, type Check, type CheckResult, type DiscoveryAnswer, type DoctorContext } from './doctor-context.ts';
+import { describeError, fail, fetchDiscovery, type Check, type CheckResult, type DiscoveryAnswer, type DoctorContext, type ServiceAnswer } from './doctor-context.ts';
 import { checkChangeFeed, checkClock, checkDatabase, checkForwarded, checkSignInSource, checkStore } from './doctor-infrastructure.ts';
 import { checkDiscovery, checkHsts, checkIssuer, checkJwks } from './doctor-http.ts';
 import { checkMail } from './doctor-mail.ts';
-import { checkService, fetchServiceFacts, type ServiceAnswer } from './doctor-service.ts';
+import { checkService, fetchServiceFacts } from './doctor-service.ts';
 import { checkSecret } from './doctor-secret.ts';
 import { report } from './output.ts';
 
