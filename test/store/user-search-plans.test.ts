@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDurableStore } from '../../src/store/sql/durable.ts';
 import type { Database } from '../../src/store/sql/tables.ts';
 import { sqlUsers } from '../../src/store/sql/users.ts';
+import type { UserRecord } from '../../src/store/records.ts';
 import type { UserPageRequest, UserRepository } from '../../src/store/types.ts';
 import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 
@@ -56,12 +57,25 @@ describe.runIf(postgresAvailable)('users list: every query shape served by an in
     await db?.drop();
   });
 
-  /** The statement the store runs for `request`, and what it found. */
+  /** Whether a user is one the request asks for (the data are ASCII: lower-casing agrees with the database's). */
+  function matches(user: UserRecord, request: UserPageRequest): boolean {
+    const lower = (value: string | null) => (value ?? '').toLowerCase();
+    const q = request.q?.toLowerCase();
+    return (request.username === undefined || lower(user.username) === request.username.toLowerCase())
+      && (request.email === undefined || lower(user.email) === request.email.toLowerCase())
+      && (q === undefined || [user.username, user.email, user.givenName, user.familyName].some((value) => lower(value).startsWith(q)))
+      && (request.after === undefined || lower(user.username) > request.after.name || (lower(user.username) === request.after.name && user.id > request.after.id));
+  }
+
+  /** The statement the store runs for `request`, and how many users it found: the right ones, in username order. */
   async function statementOf(request: UserPageRequest): Promise<{ query: CompiledQuery; found: number }> {
     captured.length = 0;
     const rows = await users.page(request);
     const query = captured.at(-1);
     if (!query) throw new Error('no statement ran');
+    const names = rows.map((row) => row.user.username);
+    expect(names).toEqual([...names].sort());
+    expect(rows.filter((row) => !matches(row.user, request)).map((row) => row.user.username)).toEqual([]);
     return { query, found: rows.length };
   }
 
