@@ -11,6 +11,7 @@ import type { DurableStore } from '../store/types.ts';
 import { deriveKey } from '../tokens/secret-box.ts';
 import { AdminError, refuseOtherVersion, staleOrGone } from './errors.ts';
 import { kept, keptList, sameValue } from './patch.ts';
+import { canonicalUsername } from './rules.ts';
 import { revokeAfterPasswordChange } from './passwords.ts';
 import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { seedTotpSecret, type SeedTotp } from './seed-records.ts';
@@ -18,6 +19,8 @@ import { profileProblems, quoted, refusePassword, refuseProfileProblems } from '
 
 /** The fields to change, by their wire names (OpenID Connect claims). */
 export interface UserPatch {
+  /** A local account's new username (stored in the canonical form); the `sub` stays. */
+  username?: string | undefined;
   password?: string | undefined;
   given_name?: string | null | undefined;
   family_name?: string | null | undefined;
@@ -34,10 +37,10 @@ export interface UserPatch {
   must_enrol_mfa?: boolean | undefined;
 }
 
-type Column = keyof Omit<UserInput, 'id' | 'source' | 'subject' | 'username'>;
+type Column = keyof Omit<UserInput, 'id' | 'source' | 'subject'>;
 
 const WIRE_NAMES: Record<Column, string> = {
-  passwordHash: 'password', givenName: 'given_name', familyName: 'family_name', name: 'name', email: 'email',
+  username: 'username', passwordHash: 'password', givenName: 'given_name', familyName: 'family_name', name: 'name', email: 'email',
   emailVerified: 'email_verified', phoneNumber: 'phone_number', phoneNumberVerified: 'phone_number_verified', roles: 'roles',
   locked: 'locked', mustChangePassword: 'must_change_password', mustEnrolMfa: 'must_enrol_mfa',
 };
@@ -67,10 +70,18 @@ async function newPasswordHash(user: UserRecord, password: string | undefined, e
   return hashPassword(password);
 }
 
+/** The username after the patch: a local account's in the canonical form; the others' are their directory's or provider's. */
+function newUsername(user: UserRecord, typed: string | undefined): string {
+  if (typed === undefined || typed === user.username) return user.username;
+  if (user.source !== 'local') throw new AdminError('invalid', `user ${quoted(user.username)} signs in through ${user.source}: its username is the ${user.source === 'ldap' ? 'directory' : 'provider'}'s`, [{ path: ['username'], message: 'not a local account' }]);
+  return canonicalUsername(typed);
+}
+
 /** `explicit`: a password given is set even when it is the current one (README "Administration API"). */
 export async function prepareUserChange(user: UserRecord, patch: UserPatch, totpKey: Buffer, explicit = false): Promise<UserChange> {
-  refuseProfileProblems(user.username, profileProblems({ ...patch, username: user.username, roles: patch.roles ?? [] }));
+  refuseProfileProblems(user.username, profileProblems({ ...patch, username: patch.username ?? user.username, roles: patch.roles ?? [] }));
   const after: Pick<UserInput, Column> = {
+    username: newUsername(user, patch.username),
     passwordHash: await newPasswordHash(user, patch.password, explicit),
     givenName: kept(user.givenName, patch.given_name),
     familyName: kept(user.familyName, patch.family_name),
@@ -148,7 +159,8 @@ export async function updateUser(deps: ChangeDeps & { secret: Buffer }, found: U
   }
   // argon2 runs here, before the transaction.
   const change = await prepareUserChange(user, patch, deriveKey(deps.secret, 'totp-secrets'), explicit);
-  return recordedChange(deps, actor, `user ${user.username}`, async (tx) => {
+  // A new username another account has is refused by the unique index, as adding one is (409).
+  return recordedChange(deps, actor, `user ${change.columns.username ?? user.username}`, async (tx) => {
     const stored = await writeUserChange(tx, change, new Date(deps.clock()), ifVersion);
     const result: UserUpdated = { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored, changed: change.changed };
     return { result, change: change.changed.length === 0 ? undefined : { action: 'update', resource: 'user', resource_id: user.subject, fields: change.changed } };

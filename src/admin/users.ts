@@ -5,7 +5,7 @@
  */
 import { hashPassword } from '../sources/passwords.ts';
 import type { SignInSourceKind, UserFlag, UserInput, UserRecord, Versioned } from '../store/records.ts';
-import type { DurableStore, PageRequest } from '../store/types.ts';
+import type { DurableStore, PageRequest, UserFilter, UserPlace } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
 import { AdminError, staleOrGone } from './errors.ts';
 import { readPage, type Page } from './pages.ts';
@@ -99,10 +99,42 @@ export async function listUsers(durable: DurableStore): Promise<UserRecord[]> {
   return durable.users.list();
 }
 
-/** Users in id order; with `username`, only those of that name (as sign-in compares names: case aside). */
-export function usersPage(durable: DurableStore, request: PageRequest & { username?: string | undefined }): Promise<Page<UserRecord>> {
-  if (request.username !== undefined && !isPlainText(request.username)) return Promise.resolve({ items: [], next: undefined });
-  return readPage((r) => durable.users.page({ ...r, username: request.username }), (user) => user.id, request);
+/** A user's place in the username order as a page key: the JSON array [name, id]. */
+const placeKey = (place: UserPlace) => JSON.stringify([place.name, place.id]);
+
+function placeOf(key: string): UserPlace {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(key);
+  } catch {
+    parsed = undefined;
+  }
+  if (Array.isArray(parsed) && parsed.length === 2 && parsed.every((part) => typeof part === 'string')) return { name: parsed[0] as string, id: parsed[1] as string };
+  throw new AdminError('invalid', 'cursor is not one this list gave', [{ path: ['cursor'], message: 'is not a cursor this list gave (pass next_cursor back as it is)' }]);
+}
+
+/** Every name starts with the empty string: an empty `q` (a search box left empty) finds everyone. */
+const searched = (filter: UserFilter): UserFilter => ({ ...filter, q: filter.q === '' ? undefined : filter.q });
+
+/** A filter value with a control character (a NUL, which PostgreSQL refuses) matches no user. */
+const matchesNoOne = (filter: UserFilter) => [filter.username, filter.email, filter.q].some((value) => value !== undefined && !isPlainText(value));
+
+/**
+ * Users in username order (case aside), a page at a time; with filters, only those they match:
+ * `username` and `email` exactly, `q` the start of the username, email, given or family name.
+ */
+export async function usersPage(durable: DurableStore, request: PageRequest & UserFilter): Promise<Page<UserRecord>> {
+  const { after, limit, ...given } = request;
+  const filter = searched(given);
+  if (matchesNoOne(filter)) return { items: [], next: undefined };
+  const page = await readPage((r) => durable.users.page({ ...filter, after: r.after === undefined ? undefined : placeOf(r.after), limit: r.limit }), (row) => placeKey(row.place), { after, limit });
+  return { items: page.items.map((row) => row.user), next: page.next };
+}
+
+/** How many users the filter matches. */
+export async function countUsers(durable: DurableStore, given: UserFilter): Promise<number> {
+  const filter = searched(given);
+  return matchesNoOne(filter) ? 0 : durable.users.countMatching(filter);
 }
 
 const FLAG_NAMES: Record<UserFlag, string> = { locked: 'locked', mustChangePassword: 'must_change_password', mustEnrolMfa: 'must_enrol_mfa' };

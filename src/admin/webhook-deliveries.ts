@@ -17,6 +17,11 @@ export async function listWebhookDeliveries(deps: { durable: DurableStore }, id:
   return { items: page.items.map(toAttemptView), next: page.next };
 }
 
+/** How many attempts the endpoint's delivery log holds (every page of it). */
+export function countWebhookDeliveries(deps: { durable: DurableStore }, id: string): Promise<number> {
+  return deps.durable.webhooks.countAttempts(id);
+}
+
 /** Makes the delivery due now, at the start of the retry schedule (whatever its state). */
 export async function redeliverWebhook(deps: { durable: DurableStore }, id: string, deliveryId: string): Promise<{ deliveryId: string }> {
   if (!isWebhookId(id) || !isDeliveryId(deliveryId) || !(await deps.durable.webhooks.redeliver(id, deliveryId))) throw new AdminError('not_found', `no delivery ${deliveryId} of webhook endpoint ${id}`);

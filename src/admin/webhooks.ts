@@ -138,5 +138,5 @@ export async function testWebhook(deps: Pick<WebhookDeps, 'durable' | 'clock'>, 
   return { eventId };
 }
 
-export { listWebhookDeliveries, redeliverWebhook } from './webhook-deliveries.ts';
+export { countWebhookDeliveries, listWebhookDeliveries, redeliverWebhook } from './webhook-deliveries.ts';
 export type { ChangeActor } from './recorded-change.ts';

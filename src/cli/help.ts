@@ -34,7 +34,7 @@ export const USAGE = [
   '  secret-hash                            read a client secret on stdin, print the hash to store',
   '  sql [-c STATEMENT]                     psql on the configured database (the embedded one too);',
   '                                         -c runs one statement and prints its rows',
-  '  doctor [--url URL]                     check a deployment from outside',
+  '  doctor [--url URL] [--management-url URL]  check a deployment from outside',
   '  help                                   this text',
   '',
   '`idp COMMAND --help` describes one command. --json prints one JSON document, errors included',
@@ -100,7 +100,7 @@ const COMMANDS: Record<string, [string[], string]> = {
   'secrets reseal': [['idp secrets reseal'], 'Re-encrypts the signing keys, TOTP secrets and the secret check under IDP_SECRET, so that IDP_SECRET_PREVIOUS can be dropped; it opens everything before it writes anything.'],
   sql: [['idp sql [-c STATEMENT]'], 'Opens psql on the configured database: DATABASE_URL, or the embedded database over its socket in IDP_DATA_DIR, beside a running server too. With -c, runs the statement (several, separated by semicolons, run as one transaction) and prints the rows of the last one, or its command and the rows it changed.'],
   'secret-hash': [['idp secret-hash'], 'Reads a client secret on stdin and prints the hash to store in clients.secret_hash.'],
-  doctor: [['idp doctor [--url URL]'], 'Checks a deployment from outside through its public URL (default IDP_BASE_URL); one line per check, exit 1 on a failure.'],
+  doctor: [['idp doctor [--url URL] [--management-url URL]'], 'Checks a deployment from outside through its public URL (default IDP_BASE_URL), judging by what the service says it runs with on its management port (default from IDP_MANAGEMENT_PORT and IDP_MANAGEMENT_HOST); one line per check, exit 1 on a failure.'],
   help: [['idp help'], 'Lists the commands.'],
 };
 

@@ -80,9 +80,36 @@ export interface UserRepository {
   /** `update`, returning the user as written with their new version (undefined where `update` is false). */
   change(id: string, change: Partial<Omit<UserInput, 'id' | 'source'>>, ifVersion?: IfVersion): Promise<Versioned<UserRecord> | undefined>;
   remove(id: string, ifVersion?: IfVersion): Promise<boolean>;
-  /** Users by id; with `username`, only those of that name (case-insensitive, any source). */
-  page(request: PageRequest & { username?: string | undefined }): Promise<UserRecord[]>;
+  /**
+   * Users of any source in username order (case aside, then id), those after `after`, at most
+   * `limit`, each with its place in that order (the next page's `after`). An index serves every
+   * filter (migration 2026-11-29-0060), so a page costs the same at any depth.
+   */
+  page(request: UserPageRequest): Promise<Array<{ user: UserRecord; place: UserPlace }>>;
   count(): Promise<number>;
+  /** How many users the filter matches (all of them without one). */
+  countMatching(filter: UserFilter): Promise<number>;
+}
+
+/** Which users a list holds; the filters given all apply, each case aside. */
+export interface UserFilter {
+  /** The username exactly. */
+  username?: string | undefined;
+  /** The email address exactly. */
+  email?: string | undefined;
+  /** The start of the username, the email, the given or the family name. */
+  q?: string | undefined;
+}
+
+/** A user's place in the username order: the lower-cased username (as the database lowers it), then the id. */
+export interface UserPlace {
+  name: string;
+  id: string;
+}
+
+export interface UserPageRequest extends UserFilter {
+  after: UserPlace | undefined;
+  limit: number;
 }
 
 /**
@@ -339,6 +366,8 @@ export interface WebhookRepository {
    * `key` is `after` (a key this method gave; the newest when absent).
    */
   attempts(endpointId: string, limit: number, after?: string): Promise<DeliveryAttemptRecord[]>;
+  /** How many attempts the endpoint's deliveries made (every page of `attempts` together). */
+  countAttempts(endpointId: string): Promise<number>;
   /** Makes a delivery of the endpoint due now, from the start of the schedule; false when unknown. */
   redeliver(endpointId: string, deliveryId: string): Promise<boolean>;
   /** Pending deliveries of enabled endpoints, and the age in seconds of the oldest one's event. */

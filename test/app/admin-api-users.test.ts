@@ -140,8 +140,8 @@ describe('administration API: users, keys, pages', () => {
       if (page.body.next_cursor === null) expect(link).toBeNull();
       pages += 1;
       if (pages === 2) {
-        // Behind the cursor and ahead of it: one added, one removed on each side.
-        await s.sql("INSERT INTO users (id, subject, username) VALUES ('p001', 'p001', 'early'), ('p999', 'p999', 'late')");
+        // Behind the cursor and ahead of it (in username order): one added, one removed on each side.
+        await s.sql("INSERT INTO users (id, subject, username) VALUES ('p001', 'p001', 'early'), ('p999', 'p999', 'pager99')");
         await s.sql("DELETE FROM users WHERE id IN ('p010', 'p035')");
         removed.add('p035');
       }

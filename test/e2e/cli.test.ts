@@ -56,7 +56,7 @@ describe('idp without a database', () => {
       [['scopes', 'remove', '--help'], /^usage: idp scopes remove NAME\n {2}Removes an API scope/],
       [['keys', 'retire', '--help'], /^usage: idp keys retire KID \[--force\]\n/],
       [['secret-hash', '--help'], /^usage: idp secret-hash\n/],
-      [['doctor', '--help'], /^usage: idp doctor \[--url URL\]\n/],
+      [['doctor', '--help'], /^usage: idp doctor \[--url URL\] \[--management-url URL\]\n/],
       [['help', 'keys', 'rotate'], /^usage: idp keys rotate\n/],
     ];
     // A broken configuration does not stand in the way of help: none is read.

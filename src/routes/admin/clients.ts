@@ -19,7 +19,7 @@ const path = (id: string) => `/clients/${encodeURIComponent(id)}`;
 export const CLIENT_OPERATIONS: Operation[] = [
   listOperation({
     path: '/clients', operationId: 'listClients', summary: 'List clients, in client_id order',
-    read: (deps, request) => clientsPage(deps.durable, request), document: clientDocument, page: clientPageWire,
+    read: (deps, request) => clientsPage(deps.durable, request), count: (deps) => deps.durable.clients.count(), document: clientDocument, page: clientPageWire,
   }),
   operation<z.output<typeof newClientSchema>>({
     method: 'POST', path: '/clients', operationId: 'createClient', summary: 'Register a client', idempotent: true,

@@ -13,7 +13,7 @@ import type { RequestAudit } from '../shared/audit.ts';
 import { ADMIN_OPERATIONS } from './operations.ts';
 import { openApiDocument } from './openapi.ts';
 import type { Answer, Call, Operation } from './operation.ts';
-import { etagOf, readBody, readQuery, requireIfMatch } from './request.ts';
+import { etagOf, notModified, readBody, readQuery, requireIfMatch } from './request.ts';
 
 export const ADMIN_BASE = '/admin/v1';
 
@@ -106,6 +106,7 @@ async function run(op: Operation, call: Call<unknown, unknown>, events: Logged[]
 function send(reply: FastifyReply, answer: Answer): FastifyReply {
   reply.code(answer.status).header('cache-control', 'no-store');
   if (answer.version !== undefined) reply.header('etag', etagOf(answer.version));
+  if (answer.version !== undefined && answer.status === 200 && notModified(reply.request, answer.version)) return reply.code(304).send();
   const base = `${reply.request.url.slice(0, reply.request.url.indexOf(ADMIN_BASE))}${ADMIN_BASE}`;
   if (answer.location) reply.header('location', `${base}${answer.location}`);
   if (answer.next) reply.header('link', `<${reply.request.url.split('?')[0] ?? ''}?${new URLSearchParams(answer.next).toString()}>; rel="next"`);

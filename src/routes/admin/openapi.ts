@@ -51,7 +51,7 @@ function errorResponses(op: Operation): Json {
     401: problem('No valid access token (WWW-Authenticate: Bearer error="invalid_token")'),
     403: problem('The token lacks the scope (WWW-Authenticate: Bearer error="insufficient_scope")'),
     ...(withPath ? { 404: problem('No such resource') } : {}),
-    ...(op.method === 'POST' || op.method === 'DELETE' ? { 409: problem('It exists already, or the change conflicts with its state') } : {}),
+    ...(op.method === 'POST' || op.method === 'DELETE' || op.method === 'PATCH' ? { 409: problem('It exists already (a new name taken), or the change conflicts with its state') } : {}),
     ...(op.ifMatch ? { 412: problem('If-Match names a version that is no longer current'), 428: problem('If-Match is missing') } : {}),
     ...(op.body ? { 413: problem('The body is too large'), 415: problem(`The body is not ${op.body.mediaType}`) } : {}),
     ...(op.idempotent ? { 422: problem('The Idempotency-Key was used with another request') } : {}),
@@ -67,6 +67,10 @@ const PATH_PARAMETER_MEANING: Record<string, string> = {
   '/webhooks/{id}/deliveries/{delivery_id}': 'The delivery_id of an attempt',
 };
 
+/** RFC 9110 §13.1.2: a GET of one resource (its answer has an ETag) is 304 to an If-None-Match naming the current version. */
+const answersNotModified = (op: Operation) => op.method === 'GET' && op.responses[200]?.etag === true;
+const NOT_MODIFIED: Response = { description: 'Not Modified: If-None-Match names the current version (no body)', etag: true };
+
 function parameters(op: Operation): Json[] {
   const inPath = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => {
     const meaning = PATH_PARAMETER_MEANING[op.path.slice(0, m.index + m[0].length)];
@@ -79,6 +83,7 @@ function parameters(op: Operation): Json[] {
   }));
   const headers = [
     ...(op.ifMatch ? [{ name: 'If-Match', in: 'header', required: true, description: 'The ETag of the resource as last read', schema: { type: 'string' } }] : []),
+    ...(answersNotModified(op) ? [{ name: 'If-None-Match', in: 'header', required: false, description: 'The ETag of the resource as last read: 304 while it is still current', schema: { type: 'string' } }] : []),
     ...(op.idempotent ? [{ name: 'Idempotency-Key', in: 'header', required: false, description: 'Sent again within 24 hours, the same request gets the first answer', schema: { type: 'string', maxLength: 255 } }] : []),
   ];
   return [...inPath, ...inQuery, ...headers];
@@ -115,7 +120,7 @@ function operationObject(op: Operation): Json {
     security: scopesAllowing(op.method, op.area ?? 'admin').map((scope) => ({ oauth2: [scope] })),
     parameters: parameters(op),
     ...(op.body ? { requestBody: { required: !op.body.optional, content: { [op.body.mediaType]: { schema: jsonSchema(op.body.schema) } } } } : {}),
-    responses: { ...own, ...errorResponses(op) },
+    responses: { ...own, ...(answersNotModified(op) ? { 304: responseObject('304', NOT_MODIFIED) } : {}), ...errorResponses(op) },
   };
 }
 

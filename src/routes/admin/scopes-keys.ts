@@ -17,7 +17,8 @@ const retirement = z.strictObject({
 export const SCOPE_OPERATIONS: Operation[] = [
   listOperation({
     path: '/api-scopes', operationId: 'listApiScopes', summary: 'List API scopes, by name',
-    read: (deps, request) => apiScopesPage(deps.durable, request), document: apiScopeDocument, page: apiScopePageWire,
+    read: (deps, request) => apiScopesPage(deps.durable, request), count: async (deps) => (await deps.durable.apiScopes.list()).length,
+    document: apiScopeDocument, page: apiScopePageWire,
   }),
   operation<z.output<typeof newScope>>({
     method: 'POST', path: '/api-scopes', operationId: 'createApiScope', summary: 'Add an API scope', idempotent: true,
@@ -48,7 +49,8 @@ export const SCOPE_OPERATIONS: Operation[] = [
 export const KEY_OPERATIONS: Operation[] = [
   listOperation({
     path: '/keys', operationId: 'listKeys', summary: 'List signing keys, by kid (public members only)',
-    read: async (deps, request) => pageOfList(await listKeys(deps.keys), (key) => key.kid, request), document: keyDocument, page: keyPageWire,
+    read: async (deps, request) => pageOfList(await listKeys(deps.keys), (key) => key.kid, request),
+    count: async (deps) => (await listKeys(deps.keys)).length, document: keyDocument, page: keyPageWire,
   }),
   operation({
     method: 'POST', path: '/keys/rotate', operationId: 'rotateKey', summary: 'Make a new signing key the signer at once (the former one stays published as previous)',

@@ -1,22 +1,29 @@
-/** `/users`: list (by username too), create a local account, read, change, remove, set the password. */
+/** `/users`: list (in username order, found by username, email or the start of a name), create a local account, read, change, remove, set the password. */
 import { z } from 'zod';
 import { userDocument } from '../../admin/documents.ts';
 import { userSchema } from '../../admin/seed-schema.ts';
 import { updateUser } from '../../admin/user-update.ts';
 import { userPageWire, userWire } from '../../admin/wire-schemas.ts';
-import { createUser, findUserBySubject, findVersionedUserBySubject, removeUser, usersPage } from '../../admin/users.ts';
+import { countUsers, createUser, findUserBySubject, findVersionedUserBySubject, removeUser, usersPage } from '../../admin/users.ts';
 import type { UserRecord } from '../../store/records.ts';
 import type { AdminApiDeps } from './deps.ts';
 import { operation, type Operation } from './operation.ts';
-import { pageAnswer, pageQueryFields, pageRequest } from './pages.ts';
+import { pageAnswer, pageQueryFields, pageRequest, totalIfAsked } from './pages.ts';
 
 const PROFILE = { given_name: true, family_name: true, email: true, email_verified: true, phone_number: true, phone_number_verified: true, roles: true } as const;
 const password = z.string().describe('Under the password policy of the password change page.');
 const newUser = userSchema.pick({ username: true, ...PROFILE }).extend({ password });
 // RFC 7396: a member left out is kept, null clears it. The password has its own resource.
-const userPatch = userSchema.pick({ ...PROFILE, name: true, locked: true, must_change_password: true, must_enrol_mfa: true });
+// A new username keeps the user's sub (and so every token and consent), in the canonical form.
+const userPatch = userSchema.pick({ ...PROFILE, name: true, locked: true, must_change_password: true, must_enrol_mfa: true })
+  .extend({ username: userSchema.shape.username.optional().describe('A local account\'s new username (stored trimmed, in lower case); its sub stays.') });
 const newPassword = z.strictObject({ password });
-const listQuery = z.strictObject({ ...pageQueryFields, username: z.string().optional().describe('Only the users of this username (compared as sign-in does: case aside).') });
+const listQuery = z.strictObject({
+  ...pageQueryFields,
+  username: z.string().optional().describe('Only the users of this username, exactly (case aside, as sign-in compares names).'),
+  email: z.string().optional().describe('Only the users of this email address, exactly (case aside).'),
+  q: z.string().optional().describe('Only the users whose username, email, given name or family name starts with this (case aside).'),
+});
 
 /** The user a path names by `sub`. */
 const userOf = (deps: AdminApiDeps, params: Record<string, string>): Promise<UserRecord> => findUserBySubject(deps.durable, params.id ?? '', [deps.signInSource]);
@@ -24,12 +31,13 @@ const userAnswer = (user: UserRecord, version: number | undefined, status = 200)
 
 export const USER_OPERATIONS: Operation[] = [
   operation<undefined, z.output<typeof listQuery>>({
-    method: 'GET', path: '/users', operationId: 'listUsers', summary: 'List users, in id order', query: listQuery,
-    responses: { 200: { description: 'A page of users', body: userPageWire } },
+    method: 'GET', path: '/users', operationId: 'listUsers', summary: 'List users by username (case aside); find them by username, email or the start of a name', query: listQuery,
+    responses: { 200: { description: 'A page of users (total with count=true)', body: userPageWire } },
     handle: async ({ deps, query }) => {
       const request = pageRequest(query);
-      const page = await usersPage(deps.durable, { ...request, username: query.username });
-      return pageAnswer(page, userDocument, request.limit, query.username === undefined ? {} : { username: query.username });
+      const filters = { username: query.username, email: query.email, q: query.q };
+      const page = await usersPage(deps.durable, { ...request, ...filters });
+      return pageAnswer(page, userDocument, { limit: request.limit, filters, total: await totalIfAsked(query, () => countUsers(deps.durable, filters)) });
     },
   }),
   operation<z.output<typeof newUser>>({

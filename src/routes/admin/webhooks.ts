@@ -9,13 +9,13 @@ import { z } from 'zod';
 import { pageOfList } from '../../admin/pages.ts';
 import { MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH } from '../../admin/webhook-rules.ts';
 import {
-  createWebhook, getVersionedWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook, removeWebhook,
+  countWebhookDeliveries, createWebhook, getVersionedWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook, removeWebhook,
   rotateWebhookSecret, testWebhook, updateWebhook, type WebhookDeps,
 } from '../../admin/webhooks.ts';
 import { deliveryAttemptPageWire, redeliveryWire, webhookPageWire, webhookTestWire, webhookWire, webhookWithSecretWire } from '../../admin/wire-schemas.ts';
 import type { AdminApiDeps } from './deps.ts';
 import { operation, type Operation } from './operation.ts';
-import { listOperation, pageAnswer, pageQuery, pageRequest } from './pages.ts';
+import { listOperation, pageAnswer, pageQuery, pageRequest, totalIfAsked } from './pages.ts';
 
 const webhookFields = {
   url: z.string().max(MAX_URL_LENGTH).describe('Where events are POSTed: https (http and loopback outside production only); no private, link-local or reserved address unless IDP_WEBHOOK_ALLOWED_NETWORKS allows it.'),
@@ -43,6 +43,7 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
   listOperation({
     path: '/webhooks', operationId: 'listWebhooks', summary: 'List webhook endpoints, by id', area: 'webhooks',
     read: async (deps, request) => pageOfList(await listWebhooks(deps), (endpoint) => endpoint.id, request),
+    count: async (deps) => (await listWebhooks(deps)).length,
     document: (endpoint) => endpoint, page: webhookPageWire,
   }),
   operation<z.output<typeof newWebhook>>({
@@ -98,10 +99,11 @@ export const WEBHOOK_OPERATIONS: Operation[] = [
   operation<undefined, z.output<typeof pageQuery>>({
     method: 'GET', path: '/webhooks/{id}/deliveries', operationId: 'listWebhookDeliveries', area: 'webhooks', query: pageQuery,
     summary: 'The delivery attempts, newest first: event id and type, attempt, time, HTTP status or error kind, duration, next attempt (never what the receiver answered)',
-    responses: { 200: { description: 'A page of attempts', body: deliveryAttemptPageWire } },
+    responses: { 200: { description: 'A page of attempts (total with count=true)', body: deliveryAttemptPageWire } },
     handle: async ({ deps, params, query }) => {
       const request = pageRequest(query);
-      return pageAnswer(await listWebhookDeliveries(deps, params.id ?? '', request), (view) => view, request.limit);
+      const page = await listWebhookDeliveries(deps, params.id ?? '', request);
+      return pageAnswer(page, (view) => view, { limit: request.limit, total: await totalIfAsked(query, () => countWebhookDeliveries(deps, params.id ?? '')) });
     },
   }),
   operation({

@@ -27,6 +27,13 @@ export interface ChangeFeed {
 export const CHANGE_CHANNEL = 'idp_changes';
 
 /**
+ * Marks a statement whose best plan depends on its parameters (a search: a rare prefix reads an
+ * index, a common one walks another): it is never a named prepared statement, whose generic
+ * plan, chosen once for any parameters, could read every row for some of them.
+ */
+export const PLANNED_EACH_TIME = '/* planned each time */';
+
+/**
  * Parses a notification payload of the triggers: `client:<id>`, `clients`, `user:<id>`, `users`,
  * `keys`, `api_scopes`, `webhooks`, `webhook_due` or `revoked:<expiry in epoch seconds>:<key>`.
  */

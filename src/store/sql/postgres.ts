@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresAdapter, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient, type QueryExecutorProvider } from 'kysely';
 import pg from 'pg';
-import { CHANGE_CHANNEL, type Connection } from './connection.ts';
+import { CHANGE_CHANNEL, PLANNED_EACH_TIME, type Connection } from './connection.ts';
 import { listenPostgres } from './postgres-listen.ts';
 import type { Database } from './tables.ts';
 
@@ -85,7 +85,8 @@ const MAX_PREPARED = 500;
  * The pool as Kysely sees it, with one change: data statements go out as named prepared
  * statements, so that PostgreSQL parses and plans each of them once per connection instead of
  * on every request (planning was half of the database's work on a refresh). Statements with a
- * `*` are sent plainly: a prepared `select *` fails once a migration adds a column.
+ * `*` are sent plainly: a prepared `select *` fails once a migration adds a column; so are
+ * those marked PLANNED_EACH_TIME.
  */
 function preparingPool(pool: pg.Pool): PostgresPool {
   // Every text seen, with its statement name (undefined: sent plainly); bounded like the statements.
@@ -93,7 +94,7 @@ function preparingPool(pool: pg.Pool): PostgresPool {
   const nameOf = (text: string): string | undefined => {
     if (names.has(text)) return names.get(text);
     if (names.size >= MAX_PREPARED) return undefined;
-    const preparable = /^\s*(select|insert|update|delete|with)\b/i.test(text) && !text.includes('*');
+    const preparable = /^\s*(select|insert|update|delete|with)\b/i.test(text) && !text.includes('*') && !text.includes(PLANNED_EACH_TIME);
     const name = preparable ? `idp_${createHash('sha256').update(text).digest('hex').slice(0, 24)}` : undefined;
     names.set(text, name);
     return name;

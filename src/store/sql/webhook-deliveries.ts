@@ -136,6 +136,11 @@ export function sqlWebhookDeliveries(db: Db): DeliveryOperations {
         nextAttemptAt: r.next_attempt_at === null ? null : date(r.next_attempt_at),
       }));
     },
+    async countAttempts(endpointId) {
+      const { rows } = await sql<{ n: string }>`
+        SELECT count(*) AS n FROM webhook_attempts AS a JOIN webhook_deliveries AS d ON d.id = a.delivery_id WHERE d.endpoint_id = ${endpointId}`.execute(db);
+      return Number(rows[0]?.n ?? 0);
+    },
     async redeliver(endpointId, deliveryId) {
       if (!/^\d{1,18}$/.test(deliveryId)) return false;
       const { rows } = await sql<{ id: string }>`
