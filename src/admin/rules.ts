@@ -18,7 +18,7 @@ export const RULE_MESSAGES = {
   lifetime: 'must be a whole number of seconds from 1 to 2147483647',
   instant: 'must be an ISO 8601 date or a date-time with a time zone, such as 2027-01-31T00:00:00Z',
   base32: 'must be base32 (RFC 4648 alphabet A-Z and 2-7, at least 16 characters)',
-  email: 'must be an email address',
+  email: 'must be a bare email address such as nina@example.com, without a display name, brackets or spaces',
   notEmpty: 'must not be empty',
   plainText: 'must not contain control characters (such as ESC or a line break) or bidirectional overrides',
 } as const;
@@ -83,10 +83,8 @@ export function isBase32(value: string): boolean {
   return !value.includes('=') || value.length % 8 === 0;
 }
 
-/** A deliberately loose check: one @ with something on each side and no spaces. */
-export function isEmail(value: string): boolean {
-  return /^[^\s@]+@[^\s@]+$/.test(value);
-}
+/** A bare email address, nothing more (src/email-address.ts): the rule of every way in. */
+export { isEmailAddress } from '../email-address.ts';
 
 /**
  * A name or profile field shown to administrators and relying parties: no terminal control

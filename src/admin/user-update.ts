@@ -63,6 +63,11 @@ async function newPasswordHash(user: UserRecord, password: string | undefined): 
   return hashPassword(password);
 }
 
+/** A new address is not verified: only the administrator who says so in the same change vouches for it. */
+function emailChanged(user: UserRecord, patch: UserPatch): boolean {
+  return patch.email !== undefined && !sameValue(patch.email, user.email);
+}
+
 export async function prepareUserChange(user: UserRecord, patch: UserPatch, totpKey: Buffer): Promise<UserChange> {
   refuseProfileProblems(user.username, profileProblems({ ...patch, username: user.username, roles: patch.roles ?? [] }));
   const after: Pick<UserInput, Column> = {
@@ -71,7 +76,7 @@ export async function prepareUserChange(user: UserRecord, patch: UserPatch, totp
     familyName: kept(user.familyName, patch.family_name),
     name: kept(user.name, patch.name),
     email: kept(user.email, patch.email),
-    emailVerified: kept(user.emailVerified, patch.email_verified),
+    emailVerified: kept(emailChanged(user, patch) ? false : user.emailVerified, patch.email_verified),
     phoneNumber: kept(user.phoneNumber, patch.phone_number),
     phoneNumberVerified: kept(user.phoneNumberVerified, patch.phone_number_verified),
     roles: keptList(user.roles, patch.roles),

@@ -1,0 +1,54 @@
+/**
+ * The edges of the administration API an adversarial review found (issue 51, items 7-10), in
+ * process: email addresses that are nothing but an address, an address changed without a word
+ * on its verification no longer counts as verified, usernames that only look like another.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_SECRET, call, isProblem, startAdminApp, tokenFor, type AdminSetup } from '../e2e/admin-api-support.ts';
+
+const PASSWORD = 'a long and good password';
+
+describe('administration API: the edges of users', () => {
+  let s: AdminSetup;
+  let token: string;
+  const url = (path: string) => `${s.api}${path}`;
+
+  beforeAll(async () => {
+    s = await startAdminApp();
+    token = await tokenFor(s.base, 'automation', ADMIN_SECRET, 'admin_api');
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  /** A PATCH at the user's current version (If-Match). */
+  async function patchUser(sub: string, body: Record<string, unknown>) {
+    const etag = (await call(url(`/users/${sub}`), 'GET', { token })).headers.get('etag') as string;
+    return call(url(`/users/${sub}`), 'PATCH', { token, body, headers: { 'if-match': etag } });
+  }
+
+  it('refuses an email address with a display name, a list or brackets, on create and on change', async () => {
+    for (const email of ['<attacker@evil.example>nina', 'Nina <nina@example.com>', 'nina@example.com,attacker@evil.example', '"nina"@example.com', 'nina@example.com;x', 'nina(x)@example.com']) {
+      const made = await call(url('/users'), 'POST', { token, body: { username: 'nina', password: PASSWORD, email } });
+      expect(isProblem(made, 400), email).toBe(true);
+      expect(made.body.errors, email).toEqual([{ pointer: '/email', detail: expect.stringMatching(/bare email address/) }]);
+    }
+    const nina = await call(url('/users'), 'POST', { token, body: { username: 'nina', password: PASSWORD, email: 'nina@example.com', email_verified: true } });
+    expect(nina.status).toBe(201);
+    const patched = await patchUser(nina.body.sub, { email: '<attacker@evil.example>nina' });
+    expect(isProblem(patched, 400)).toBe(true);
+    expect((await s.sql('SELECT email FROM users WHERE subject = $1', [nina.body.sub]))[0]?.email).toBe('nina@example.com');
+  });
+
+  it('makes a changed address unverified unless the same change says it is verified', async () => {
+    const made = await call(url('/users'), 'POST', { token, body: { username: 'olga', password: PASSWORD, email: 'olga@example.com', email_verified: true } });
+    expect(made.body.email_verified).toBe(true);
+    const moved = await patchUser(made.body.sub, { email: 'olga@elsewhere.example' });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({ email: 'olga@elsewhere.example', email_verified: false });
+    const vouched = await patchUser(made.body.sub, { email: 'olga@example.com', email_verified: true });
+    expect(vouched.body).toMatchObject({ email: 'olga@example.com', email_verified: true });
+    const renamed = await patchUser(made.body.sub, { given_name: 'Olga', email: 'olga@example.com' });
+    expect(renamed.body).toMatchObject({ email: 'olga@example.com', email_verified: true });
+  });
+});
