@@ -4,7 +4,7 @@
  * on its verification no longer counts as verified, usernames that only look like another.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_SECRET, call, isProblem, startAdminApp, tokenFor, type AdminSetup } from '../e2e/admin-api-support.ts';
+import { ADMIN_SECRET, HOOKS_SECRET, call, isProblem, startAdminApp, tokenFor, type AdminSetup } from '../e2e/admin-api-support.ts';
 
 const PASSWORD = 'a long and good password';
 
@@ -50,5 +50,31 @@ describe('administration API: the edges of users', () => {
     expect(vouched.body).toMatchObject({ email: 'olga@example.com', email_verified: true });
     const renamed = await patchUser(made.body.sub, { given_name: 'Olga', email: 'olga@example.com' });
     expect(renamed.body).toMatchObject({ email: 'olga@example.com', email_verified: true });
+  });
+
+  it('refuses a webhook URL whose IPv6 address carries a private IPv4 address, a site-local one, or a control character', async () => {
+    const hooks = await tokenFor(s.base, 'hooks', HOOKS_SECRET, 'admin_console_webhooks');
+    // Outside production (as here) loopback is allowed; a private network never is.
+    const refused = ['https://[64:ff9b::a00:1]/in', 'https://[::ffff:0:10.0.0.1]/in', 'https://[2002:a00:1::]/in', 'https://[fec0::1]/in',
+      'https://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/in', 'https://[64:ff9b::a9fe:a9fe]/in', 'https://hooks.example.com/a\nb'];
+    for (const target of refused) {
+      const answer = await call(url('/webhooks'), 'POST', { token: hooks, body: { url: target } });
+      expect(isProblem(answer, 400), target).toBe(true);
+      expect(answer.body.errors, target).toEqual([expect.objectContaining({ pointer: '/url' })]);
+    }
+    expect((await s.sql("SELECT count(*)::int AS n FROM webhook_endpoints WHERE url LIKE '%/in' OR url LIKE '%ab'"))[0]?.n).toBe(0);
+    expect((await call(url('/webhooks'), 'POST', { token: hooks, body: { url: 'https://[64:ff9b::808:808]/in' } })).status).toBe(201);
+  });
+
+  it('answers a delivery-log cursor with a number past its column 400, not 500', async () => {
+    const hooks = await tokenFor(s.base, 'hooks', HOOKS_SECRET, 'admin_console_webhooks');
+    const id = (await call(url('/webhooks'), 'POST', { token: hooks, body: { url: 'http://127.0.0.1:9/cursor' } })).body.id as string;
+    for (const key of ['9999999999999999999.1.1', '9223372036854775808.1.1', '1.1.9999999999', '1.1.2147483648']) {
+      const cursor = Buffer.from(`k1:${key}`, 'utf8').toString('base64url');
+      const answer = await call(url(`/webhooks/${id}/deliveries?cursor=${cursor}`), 'GET', { token: hooks });
+      expect(isProblem(answer, 400), key).toBe(true);
+    }
+    const fine = Buffer.from('k1:9223372036854775807.1.2147483647', 'utf8').toString('base64url');
+    expect((await call(url(`/webhooks/${id}/deliveries?cursor=${fine}`), 'GET', { token: hooks })).body).toEqual({ items: [], next_cursor: null });
   });
 });
