@@ -68,7 +68,8 @@ export const envSchema = z.object({
   // Their defaults depend on NODE_ENV and on whether they were set: see toConfig.
   PORT: integerIn(0, 65535, undefined),
   HOST: optionalText,
-  IDP_MANAGEMENT_PORT: integerIn(1, 65535, 0),
+  // Its default depends on NODE_ENV (9464 in production); 0 lets the system choose a free port.
+  IDP_MANAGEMENT_PORT: integerIn(0, 65535, undefined),
   IDP_MANAGEMENT_HOST: optionalText.transform((v) => v ?? '127.0.0.1'),
   IDP_MANAGEMENT_HOSTS: hostNames,
   OTEL_EXPORTER_OTLP_ENDPOINT: urlWithSchemes(['http:', 'https:']),

@@ -30,10 +30,20 @@ export function withRunWideBudgets<T extends Record<string, string | undefined>>
   return { IDP_AUTHORIZE_RATE_LIMIT: '1000000', IDP_TOKEN_RATE_LIMIT: '1000000', ...env };
 }
 
+/**
+ * In production the management port defaults to 9464: servers of suites running side by side
+ * would all want it. Unless the test names the variable (an explicit `undefined` keeps the
+ * default), a production service listens on a port the system chooses.
+ */
+export function withFreeManagementPort<T extends Record<string, string | undefined>>(env: T): T {
+  if (env.NODE_ENV !== 'production' || 'IDP_MANAGEMENT_PORT' in env) return env;
+  return { ...env, IDP_MANAGEMENT_PORT: '0' };
+}
+
 /** A clean environment: only PATH and HOME from the test process, plus what the test sets. */
 export function testEnv(extra: Record<string, string | undefined>): Record<string, string> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn' };
-  for (const [k, v] of Object.entries(withRunWideBudgets(extra))) if (v !== undefined) env[k] = v;
+  for (const [k, v] of Object.entries(withFreeManagementPort(withRunWideBudgets(extra)))) if (v !== undefined) env[k] = v;
   return env;
 }
 
