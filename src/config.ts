@@ -136,6 +136,8 @@ function toConfig(env: Env, signIn: SignIn) {
     trustProxy: env.IDP_TRUST_PROXY,
     signIn,
     tokenRateLimit: env.IDP_TOKEN_RATE_LIMIT,
+    /** Administration API calls per client per minute (IDP_ADMIN_API_RATE_LIMIT). */
+    adminApiRateLimit: env.IDP_ADMIN_API_RATE_LIMIT,
     /** Authorization requests per minute from one source address. */
     authorizeRateLimit: env.IDP_AUTHORIZE_RATE_LIMIT,
     /** Refresh tokens: idle (sliding) and absolute lifetimes, and the reuse grace window, in seconds. */

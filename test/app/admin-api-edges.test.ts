@@ -4,7 +4,7 @@
  * on its verification no longer counts as verified, usernames that only look like another.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_SECRET, HOOKS_SECRET, call, isProblem, startAdminApp, tokenFor, type AdminSetup } from '../e2e/admin-api-support.ts';
+import { ADMIN_SECRET, HOOKS_SECRET, READER_SECRET, call, isProblem, startAdminApp, tokenFor, type AdminSetup } from '../e2e/admin-api-support.ts';
 
 const PASSWORD = 'a long and good password';
 
@@ -76,5 +76,32 @@ describe('administration API: the edges of users', () => {
     }
     const fine = Buffer.from('k1:9223372036854775807.1.2147483647', 'utf8').toString('base64url');
     expect((await call(url(`/webhooks/${id}/deliveries?cursor=${fine}`), 'GET', { token: hooks })).body).toEqual({ items: [], next_cursor: null });
+  });
+});
+
+describe('administration API: a budget per client (IDP_ADMIN_API_RATE_LIMIT)', () => {
+  let s: AdminSetup;
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  it('answers a client over its budget 429 with Retry-After, as problem details, and leaves other clients their own', async () => {
+    s = await startAdminApp({ IDP_ADMIN_API_RATE_LIMIT: '20' });
+    const token = await tokenFor(s.base, 'automation', ADMIN_SECRET, 'admin_api');
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) statuses.push((await call(`${s.api}/users?limit=1`, 'GET', { token })).status);
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    const over = await call(`${s.api}/users?limit=1`, 'GET', { token });
+    expect(isProblem(over, 429)).toBe(true);
+    const retryAfter = Number(over.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // A write is refused as well, and writes nothing.
+    expect(isProblem(await call(`${s.api}/users`, 'POST', { token, body: { username: 'late', password: PASSWORD } }), 429)).toBe(true);
+    expect(await s.sql("SELECT 1 FROM users WHERE username = 'late'")).toStrictEqual([]);
+    const reader = await tokenFor(s.base, 'reader', READER_SECRET, 'admin_api_readonly');
+    expect((await call(`${s.api}/users?limit=1`, 'GET', { token: reader })).status).toBe(200);
+    const metrics = String((await call(`${s.base}/metrics`, 'GET')).body);
+    expect(metrics).toMatch(/^idp_rate_limited_total\{kind="admin_api"\} 2$/m);
   });
 });
