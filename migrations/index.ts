@@ -22,6 +22,7 @@ import * as passkeys from './2026-11-27-0070-passkeys.ts';
 import * as webhookRowVersions from './2026-11-27-0080-webhook-row-versions.ts';
 import * as webhookOwnClaims from './2026-11-27-0085-webhook-own-claims.ts';
 import * as webhookDirectDeliveries from './2026-11-29-0020-webhook-direct-deliveries.ts';
+import * as nfkcUsernames from './2026-11-29-0021-nfkc-usernames.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-0080-webhook-row-versions': webhookRowVersions,
   '2026-11-27-0085-webhook-own-claims': webhookOwnClaims,
   '2026-11-29-0020-webhook-direct-deliveries': webhookDirectDeliveries,
+  '2026-11-29-0021-nfkc-usernames': nfkcUsernames,
 };

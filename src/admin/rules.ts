@@ -5,7 +5,7 @@
  */
 import { hasControlCharacters } from '../control-characters.ts';
 import { OIDC_SCOPES, SCOPE_TOKEN, SERVICE_SCOPES } from '../scopes.ts';
-import { localAccountName } from '../sources/local.ts';
+import { hasInvisibleCharacters, localAccountName } from '../sources/local.ts';
 import { GRANT_TYPES, isClientId, type GrantType } from '../store/records.ts';
 
 /** Each rule's explanation, as it follows a flag or a field path in an error line. */
@@ -21,6 +21,7 @@ export const RULE_MESSAGES = {
   email: 'must be a bare email address such as nina@example.com, without a display name, brackets or spaces',
   notEmpty: 'must not be empty',
   plainText: 'must not contain control characters (such as ESC or a line break) or bidirectional overrides',
+  invisible: 'must not contain characters that show as nothing (such as a zero-width space or joiner, or a soft hyphen)',
 } as const;
 
 /**
@@ -94,9 +95,13 @@ export function isPlainText(value: string): boolean {
   return !hasControlCharacters(value);
 }
 
+/** A name chosen with a character that shows as nothing is refused (it would pass for another). */
+export { hasInvisibleCharacters };
+
 /**
- * The form a local username is stored in: the form sign-in looks it up by (trimmed, lower case),
- * so `"ALICE "` and `alice` are one account, and a second one by another spelling is a conflict.
+ * The form a local username is stored in: the form sign-in looks it up by (NFKC, trimmed, lower
+ * case), so `"ALICE "`, `ａlice` and `alice` are one account, and a second one by another
+ * spelling is a conflict.
  */
 export function canonicalUsername(typed: string): string {
   return localAccountName(typed);

@@ -4,7 +4,9 @@
  * on its verification no longer counts as verified, usernames that only look like another.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_SECRET, HOOKS_SECRET, READER_SECRET, call, isProblem, startAdminApp, tokenFor, type AdminSetup } from '../e2e/admin-api-support.ts';
+import { pkce } from '../helpers/oauth.ts';
+import { Browser, authorizeThroughPages, codeFrom, codeRequest, redeem } from '../helpers/relying-party.ts';
+import { ADMIN_SECRET, ALICE, HOOKS_SECRET, READER_SECRET, call, isProblem, startAdminApp, tokenFor, type AdminSetup } from '../e2e/admin-api-support.ts';
 
 const PASSWORD = 'a long and good password';
 
@@ -50,6 +52,24 @@ describe('administration API: the edges of users', () => {
     expect(vouched.body).toMatchObject({ email: 'olga@example.com', email_verified: true });
     const renamed = await patchUser(made.body.sub, { given_name: 'Olga', email: 'olga@example.com' });
     expect(renamed.body).toMatchObject({ email: 'olga@example.com', email_verified: true });
+  });
+
+  it('takes a fullwidth spelling of a username as the name it looks like, and refuses one holding an invisible character', async () => {
+    for (const username of ['alice\u200b', 'al\u00adice', 'ali\u2060ce', 'zo\u200de', '\ufeffzoe']) {
+      const made = await call(url('/users'), 'POST', { token, body: { username, password: PASSWORD } });
+      expect(isProblem(made, 400), JSON.stringify(username)).toBe(true);
+      expect(made.body.errors, JSON.stringify(username)).toEqual([{ pointer: '/username', detail: expect.stringMatching(/show as nothing/) }]);
+    }
+    expect(isProblem(await call(url('/users'), 'POST', { token, body: { username: '\uff41lice', password: PASSWORD } }), 409)).toBe(true);
+    const zoe = await call(url('/users'), 'POST', { token, body: { username: '\uff3a\uff4fe', password: PASSWORD } });
+    expect([zoe.status, zoe.body.username]).toStrictEqual([201, 'zoe']);
+    expect((await call(url('/users?username=zoe'), 'GET', { token })).body.items).toHaveLength(1);
+    // Signing in with the fullwidth spelling is signing in as the account it looks like.
+    const { verifier, challenge } = pkce();
+    const redirect = 'https://rp.test/cb';
+    const page = await authorizeThroughPages(new Browser(), s.base, codeRequest(s.base, 'web', redirect, challenge), { ...ALICE, username: '\uff21LICE' });
+    const redeemed = await redeem(s.base, codeFrom(page, redirect, `${s.base}/`), redirect, verifier, { clientId: 'web', secret: 'web-secret-0123456789abcdefghijklmnop' });
+    expect(redeemed.status).toBe(200);
   });
 
   it('refuses a webhook URL whose IPv6 address carries a private IPv4 address, a site-local one, or a control character', async () => {
