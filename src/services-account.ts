@@ -30,13 +30,12 @@ export function createAccountServices(services: ServicesBase, userSessions: User
     ephemeral,
     mfa: services.mfa,
     factors: durable.factors,
-    sessions,
     recoveryCodes: services.recoveryCodes,
     notices: services.notices,
     changePassword: services.changePassword,
     passwordChanged: createPasswordChanged({ notices: services.notices, endOtherSessions: userSessions.endOtherBrowserSessions }),
   });
-  const passkeys = createAccountPasskeys({ passkeys: services.passkeys, factors: durable.factors, sessions, recoveryCodes: services.recoveryCodes, notices: services.notices });
+  const passkeys = createAccountPasskeys({ passkeys: services.passkeys, factors: durable.factors, recoveryCodes: services.recoveryCodes, notices: services.notices });
   const email = createEmailVerification({
     ephemeral, users, mailer, brand, now: base.now,
     linkFor: (code) => `${config.baseUrl}/account?email_code=${code}#verify-email`,

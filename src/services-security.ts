@@ -69,7 +69,7 @@ export function deriveServices(from: DerivedFrom): DerivedServices {
   return {
     refreshTokenCodec: createRefreshTokenCodec(deriveKeyring(secrets, 'refresh-tokens')),
     csrfKey: deriveKeyring(secrets, 'cookies'),
-    mfa: createMfaSecrets({ key: deriveKeyring(secrets, 'totp-secrets'), ephemeral, users, factors, issuerName: new URL(config.baseUrl).host }),
+    mfa: createMfaSecrets({ key: deriveKeyring(secrets, 'totp-secrets'), ephemeral, factors, issuerName: new URL(config.baseUrl).host }),
     recoveryCodes: { keys: deriveKeyring(secrets, 'recovery-codes'), factors, clock },
     notices: createSecurityNotices({ mailer, brand: mailBrandOf(config), clock }),
     passkeys: createPasskeys({

@@ -6,16 +6,10 @@ import type { Clock } from '../clock.ts';
 import type { FactorKind, FactorRecord, UserRecord } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { AdminError } from './errors.ts';
+import type { SecondFactorWire } from './wire-schemas.ts';
 
 /** One factor as shown, by wire names; a user's recovery codes are one entry, with how many are left. */
-export interface FactorSummary {
-  kind: FactorKind;
-  name: string;
-  /** Recovery codes: how many are left unused. */
-  remaining?: number;
-  created_at: string;
-  last_used_at: string | null;
-}
+export type FactorSummary = SecondFactorWire;
 
 const latest = (dates: ReadonlyArray<Date | null>): Date | null =>
   dates.reduce<Date | null>((max, d) => (d !== null && (max === null || d > max) ? d : max), null);

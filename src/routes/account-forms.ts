@@ -30,7 +30,7 @@ export interface AccountRouteOptions extends AccountServices {
 
 /** What a section's form may say when it is shown again after a refusal. */
 export interface SectionProblem {
-  section: 'password' | 'email' | 'passkeys';
+  section: 'password' | 'email' | 'factors' | 'passkeys';
   error: string;
   invalid: string[];
 }
@@ -51,13 +51,13 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
   const seeOther = (reply: FastifyReply, location: string) => reply.header('cache-control', 'no-store').redirect(location, 303);
   const done = (reply: FastifyReply, notice: string) => seeOther(reply, `${accountPath}?done=${notice}`);
 
-  /** Registers a form: `security` ones need a recent sign-in. */
-  function form(path: string, security: boolean, handler: Handler): void {
+  /** Registers a form: `security` ones need a recent sign-in; a signed-out browser goes to `signedOut`. */
+  function form(path: string, security: boolean, handler: Handler, signedOut = accountPath): void {
     app.post(`/account${path}`, { config }, async (request: FastifyRequest, reply) => {
       const browser = adapter.browserRequest(request);
       const signedIn = await account.base.signedIn(browser.sessionId);
       // Signed out meanwhile: the page signs in again; nothing was posted that could change anything.
-      if (!signedIn) return seeOther(reply, accountPath);
+      if (!signedIn) return seeOther(reply, signedOut);
       const fields = singleValued(request.body);
       if (!account.base.validCsrf(signedIn, fields.csrf_token)) throw foreignForm();
       if (security && !account.base.isRecent(signedIn)) return seeOther(reply, `${accountPath}/sign-in-again`);
@@ -101,10 +101,16 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
     throw new OAuthError('invalid_request', result.error, { redirectable: false });
   });
 
-  form('/recovery-codes', true, async (signedIn, _fields, browser, reply) =>
-    showCodes(reply, signedIn, await account.security.newRecoveryCodes(signedIn, browser.audit), 'codes-generated'));
+  form('/recovery-codes', true, async (signedIn, _fields, browser, reply) => {
+    const result = await account.security.newRecoveryCodes(signedIn, browser.audit);
+    return 'codes' in result ? showCodes(reply, signedIn, result.codes, 'codes-generated') : show(reply, signedIn, { problem: { section: 'factors', ...result } });
+  });
 
-  for (const notice of ['totp-added', 'codes-generated']) form(`/continue/${notice}`, false, async (_signedIn, _fields, _browser, reply) => done(reply, notice));
+  // The first second factor set up here leaves the session owing it (its sign-in used none): the
+  // page then signs in again, with the new factor, and shows the notice after.
+  for (const notice of ['totp-added', 'codes-generated', 'passkey-added']) {
+    form(`/continue/${notice}`, false, async (_signedIn, _fields, _browser, reply) => done(reply, notice), `${accountPath}?done=${notice}`);
+  }
 
   passkeyFormRoutes({
     passkeys: account.passkeys, form, done, showCodes,
@@ -112,8 +118,8 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
   });
 
   form('/totp/remove', true, async (signedIn, _fields, browser, reply) => {
-    await account.security.removeTotp(signedIn, browser.audit);
-    return done(reply, 'totp-removed');
+    const refusal = await account.security.removeTotp(signedIn, browser.audit);
+    return refusal ? show(reply, signedIn, { problem: { section: 'factors', ...refusal } }) : done(reply, 'totp-removed');
   });
 
   form('/applications/remove', false, async (signedIn, fields, browser, reply) => {

@@ -42,6 +42,4 @@ export function passkeyFormRoutes({ passkeys, form, done, refused, showCodes }: 
     const refusal = await passkeys.remove(signedIn, fields, browser.audit);
     return refusal ? refused(reply, signedIn, refusal) : done(reply, 'passkey-removed');
   });
-
-  form('/continue/passkey-added', false, async (_signedIn, _fields, _browser, reply) => done(reply, 'passkey-added'));
 }

@@ -59,13 +59,16 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRouteO
   app.get<AccountQuery>('/account', { config }, async (request, reply) => {
     const browser = adapter.browserRequest(request);
     const emailCode = typeof request.query.email_code === 'string' && EMAIL_CODE.test(request.query.email_code) ? request.query.email_code : undefined;
+    const doneKey = typeof request.query.done === 'string' && Object.hasOwn(NOTICES, request.query.done) ? request.query.done : undefined;
     const signedIn = await account.base.signedIn(browser.sessionId);
-    // The mailed link's code is kept through the sign-in: it comes back to this page filled in.
+    // The mailed link's code is kept through the sign-in: it comes back to this page filled in. So
+    // is a notice: the first second factor set up here is asked for at once, by a new sign-in.
     if (!signedIn) {
       await rateLimiter.consume(`authorize:${request.ip}`);
-      return adapter.send(reply, await flow.beginAccount(browser, emailCode ? `${accountPath}?email_code=${emailCode}` : accountPath, false));
+      const query = new URLSearchParams({ ...(doneKey ? { done: doneKey } : {}), ...(emailCode ? { email_code: emailCode } : {}) }).toString();
+      return adapter.send(reply, await flow.beginAccount(browser, query ? `${accountPath}?${query}` : accountPath, false));
     }
-    const done = typeof request.query.done === 'string' ? NOTICES[request.query.done] : undefined;
+    const done = doneKey && NOTICES[doneKey];
     return show(reply, signedIn, { ...(done ? { notice: done } : {}), ...(emailCode ? { emailCode } : {}) });
   });
 

@@ -8,7 +8,6 @@
 import { REGISTERED_ALREADY, type Binding, type Passkeys } from '../factors/passkeys.ts';
 import { defaultPasskeyName } from '../factors/passkey-management.ts';
 import { passkeyFactors, type UserRecord } from '../store/records.ts';
-import type { UserRepository } from '../store/types.ts';
 import { endEnrolment } from './enrolment-end.ts';
 import type { BrowserRequest, FlowResult, FlowState, PasskeyCeremony } from './flow-types.ts';
 import type { Interaction, PendingSignIn } from './interaction.ts';
@@ -22,7 +21,6 @@ const NOT_ENROLLED = 'The passkey was not set up. Try again, or use an authentic
 
 interface PasskeyFormsDeps extends Pick<StepFormsDeps, 'flow' | 'canonicalAccountName' | 'interactions' | 'recoveryCodes' | 'notices'> {
   passkeys: Passkeys;
-  users: Pick<UserRepository, 'update'>;
   openInteraction: OpenInteraction;
   renderStep: RenderStep;
 }
@@ -76,8 +74,6 @@ export function createPasskeyForms(deps: PasskeyFormsDeps) {
     if (current.step !== 'enrol' || !pending || !user) return flow.advance(browser, current);
     const result = await passkeys.register(bindingOf(current.interaction), user.id, form.passkey_response ?? '', defaultPasskeyName(user));
     if (!result.ok) return renderStep(current, { error: result.reason === 'registered_already' ? REGISTERED_ALREADY : NOT_ENROLLED });
-    // After the factor: this write also drops this instance's cached copy of the user.
-    await deps.users.update(user.id, { mustEnrolMfa: false });
     // As for an authenticator app: the first second factor ends on the page of new recovery codes.
     return endEnrolment(deps, browser, withSecondFactor(current, pending), user, { kind: 'passkey', first: result.first });
   }

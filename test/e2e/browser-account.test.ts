@@ -2,9 +2,10 @@
  * The account page in a real browser (Chromium): signed in through the usual sign-in pages and
  * back, then each section used by its labels and buttons, as a person would: the password
  * changed (the old one refused afterwards, a refresh token from before refused, another
- * browser's session ended), the authenticator app set up and removed, an application's access
- * removed (its refresh token refused, consent asked again), the other sessions signed out, the
- * email address verified with the code the log mailer printed. Every page the account page leads to passes axe-core's WCAG 2.1 A and AA rules at
+ * browser's session ended), an application's access removed (its refresh token refused, consent
+ * asked again), the other sessions signed out (with the tokens their applications got), the
+ * email address verified with the code the log mailer printed, the authenticator app set up (then
+ * asked for by a new sign-in) and, as the last second factor, kept. Every page the account page leads to passes axe-core's WCAG 2.1 A and AA rules at
  * 1280 and 390 px (screenshots in test-artifacts/screenshots/account-*.png).
  */
 import type { Page } from 'playwright-core';
@@ -148,31 +149,6 @@ describe.runIf(chromiumReady)('the account page in a browser', () => {
     await other.waitForURL((url) => url.pathname === '/account');
   });
 
-  it('sets the authenticator app up from the QR code page (recovery codes shown once), renews the codes, removes the app', async () => {
-    await page.getByRole('button', { name: 'Set up authenticator app', exact: true }).click();
-    await page.locator('.qr svg').waitFor();
-    await expectAccessible(page, 'totp-set-up');
-    const secret = (await page.locator('.secret code').innerText()).replace(/\s+/g, '');
-    await awayFromStepEnd();
-    await page.getByLabel('Authentication code', { exact: true }).fill(await totp(secret, Math.floor(Date.now() / 1000)));
-    await page.getByRole('button', { name: 'Verify', exact: true }).click();
-    // The recovery codes, shown once.
-    expect(await heading(page)).toBe('Save your recovery codes');
-    await expect(page.locator('.codes li').count()).resolves.toBe(10);
-    await expectAccessible(page, 'recovery-codes');
-    await page.getByRole('button', { name: 'Continue', exact: true }).click();
-    await expect(page.getByRole('status').innerText()).resolves.toContain('authenticator app is set up');
-    await expect(page.locator('body').innerText()).resolves.toContain('10 of 10 recovery codes left.');
-    await page.getByRole('button', { name: 'Generate new codes', exact: true }).click();
-    expect(await heading(page)).toBe('Save your recovery codes');
-    await page.getByRole('button', { name: 'Continue', exact: true }).click();
-    await expect(page.getByRole('status').innerText()).resolves.toContain('new recovery codes are in force');
-    await expectAccessible(page, 'totp-added');
-    await page.getByRole('button', { name: 'Remove authenticator app', exact: true }).click();
-    await expect(page.getByRole('status').innerText()).resolves.toContain('authenticator app was removed');
-    await expect(page.getByRole('button', { name: 'Set up authenticator app', exact: true }).count()).resolves.toBe(1);
-  });
-
   it('lists the application and removes its access: its refresh token refused, consent asked again', async () => {
     const token = await refreshTokenOfApp();
     expect((await refresh(token)).status).toBe(200);
@@ -190,8 +166,9 @@ describe.runIf(chromiumReady)('the account page in a browser', () => {
     expect(consentAsked).toBe(true);
   });
 
-  it('lists the sessions, this one marked, and signs the other browsers out', async () => {
+  it('lists the sessions, this one marked, and signs the other browsers out, with their applications\' tokens', async () => {
     const other = await signedInElsewhere();
+    const othersToken = await refreshTokenOfApp();
     await page.goto(accountUrl());
     const current = page.locator('.account-list li[aria-current="true"]');
     await expect(current.innerText()).resolves.toContain('This browser');
@@ -201,6 +178,7 @@ describe.runIf(chromiumReady)('the account page in a browser', () => {
     await expect(page.getByRole('status').innerText()).resolves.toContain('other browser sessions were signed out');
     await expect(page.locator('.account-list li', { hasText: 'Another browser' }).count()).resolves.toBe(0);
     expect(await asksToSignIn(other)).toBe(true);
+    expect((await refresh(othersToken)).status).toBe(400);
     expect(await auditLine('sessions_ended')).toMatchObject({ user_id: expect.stringMatching(/^\S+$/), browser_sessions: expect.any(Number) });
     expect((await auditLine('sessions_ended')).browser_sessions).toBeGreaterThanOrEqual(1);
   });
@@ -218,5 +196,36 @@ describe.runIf(chromiumReady)('the account page in a browser', () => {
     await expect(page.getByRole('status').innerText()).resolves.toContain('Your email address is verified');
     const verified = page.locator('.profile-row', { hasText: 'email_verified' });
     await expect(verified.locator('dd').innerText()).resolves.toBe('Yes');
+  });
+
+  it('sets the authenticator app up from the QR code page (recovery codes shown once), signs in again with it, renews the codes, keeps the last factor', async () => {
+    await page.getByRole('button', { name: 'Set up authenticator app', exact: true }).click();
+    await page.locator('.qr svg').waitFor();
+    await expectAccessible(page, 'totp-set-up');
+    const secret = (await page.locator('.secret code').innerText()).replace(/\s+/g, '');
+    await awayFromStepEnd();
+    await page.getByLabel('Authentication code', { exact: true }).fill(await totp(secret, Math.floor(Date.now() / 1000)));
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    // The recovery codes, shown once.
+    expect(await heading(page)).toBe('Save your recovery codes');
+    await expect(page.locator('.codes li').count()).resolves.toBe(10);
+    await expectAccessible(page, 'recovery-codes');
+    // This session signed in with the password alone: the app is asked for now, by a new sign-in.
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
+    await signIn(page);
+    await page.getByLabel('Authentication code', { exact: true }).fill(await totp(secret, Math.floor(Date.now() / 1000) + 30));
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    await expect(page.getByRole('status').innerText()).resolves.toContain('authenticator app is set up');
+    await expect(page.locator('body').innerText()).resolves.toContain('10 of 10 recovery codes left.');
+    await page.getByRole('button', { name: 'Generate new codes', exact: true }).click();
+    expect(await heading(page)).toBe('Save your recovery codes');
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
+    await expect(page.getByRole('status').innerText()).resolves.toContain('new recovery codes are in force');
+    await expectAccessible(page, 'totp-added');
+    // The only second factor stays.
+    await page.getByRole('button', { name: 'Remove authenticator app', exact: true }).click();
+    await expect(page.getByRole('alert').innerText()).resolves.toContain('This is your last second factor');
+    await expectAccessible(page, 'totp-kept');
+    await expect(page.getByRole('button', { name: 'Remove authenticator app', exact: true }).count()).resolves.toBe(1);
   });
 });

@@ -6,6 +6,7 @@ import { clientDocument } from '../../admin/documents.ts';
 import { MAX_KEEP_OLD_SECONDS, rotateClientSecret } from '../../admin/secrets.ts';
 import { CLIENT_FIELDS, clientSchema } from '../../admin/seed-schema.ts';
 import { seedClientRecord } from '../../admin/seed-records.ts';
+import { clientPageWire, clientWire, clientWithSecretWire, createdClientWire } from '../../admin/wire-schemas.ts';
 import { operation, type Operation } from './operation.ts';
 import { listOperation } from './pages.ts';
 
@@ -24,12 +25,12 @@ const path = (id: string) => `/clients/${encodeURIComponent(id)}`;
 export const CLIENT_OPERATIONS: Operation[] = [
   listOperation({
     path: '/clients', operationId: 'listClients', summary: 'List clients, in client_id order',
-    read: (deps, request) => clientsPage(deps.durable, request), document: clientDocument,
+    read: (deps, request) => clientsPage(deps.durable, request), document: clientDocument, page: clientPageWire,
   }),
   operation<z.output<typeof newClient>>({
     method: 'POST', path: '/clients', operationId: 'createClient', summary: 'Register a client', idempotent: true,
     body: { schema: newClient, mediaType: 'application/json' },
-    responses: { 201: 'The client (with client_secret, shown this once, for a confidential client)' },
+    responses: { 201: { description: 'The client (with client_secret, shown this once, for a confidential client)', body: createdClientWire, etag: true } },
     handle: async ({ deps, body, changed }) => {
       const { secretHash: _none, ...fields } = seedClientRecord({ ...body, client_secret: null });
       const { client, secret } = await createClient(deps.durable, { ...fields, public: body.public ?? false });
@@ -40,7 +41,7 @@ export const CLIENT_OPERATIONS: Operation[] = [
     },
   }),
   operation({
-    method: 'GET', path: '/clients/{client_id}', operationId: 'getClient', summary: 'One client', responses: { 200: 'The client' },
+    method: 'GET', path: '/clients/{client_id}', operationId: 'getClient', summary: 'One client', responses: { 200: { description: 'The client', body: clientWire, etag: true } },
     handle: async ({ deps, params }) => {
       const { record, version } = await getVersionedClient(deps.durable, params.client_id ?? '');
       return { status: 200, body: clientDocument(record), version };
@@ -49,7 +50,7 @@ export const CLIENT_OPERATIONS: Operation[] = [
   operation<z.output<typeof clientPatch>>({
     method: 'PATCH', path: '/clients/{client_id}', operationId: 'updateClient', summary: 'Change a client (JSON merge patch, RFC 7396)', ifMatch: true,
     body: { schema: clientPatch, mediaType: 'application/merge-patch+json' },
-    responses: { 200: 'The client as changed' },
+    responses: { 200: { description: 'The client as changed', body: clientWire, etag: true } },
     handle: async ({ deps, params, body, ifVersion, changed }) => {
       const id = params.client_id ?? '';
       const updated = await updateClient(deps.durable, id, body, ifVersion);
@@ -60,7 +61,7 @@ export const CLIENT_OPERATIONS: Operation[] = [
   }),
   operation({
     method: 'DELETE', path: '/clients/{client_id}', operationId: 'deleteClient', summary: 'Remove a client', ifMatch: true,
-    responses: { 204: 'Removed' },
+    responses: { 204: { description: 'Removed' } },
     handle: async ({ deps, params, ifVersion, changed }) => {
       const { clientId } = await removeClient(deps.durable, params.client_id ?? '', ifVersion);
       changed({ action: 'delete', resource: 'client', resource_id: clientId, fields: [] });
@@ -70,7 +71,7 @@ export const CLIENT_OPERATIONS: Operation[] = [
   operation<z.output<typeof rotation> | undefined>({
     method: 'POST', path: '/clients/{client_id}/secret', operationId: 'rotateClientSecret', summary: 'Give a confidential client a new generated secret', idempotent: true,
     body: { schema: rotation, mediaType: 'application/json', optional: true },
-    responses: { 200: 'The new client_secret, shown this once' },
+    responses: { 200: { description: 'The client with its new client_secret, shown this once', body: clientWithSecretWire, etag: true } },
     handle: async ({ deps, params, body, changed }) => {
       const id = params.client_id ?? '';
       const rotated = await rotateClientSecret(deps.durable, id, { keepOldForSeconds: body?.keep_old_for_seconds ?? 0, now: deps.clock() });

@@ -38,6 +38,14 @@ export interface Call<B, Q> {
   deps: AdminApiDeps;
 }
 
+/** One answer of an operation: what it means, and the schema of its JSON body (src/admin/wire-schemas.ts); none when it has no body. */
+export interface Response {
+  description: string;
+  body?: z.ZodType;
+  /** It carries the resource's ETag (the answer's version). */
+  etag?: true;
+}
+
 export interface Operation<B = unknown, Q = unknown> {
   method: Method;
   /** OpenAPI path template below the base path: `/clients/{client_id}`. */
@@ -51,7 +59,7 @@ export interface Operation<B = unknown, Q = unknown> {
   /** A POST that takes an Idempotency-Key. */
   idempotent?: boolean;
   /** The answers besides the errors every call may get. */
-  responses: Record<number, string>;
+  responses: Record<number, Response>;
   handle(call: Call<B, Q>): Promise<Answer>;
 }
 

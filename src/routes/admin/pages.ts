@@ -40,10 +40,12 @@ export function listOperation<T>(spec: {
   path: string; operationId: string; summary: string; area?: AdminArea;
   read: (deps: AdminApiDeps, request: PageRequest) => Promise<Page<T>> | Page<T>;
   document: (row: T) => unknown;
+  /** The schema of its page (wire-schemas.ts). */
+  page: z.ZodType;
 }): Operation {
   return operation<undefined, z.output<typeof pageQuery>>({
     method: 'GET', path: spec.path, operationId: spec.operationId, summary: spec.summary, query: pageQuery, ...(spec.area ? { area: spec.area } : {}),
-    responses: { 200: `A page: {items, next_cursor}` },
+    responses: { 200: { description: 'A page: {items, next_cursor}', body: spec.page } },
     handle: async ({ deps, query }) => {
       const request = pageRequest(query);
       return pageAnswer(await spec.read(deps, request), spec.document, request.limit);

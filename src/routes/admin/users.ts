@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { userDocument } from '../../admin/documents.ts';
 import { userSchema } from '../../admin/seed-schema.ts';
 import { updateUser } from '../../admin/user-update.ts';
+import { userPageWire, userWire } from '../../admin/wire-schemas.ts';
 import { createUser, findUserBySubject, findVersionedUserBySubject, removeUser, usersPage } from '../../admin/users.ts';
 import type { UserRecord } from '../../store/records.ts';
 import type { AdminApiDeps } from './deps.ts';
@@ -25,7 +26,7 @@ const updateDeps = (deps: AdminApiDeps) => ({ durable: deps.durable, secret: dep
 export const USER_OPERATIONS: Operation[] = [
   operation<undefined, z.output<typeof listQuery>>({
     method: 'GET', path: '/users', operationId: 'listUsers', summary: 'List users, in id order', query: listQuery,
-    responses: { 200: 'A page of users' },
+    responses: { 200: { description: 'A page of users', body: userPageWire } },
     handle: async ({ deps, query }) => {
       const request = pageRequest(query);
       const page = await usersPage(deps.durable, { ...request, username: query.username });
@@ -35,7 +36,7 @@ export const USER_OPERATIONS: Operation[] = [
   operation<z.output<typeof newUser>>({
     method: 'POST', path: '/users', operationId: 'createUser', summary: 'Add a local account', idempotent: true,
     body: { schema: newUser, mediaType: 'application/json' },
-    responses: { 201: 'The user' },
+    responses: { 201: { description: 'The user', body: userWire, etag: true } },
     handle: async ({ deps, body, changed }) => {
       const { user } = await createUser(deps.durable, {
         username: body.username, password: body.password, givenName: body.given_name ?? null, familyName: body.family_name ?? null,
@@ -48,7 +49,7 @@ export const USER_OPERATIONS: Operation[] = [
     },
   }),
   operation({
-    method: 'GET', path: '/users/{id}', operationId: 'getUser', summary: 'One user, by sub', responses: { 200: 'The user' },
+    method: 'GET', path: '/users/{id}', operationId: 'getUser', summary: 'One user, by sub', responses: { 200: { description: 'The user', body: userWire, etag: true } },
     handle: async ({ deps, params }) => {
       const { record, version } = await findVersionedUserBySubject(deps.durable, params.id ?? '', [deps.signInSource]);
       return userAnswer(record, version);
@@ -58,7 +59,7 @@ export const USER_OPERATIONS: Operation[] = [
     method: 'PATCH', path: '/users/{id}', operationId: 'updateUser', ifMatch: true,
     summary: 'Change a user (JSON merge patch, RFC 7396); locking or flagging a user ends their tokens',
     body: { schema: userPatch, mediaType: 'application/merge-patch+json' },
-    responses: { 200: 'The user as changed' },
+    responses: { 200: { description: 'The user as changed', body: userWire, etag: true } },
     handle: async ({ deps, params, body, ifVersion, changed }) => {
       const user = await userOf(deps, params);
       const updated = await updateUser(updateDeps(deps), user, body, ifVersion);
@@ -68,7 +69,7 @@ export const USER_OPERATIONS: Operation[] = [
   }),
   operation({
     method: 'DELETE', path: '/users/{id}', operationId: 'deleteUser', summary: 'Remove a user (their tokens end)', ifMatch: true,
-    responses: { 204: 'Removed' },
+    responses: { 204: { description: 'Removed' } },
     handle: async ({ deps, params, ifVersion, changed }) => {
       const user = await userOf(deps, params);
       await removeUser(deps.durable, user, ifVersion);
@@ -79,7 +80,7 @@ export const USER_OPERATIONS: Operation[] = [
   operation<z.output<typeof newPassword>>({
     method: 'PUT', path: '/users/{id}/password', operationId: 'setUserPassword', summary: "Set a local user's password; their tokens end", ifMatch: true,
     body: { schema: newPassword, mediaType: 'application/json' },
-    responses: { 200: 'The user' },
+    responses: { 200: { description: 'The user', body: userWire, etag: true } },
     handle: async ({ deps, params, body, ifVersion, changed }) => {
       const user = await userOf(deps, params);
       const updated = await updateUser(updateDeps(deps), user, { password: body.password }, ifVersion);
