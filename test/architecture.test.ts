@@ -54,7 +54,7 @@ const LAYERS: string[][] = [
   ['events/', 'mail/', 'metrics*.ts', 'data-dir.ts'],
   ['config.ts+config/'],
   ['store/'],
-  ['scopes.ts', 'clock.ts', 'logging.ts', 'telemetry.ts', 'control-characters.ts', 'version.ts'],
+  ['scopes.ts', 'clock.ts', 'logging.ts', 'telemetry.ts', 'control-characters.ts', 'version.ts', 'email-address.ts'],
   ['errors.ts'],
 ];
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { MIN_CLIENT_SECRET_LENGTH } from '../tokens/opaque.ts';
 import { AdminError, formatPath, type FieldPath, type FieldProblem } from './errors.ts';
 import {
-  RESERVED_SCOPES, RULE_MESSAGES, canonicalUsername, isBase32, isClientId, isEmail, isGrantType, isLifetime, isOrigin,
+  RESERVED_SCOPES, RULE_MESSAGES, canonicalUsername, isBase32, isClientId, isEmailAddress, isGrantType, isLifetime, isOrigin,
   isPlainText, isRedirectUri, isScopeToken, parseInstant,
 } from './rules.ts';
 import { passwordProblem } from './user-fields.ts';
@@ -53,7 +53,7 @@ export const userSchema = z.strictObject({
   given_name: optionalText,
   family_name: optionalText,
   name: optionalText,
-  email: plainText().pipe(ruled(isEmail, RULE_MESSAGES.email)).nullable().optional(),
+  email: plainText().pipe(ruled(isEmailAddress, RULE_MESSAGES.email)).nullable().optional(),
   email_verified: optionalFlag,
   phone_number: optionalText,
   phone_number_verified: optionalFlag,

@@ -70,6 +70,11 @@ async function newPasswordHash(user: UserRecord, password: string | undefined, e
   return hashPassword(password);
 }
 
+/** A new address is not verified: only the administrator who says so in the same change vouches for it. */
+function emailChanged(user: UserRecord, patch: UserPatch): boolean {
+  return patch.email !== undefined && !sameValue(patch.email, user.email);
+}
+
 /** The username after the patch: a local account's in the canonical form; the others' are their directory's or provider's. */
 function newUsername(user: UserRecord, typed: string | undefined): string {
   if (typed === undefined || typed === user.username) return user.username;
@@ -87,7 +92,7 @@ export async function prepareUserChange(user: UserRecord, patch: UserPatch, totp
     familyName: kept(user.familyName, patch.family_name),
     name: kept(user.name, patch.name),
     email: kept(user.email, patch.email),
-    emailVerified: kept(user.emailVerified, patch.email_verified),
+    emailVerified: kept(emailChanged(user, patch) ? false : user.emailVerified, patch.email_verified),
     phoneNumber: kept(user.phoneNumber, patch.phone_number),
     phoneNumberVerified: kept(user.phoneNumberVerified, patch.phone_number_verified),
     roles: keptList(user.roles, patch.roles),

@@ -1,5 +1,5 @@
 /** `idp users add`: the flags become a local account for src/admin/users.ts, which adds it. */
-import { RULE_MESSAGES, isEmail, isPlainText } from '../admin/rules.ts';
+import { RULE_MESSAGES, isEmailAddress, isPlainText } from '../admin/rules.ts';
 import { createUser, type NewLocalUser } from '../admin/users.ts';
 import { parseCommand } from './args.ts';
 import { UsageError, type CliContext, type ExitCode } from './context.ts';
@@ -47,7 +47,7 @@ async function userFromFlags(args: string[], context: CliContext): Promise<NewLo
   const { values } = parseCommand(ADD_SPEC, args);
   const username = required('username', values.username);
   const password = await readPassword(values, context);
-  if (values.email !== undefined && isPlainText(values.email) && !isEmail(values.email)) throw new UsageError(`--email "${values.email}": ${RULE_MESSAGES.email}`);
+  if (values.email !== undefined && isPlainText(values.email) && !isEmailAddress(values.email)) throw new UsageError(`--email "${values.email}": ${RULE_MESSAGES.email}`);
   return {
     username,
     password,

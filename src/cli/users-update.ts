@@ -2,7 +2,7 @@
  * `idp users update U`: the flags become a patch for src/admin/user-update.ts (what no flag names
  * is kept; a new password ends the user's tokens); it prints the fields it changed.
  */
-import { RULE_MESSAGES, isEmail, isPlainText } from '../admin/rules.ts';
+import { RULE_MESSAGES, isEmailAddress, isPlainText } from '../admin/rules.ts';
 import { findUser } from '../admin/users.ts';
 import { updateUser, type UserPatch } from '../admin/user-update.ts';
 import { editedList, onOrOff, parseCommand } from './args.ts';
@@ -59,7 +59,7 @@ async function readPassword(context: CliContext): Promise<string> {
 
 function patchFromFlags(values: Values, storedRoles: readonly string[]): UserPatch {
   const email = text(values.email);
-  if (typeof email === 'string' && isPlainText(email) && !isEmail(email)) throw new UsageError(`--email "${email}": ${RULE_MESSAGES.email}`);
+  if (typeof email === 'string' && isPlainText(email) && !isEmailAddress(email)) throw new UsageError(`--email "${email}": ${RULE_MESSAGES.email}`);
   const patch: UserPatch = {
     given_name: text(values['given-name']),
     family_name: text(values['family-name']),

@@ -6,7 +6,7 @@
  */
 import type { Audit } from '../events/record.ts';
 import { defaultPasskeyName, passkeyName, removePasskey, renamePasskey } from '../factors/passkey-management.ts';
-import type { Binding, Passkeys } from '../factors/passkeys.ts';
+import { REGISTERED_ALREADY, type Binding, type Passkeys } from '../factors/passkeys.ts';
 import { generateRecoveryCodes, type RecoveryCodeDeps } from '../factors/recovery-codes.ts';
 import type { SecurityNotices } from '../factors/security-notices.ts';
 import { passkeyFactors } from '../store/records.ts';
@@ -46,7 +46,7 @@ export function createAccountPasskeys(deps: AccountPasskeysDeps) {
     const name = typed.trim() === '' ? defaultPasskeyName(user) : passkeyName(typed);
     if (!name) return { error: 'Give the passkey a name of at most 100 characters.', invalid: ['passkey_name'] };
     const result = await passkeys.register(bindingOf(signedIn), user.id, form.passkey_response ?? '', name);
-    if (!result.ok) return { error: 'The passkey was not added. Try again.', invalid: [] };
+    if (!result.ok) return { error: result.reason === 'registered_already' ? REGISTERED_ALREADY : 'The passkey was not added. Try again.', invalid: [] };
     audit({ type: 'mfa_added', user_id: user.id, kind: 'passkey' });
     if (!result.first) {
       deps.notices.mail(user, 'mfa_added', `A passkey "${name}" was set up.`);

@@ -5,7 +5,7 @@
  * answered. Each challenge belongs to the browser session and the interaction that showed the
  * page; a passkey sign-in counts as the second factor exactly as a code does (`mfa` in amr).
  */
-import type { Binding, Passkeys } from '../factors/passkeys.ts';
+import { REGISTERED_ALREADY, type Binding, type Passkeys } from '../factors/passkeys.ts';
 import { defaultPasskeyName } from '../factors/passkey-management.ts';
 import { passkeyFactors, type UserRecord } from '../store/records.ts';
 import { endEnrolment } from './enrolment-end.ts';
@@ -73,7 +73,7 @@ export function createPasskeyForms(deps: PasskeyFormsDeps) {
     const user = current.pendingUser;
     if (current.step !== 'enrol' || !pending || !user) return flow.advance(browser, current);
     const result = await passkeys.register(bindingOf(current.interaction), user.id, form.passkey_response ?? '', defaultPasskeyName(user));
-    if (!result.ok) return renderStep(current, { error: NOT_ENROLLED });
+    if (!result.ok) return renderStep(current, { error: result.reason === 'registered_already' ? REGISTERED_ALREADY : NOT_ENROLLED });
     // As for an authenticator app: the first second factor ends on the page of new recovery codes.
     return endEnrolment(deps, browser, withSecondFactor(current, pending), user, { kind: 'passkey', first: result.first });
   }

@@ -119,7 +119,7 @@ export interface UserPageRequest extends UserFilter {
 export interface FactorRepository {
   /** A user's factors, oldest first. */
   listForUser(userId: string): Promise<FactorRecord[]>;
-  /** Adds a factor; undefined when the user already has their one factor of that kind ('totp'). */
+  /** Adds a factor; undefined when the user already has their one factor of that kind ('totp'), or a passkey's credential id is stored already. */
   add(factor: FactorInput): Promise<FactorRecord | undefined>;
   remove(id: string): Promise<boolean>;
   /** Records a use at `at` (not announced: nothing a sign-in decides on changes). */

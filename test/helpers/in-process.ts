@@ -25,7 +25,7 @@ import { openServices, type Services } from '../../src/services.ts';
 import { embeddedSocketUrl } from '../../src/store/sql/connection.ts';
 import { serveOrigin } from './http-transport.ts';
 import { copyMigratedDatabase } from './embedded-database.ts';
-import { tempDir, withRunWideBudgets } from './process.ts';
+import { tempDir, withFreeManagementPort, withRunWideBudgets } from './process.ts';
 
 export interface InProcessOptions {
   /** A seed file's content (the README's Command line section), written as `idp seed` writes it. */
@@ -93,7 +93,7 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
     for (const closer of closers.splice(0).reverse()) await closer();
   };
   try {
-    const config = configFor({ IDP_BASE_URL: base, IDP_DATA_DIR: data.path, IDP_SECRET: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn', ...withRunWideBudgets(options.env ?? {}) });
+    const config = configFor({ IDP_BASE_URL: base, IDP_DATA_DIR: data.path, IDP_SECRET: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn', ...withFreeManagementPort(withRunWideBudgets(options.env ?? {})) });
     if (!config.secret) throw new Error('the in-process app needs IDP_SECRET');
     await copyMigratedDatabase(config.dataDir);
     const logger = createLogger(config.logLevel, { write: (line: string) => void lines.push(line) });

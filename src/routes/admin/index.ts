@@ -60,6 +60,9 @@ export async function adminApiRoutes(app: FastifyInstance, options: AdminApiOpti
 
 async function handleCall(op: Operation, request: FastifyRequest, reply: FastifyReply, deps: AdminApiDeps): Promise<FastifyReply> {
   const caller = await authorizeAdminCall(request.headers.authorization, scopesAllowing(request.method, op.area ?? 'admin'), deps.access);
+  // A budget per client, as the token endpoint has: one automation gone wrong cannot take the
+  // database from the others (429 with Retry-After, problem details).
+  await deps.rateLimiter.consume(`admin:${caller.clientId}`);
   const events: Logged[] = [];
   const call: Call<unknown, unknown> = {
     caller,

@@ -41,6 +41,8 @@ function answerSchema(schema: z.ZodType): Json {
   return id === undefined ? jsonSchema(schema, 'output') : { $ref: componentRef(id) };
 }
 
+const header = (description: string, required: boolean) => ({ description, required, schema: { type: 'string' } });
+
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: answerSchema(problemWire) } } });
 
 /** The errors an operation may answer, besides its own answers. */
@@ -55,6 +57,10 @@ function errorResponses(op: Operation): Json {
     ...(op.ifMatch ? { 412: problem('If-Match names a version that is no longer current'), 428: problem('If-Match is missing') } : {}),
     ...(op.body ? { 413: problem('The body is too large'), 415: problem(`The body is not ${op.body.mediaType}`) } : {}),
     ...(op.idempotent ? { 422: problem('The Idempotency-Key was used with another request') } : {}),
+    429: {
+      ...problem('The client spent its IDP_ADMIN_API_RATE_LIMIT calls of this minute: nothing was done'),
+      headers: { 'Retry-After': header('Seconds until the next minute, when the client may call again', true) },
+    },
     default: problem('The service met an unexpected condition (500), or a store it needs is unavailable (503)'),
   };
 }
@@ -89,7 +95,6 @@ function parameters(op: Operation): Json[] {
   return [...inPath, ...inQuery, ...headers];
 }
 
-const header = (description: string, required: boolean) => ({ description, required, schema: { type: 'string' } });
 
 /** The headers an answer carries (send() in index.ts): its resource's ETag, where a resource made is, the next page. */
 function responseHeaders(status: string, { etag, body }: Response): Json | undefined {
