@@ -6,9 +6,14 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM node:24-bookworm-slim
+# The management port (/metrics, /healthz, /readyz; 9464, production's default) listens on every
+# interface of the container so that Prometheus on the container network can scrape it; publish
+# 3000 only: the metrics name every client and its traffic.
 ENV NODE_ENV=production \
     PORT=3000 \
-    HOST=0.0.0.0
+    HOST=0.0.0.0 \
+    IDP_MANAGEMENT_PORT=9464 \
+    IDP_MANAGEMENT_HOST=0.0.0.0
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./
@@ -18,7 +23,7 @@ COPY migrations ./migrations
 COPY templates ./templates
 # The image's own `node` user (uid 1000): nothing in the image is writable by it but /tmp.
 USER node
-EXPOSE 3000
+EXPOSE 3000 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
   CMD ["node", "-e", "fetch('http://127.0.0.1:3000/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The V8 young generation capped at 16 MiB per semi-space, and the old generation collected

@@ -63,6 +63,9 @@ export function productionEnv(port: number, extra: Record<string, string>): Reco
     IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: '1000',
     IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT: '1000',
     IDP_AUTHORIZE_RATE_LIMIT: '10000000',
+    IDP_ADMIN_API_RATE_LIMIT: '10000000',
+    // Production's management port is 9464: the instances (and a bench running beside another) take any free one.
+    IDP_MANAGEMENT_PORT: '0',
     // For experiments only: IDP_BENCH_SERVER_ENV="MALLOC_ARENA_MAX=2 UV_THREADPOOL_SIZE=8".
     ...Object.fromEntries((process.env.IDP_BENCH_SERVER_ENV ?? '').split(' ').filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
     ...extra,

@@ -21,6 +21,9 @@ import * as webhookClaims from './2026-11-27-0065-webhook-claims.ts';
 import * as passkeys from './2026-11-27-0070-passkeys.ts';
 import * as webhookRowVersions from './2026-11-27-0080-webhook-row-versions.ts';
 import * as webhookOwnClaims from './2026-11-27-0085-webhook-own-claims.ts';
+import * as webhookDirectDeliveries from './2026-11-29-0020-webhook-direct-deliveries.ts';
+import * as nfkcUsernames from './2026-11-29-0021-nfkc-usernames.ts';
+import * as userSearch from './2026-11-29-0060-user-search.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -41,4 +44,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-0070-passkeys': passkeys,
   '2026-11-27-0080-webhook-row-versions': webhookRowVersions,
   '2026-11-27-0085-webhook-own-claims': webhookOwnClaims,
+  '2026-11-29-0020-webhook-direct-deliveries': webhookDirectDeliveries,
+  '2026-11-29-0021-nfkc-usernames': nfkcUsernames,
+  '2026-11-29-0060-user-search': userSearch,
 };

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { envSchema, EXAMPLES, type Env, type Problem } from './config/environment.ts';
-import { deploymentProblems, missingInProduction } from './config/deployment.ts';
+import { deploymentProblems, managementPortOf, missingInProduction } from './config/deployment.ts';
 import { mailOf, unusedMailSettings } from './config/mail.ts';
 import { baseUrlHost } from './config/webauthn.ts';
 import { cleartextSource, missingForSource, signInOf, unusedSettings, type SignIn } from './config/sign-in.ts';
@@ -87,6 +87,12 @@ function checkAcrossVariables(env: Env): SignIn | Problem[] {
 }
 
 /** The Config the rest of the service reads: named for what it means, frozen, no variable names. */
+/** The management port and the names it answers for; none outside production unless IDP_MANAGEMENT_PORT is set. */
+function managementOf(env: Env) {
+  const port = managementPortOf(env);
+  return port === undefined ? undefined : Object.freeze({ port, host: env.IDP_MANAGEMENT_HOST, hosts: Object.freeze(env.IDP_MANAGEMENT_HOSTS) });
+}
+
 function toConfig(env: Env, signIn: SignIn) {
   /** Public base URL without a trailing slash. */
   const baseUrl = baseUrlOf(env);
@@ -102,11 +108,8 @@ function toConfig(env: Env, signIn: SignIn) {
     hostSet: env.HOST !== undefined,
     portSet: env.PORT !== undefined,
     /** IDP_MANAGEMENT_PORT: where /metrics, /healthz and /readyz are served apart from the public port. */
-    // 0 stands for unset: the management port has no default.
     // IDP_MANAGEMENT_HOSTS: the names with dots a request to it may use besides its own address.
-    management: env.IDP_MANAGEMENT_PORT === 0
-      ? undefined
-      : Object.freeze({ port: env.IDP_MANAGEMENT_PORT, host: env.IDP_MANAGEMENT_HOST, hosts: Object.freeze(env.IDP_MANAGEMENT_HOSTS) }),
+    management: managementOf(env),
     /** IDP_ADMIN_API: the administration API on the public port, on the management port only, or off. */
     adminApi: env.IDP_ADMIN_API,
     /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported there (OTLP/HTTP) when set. */
@@ -133,6 +136,8 @@ function toConfig(env: Env, signIn: SignIn) {
     trustProxy: env.IDP_TRUST_PROXY,
     signIn,
     tokenRateLimit: env.IDP_TOKEN_RATE_LIMIT,
+    /** Administration API calls per client per minute (IDP_ADMIN_API_RATE_LIMIT). */
+    adminApiRateLimit: env.IDP_ADMIN_API_RATE_LIMIT,
     /** Authorization requests per minute from one source address. */
     authorizeRateLimit: env.IDP_AUTHORIZE_RATE_LIMIT,
     /** Refresh tokens: idle (sliding) and absolute lifetimes, and the reuse grace window, in seconds. */

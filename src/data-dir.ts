@@ -42,9 +42,12 @@ export function embeddedDatabasePath(dataDir: string): string {
   return join(dataDir, 'db');
 }
 
-/** Where a development server shares its embedded database with the command line. */
+/**
+ * Where the process holding the embedded database serves it over the PostgreSQL protocol: named
+ * as PostgreSQL names the socket of port 5432, so that `psql -h DATA_DIR` finds it.
+ */
 export function embeddedSocketPath(dataDir: string): string {
-  return join(dataDir, 'db.sock');
+  return join(dataDir, '.s.PGSQL.5432');
 }
 
 /** Reads the development master secret from the data directory, creating it on first use. */

@@ -7,6 +7,7 @@
 import { RefusedError, UsageError, type CliContext } from './cli/context.ts';
 import { USAGE, helpText, wantsHelp } from './cli/help.ts';
 import { systemClock } from './clock.ts';
+import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { checkConfigFiles, parseConfig, type Config } from './config.ts';
 import { describeStartup, startupLine } from './config/startup.ts';
@@ -152,6 +153,20 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * A program on this terminal (idp sql's psql). Ctrl-C is the program's: this process ignores
+ * SIGINT meanwhile, as a shell does for its foreground job, and keeps serving what it serves.
+ */
+function runProgram(program: string, programArgs: string[], env: Record<string, string>): Promise<number | undefined> {
+  const ignore = () => {};
+  process.on('SIGINT', ignore);
+  return new Promise<number | undefined>((resolve) => {
+    const child = spawn(program, programArgs, { stdio: 'inherit', env: { ...process.env, ...env } });
+    child.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ENOENT' ? undefined : 1));
+    child.once('exit', (code) => resolve(code ?? 1));
+  }).finally(() => process.off('SIGINT', ignore));
+}
+
 /** The commands that seal or open with the master secret: they refuse a wrong one first. */
 const SEALING_COMMANDS = new Set(['seed', 'keys', 'secrets', 'webhooks']);
 
@@ -210,6 +225,7 @@ async function cli(command: string): Promise<number> {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     readStdin,
+    runProgram,
   };
   try {
     return await runCli(command, args.filter((a) => a !== '--json'), context);

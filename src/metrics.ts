@@ -4,13 +4,10 @@
  * GC, event-loop lag), `idp_build_info{version}`, and the state of the connections to
  * PostgreSQL and Redis, read when scraped.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { foldedCounter, requestSeries } from './metrics-series.ts';
 import type { DurableStore, EphemeralStore } from './store/types.ts';
-
-const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+import { SERVICE_VERSION } from './version.ts';
 
 /**
  * Node.js's own metrics, once per process: they watch the garbage collector and the event loop
@@ -50,7 +47,7 @@ export function createMetrics(sources: MetricSources = {}) {
     rateLimited: foldedCounter({ name: 'idp_rate_limited_total', help: 'Requests refused by a rate limit or a sign-in throttle, by kind.', labelName: 'kind', registers }),
     audit: foldedCounter({ name: 'idp_audit_events_total', help: 'Audit events, by event.', labelName: 'event', registers }),
   };
-  new Gauge({ name: 'idp_build_info', help: 'The running version of the service; always 1.', labelNames: ['version'], registers }).set({ version: VERSION }, 1);
+  new Gauge({ name: 'idp_build_info', help: 'The running version of the service; always 1.', labelNames: ['version'], registers }).set({ version: SERVICE_VERSION }, 1);
   addConnectionGauges(registers, sources);
   addMailCounter(registers, sources);
   if (sources.webhooks) addWebhookSeries(registers, sources.webhooks);

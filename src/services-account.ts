@@ -2,7 +2,7 @@
  * The account page's working parts (sessions/account*.ts), made once from the opened services
  * (services.ts). No I/O here; app.ts hands them to routes/account.ts.
  */
-import { updateUser, type UserPatch, type UserUpdated } from './admin/user-update.ts';
+import { updateOwnProfile, type UserPatch, type UserUpdated } from './admin/user-update.ts';
 import type { ServicesBase } from './services-base.ts';
 import type { UserSessionServices } from './services-protocol.ts';
 import { createAccountBase, type AccountBase } from './sessions/account.ts';
@@ -34,17 +34,16 @@ export function createAccountServices(services: ServicesBase, userSessions: User
     ephemeral,
     mfa: services.mfa,
     factors: durable.factors,
-    sessions,
     recoveryCodes: services.recoveryCodes,
     notices: services.notices,
     changePassword: services.changePassword,
     passwordChanged: createPasswordChanged({ notices: services.notices, endOtherSessions: userSessions.endOtherBrowserSessions }),
   });
-  const passkeys = createAccountPasskeys({ passkeys: services.passkeys, factors: durable.factors, sessions, recoveryCodes: services.recoveryCodes, notices: services.notices });
+  const passkeys = createAccountPasskeys({ passkeys: services.passkeys, factors: durable.factors, recoveryCodes: services.recoveryCodes, notices: services.notices });
   const email = createEmailVerification({
     ephemeral, users, mailer, brand, now: base.now,
     linkFor: (code) => `${config.baseUrl}/account?email_code=${code}#verify-email`,
   });
-  const updateProfile = (user: UserRecord, patch: Pick<UserPatch, 'given_name' | 'family_name'>) => updateUser({ durable, secret: services.secret, clock }, user, patch);
+  const updateProfile = (user: UserRecord, patch: Pick<UserPatch, 'given_name' | 'family_name'>) => updateOwnProfile({ durable, secret: services.secret, clock }, user, patch);
   return { account: { base, security, passkeys, email, userSessions, updateProfile } };
 }

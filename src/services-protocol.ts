@@ -106,6 +106,7 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     keys,
     codes: ephemeral.codes,
     revocations: services.revocations,
+    clients,
     users,
     currentUser: (user) => source.currentUser(user),
     refreshTokens: durable.refreshTokens,

@@ -44,6 +44,8 @@ export interface DerivedServices {
   authorizeRateLimiter: RateLimiter;
   /** Token requests per client and per source address (IDP_TOKEN_RATE_LIMIT). */
   tokenRateLimiter: RateLimiter;
+  /** Administration API calls per client (IDP_ADMIN_API_RATE_LIMIT). */
+  adminApiRateLimiter: RateLimiter;
   /** A local account's new password; undefined when it was taken, else what is wrong with it. */
   changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
   /** The name the sign-in source knows a typed username by (what the throttle counts and the audit names). */
@@ -70,7 +72,7 @@ export function deriveServices(from: DerivedFrom): DerivedServices {
   return {
     refreshTokenCodec: createRefreshTokenCodec(deriveKeyring(secrets, 'refresh-tokens')),
     csrfKey: deriveKeyring(secrets, 'cookies'),
-    mfa: createMfaSecrets({ key: deriveKeyring(secrets, 'totp-secrets'), ephemeral, users, factors, issuerName: brand.name }),
+    mfa: createMfaSecrets({ key: deriveKeyring(secrets, 'totp-secrets'), ephemeral, factors, issuerName: brand.name }),
     recoveryCodes: { keys: deriveKeyring(secrets, 'recovery-codes'), factors, clock },
     notices: createSecurityNotices({ mailer, brand, clock }),
     passkeys: createPasskeys({
@@ -88,6 +90,7 @@ export function deriveServices(from: DerivedFrom): DerivedServices {
     deviceCookies: createDeviceCookies(deriveKeyring(secrets, 'device-cookies'), clock),
     authorizeRateLimiter: createRateLimiter(ephemeral, clock, config.authorizeRateLimit),
     tokenRateLimiter: createRateLimiter(ephemeral, clock, config.tokenRateLimit),
+    adminApiRateLimiter: createRateLimiter(ephemeral, clock, config.adminApiRateLimit),
     changePassword: (userId, newPassword, confirm) =>
       changePassword({ users, revokeUser: (id, reason) => revocations.revokeUser(id, reason) }, userId, newPassword, confirm),
     canonicalAccountName: (typed) => canonicalAccountName(source, typed),

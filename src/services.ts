@@ -21,7 +21,7 @@ import { createLocalSource } from './sources/local.ts';
 import { createUpstreamSource } from './sources/upstream-oidc.ts';
 import type { SignInSource } from './sources/types.ts';
 import { createClientsCache } from './store/clients-cache.ts';
-import { createCachedUsers } from './store/users-cache.ts';
+import { createCachedUsers, factorsForgettingUsers } from './store/users-cache.ts';
 import { createMemoryEphemeralStore } from './store/ephemeral/memory.ts';
 import { createRedisEphemeralStore } from './store/ephemeral/redis.ts';
 import { openDurableStore, openSharedDurableStore } from './store/sql/durable.ts';
@@ -131,7 +131,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     if (event.kind === 'keys') keys.invalidate();
   });
   const base: ServicesBase = {
-    ...deriveServices({ config, secrets, clock, ephemeral, users, factors: durable.factors, revocations, source, mailer }),
+    ...deriveServices({ config, secrets, clock, ephemeral, users, factors: factorsForgettingUsers(durable.factors, users), revocations, source, mailer }),
     config,
     secret,
     secrets,

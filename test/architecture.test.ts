@@ -54,7 +54,7 @@ const LAYERS: string[][] = [
   ['events/', 'mail/', 'metrics*.ts', 'data-dir.ts'],
   ['config.ts+config/'],
   ['store/'],
-  ['scopes.ts', 'clock.ts', 'logging.ts', 'telemetry.ts', 'control-characters.ts'],
+  ['scopes.ts', 'clock.ts', 'logging.ts', 'telemetry.ts', 'control-characters.ts', 'version.ts', 'email-address.ts'],
   ['errors.ts'],
 ];
 
@@ -105,7 +105,7 @@ function circles(edges: Map<string, string[]>): string[][] {
 /** Library -> the folders (or files) of src/ allowed to import it. */
 const OWNERS: Array<[RegExp, string[]]> = [
   [/^jose$/, ['tokens/']],
-  [/^(kysely|pg|@electric-sql\/pglite|ioredis)(\/|$)/, ['store/']],
+  [/^(kysely|pg|@electric-sql\/pglite(-socket)?|ioredis)(\/|$)/, ['store/']],
   [/^ldapts$/, ['sources/']],
   [/^openid-client$/, ['sources/']],
   [/^@node-rs\/argon2$/, ['sources/']],

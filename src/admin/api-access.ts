@@ -1,18 +1,14 @@
 /**
  * Who may call the administration API: a bearer of an access token this service issued through
- * the client credentials grant, checked at every call (signature, expiry, the revocation list),
- * whose client is still enabled and still lists, in its `scopes` column, the administration
+ * the client credentials grant, accepted at every call by the one access-token verifier
+ * (protocol/access-token.ts: signature, expiry, revocation, client enabled), whose client still lists, in its `scopes` column, the administration
  * scope the call needs. The client is read through the clients cache, which an SQL edit
  * invalidates on every instance within a second: a client disabled or stripped of the scope
  * loses access that fast, whatever its tokens say.
  */
-import { epochSeconds, type Clock } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
-import { bearerToken, invalidToken } from '../protocol/bearer.ts';
-import type { ClientsCache } from '../store/clients-cache.ts';
-import { verifyJwt } from '../tokens/jwt.ts';
-import type { KeyManager } from '../tokens/keys.ts';
-import { isAccessTokenRevoked, type RevocationList } from '../tokens/revocation-list.ts';
+import { acceptBearerToken, type AccessTokenDeps } from '../protocol/access-token.ts';
+import { invalidToken } from '../protocol/bearer.ts';
 
 export const ADMIN_API = 'admin_api';
 export const ADMIN_API_READONLY = 'admin_api_readonly';
@@ -38,13 +34,7 @@ export interface AdminCaller {
   scopes: string[];
 }
 
-export interface AdminAccessDeps {
-  issuer: string;
-  clock: Clock;
-  keys: KeyManager;
-  revocations: RevocationList;
-  clients: Pick<ClientsCache, 'get'>;
-}
+export type AdminAccessDeps = AccessTokenDeps;
 
 /**
  * The caller of a call that needs one of `allowing` (scopesAllowing): 401 `invalid_token` for a
@@ -52,14 +42,8 @@ export interface AdminAccessDeps {
  * disabled or no longer lists the scope; 403 `insufficient_scope` for a token never granted it.
  */
 export async function authorizeAdminCall(authorization: string | undefined, allowing: readonly string[], deps: AdminAccessDeps): Promise<AdminCaller> {
-  const payload = await verifyJwt(deps.keys, 'access', bearerToken(authorization), { issuer: deps.issuer, now: epochSeconds(deps.clock) });
-  if (!payload) throw invalidToken('token does not verify');
   // Administration scopes come from the client credentials grant only: a token naming a user is not one.
-  if (typeof payload.svc_uid === 'string' || typeof payload.client_id !== 'string') throw invalidToken('not a client credentials token');
-  const [revoked, client] = await Promise.all([isAccessTokenRevoked(deps.revocations, payload), deps.clients.get(payload.client_id)]);
-  if (revoked) throw invalidToken('token revoked');
-  if (!client?.enabled) throw invalidToken(`client ${payload.client_id} is gone or disabled`);
-  const granted = typeof payload.scope === 'string' ? payload.scope.split(' ') : [];
+  const { client, scopes: granted } = await acceptBearerToken(authorization, deps, { kind: 'client' });
   const needed = granted.filter((scope) => allowing.includes(scope));
   if (needed.length === 0) {
     throw new OAuthError('insufficient_scope', `The access token was not granted the ${allowing[0]} scope.`, { scope: allowing[0], detail: `needs one of ${allowing.join(', ')}` });

@@ -3,14 +3,15 @@
  * client that exists, and later the administration API's PATCH. One rule for all of them: a field
  * the patch leaves out keeps its stored value, `null` clears it (a list to `[]`), a value sets it.
  */
-import type { ClientRecord, GrantType } from '../store/records.ts';
+import type { ClientRecord, GrantType, Versioned } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { hashClientSecret, verifyClientSecret } from '../tokens/opaque.ts';
-import { clientProblems, getVersionedClient, publicClientWithClientCredentials } from './clients.ts';
-import { AdminError, formatPath, refuseOtherVersion, staleOrGone, type FieldProblem } from './errors.ts';
+import { getVersionedClient, refuseClientProblems, refuseUnknownScopes } from './clients.ts';
+import { AdminError, refuseOtherVersion, staleOrGone } from './errors.ts';
 import { kept, keptList, sameValue } from './patch.ts';
+import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { RULE_MESSAGES, parseInstant } from './rules.ts';
-import { unknownScopeReason, unknownScopes } from './scopes.ts';
+import { clientPatchSchema, parseWire } from './seed-schema.ts';
 
 /** The fields to change, by their wire names; `client_secret: null` makes the client public. */
 export interface ClientPatch {
@@ -78,57 +79,61 @@ const WIRE_NAMES: Record<Exclude<keyof ClientRecord, 'clientId' | 'previousSecre
   corsOrigins: 'cors_origins', accessTokenLifetime: 'access_token_lifetime', requireConsent: 'require_consent',
 };
 
-/** Every wrong field of the client as it would be after the change; the rules of `createClient`. */
-export function changedClientProblems(client: ClientRecord): FieldProblem[] {
-  const isPublic = client.secretHash === null;
-  return [
-    ...clientProblems({ ...client, public: isPublic }),
-    ...(publicClientWithClientCredentials(isPublic, client.grantTypes)
-      ? [{ path: ['grant_types'], message: 'a public client cannot use the client_credentials grant' }]
-      : []),
-  ];
-}
-
 /** The client after the patch and the fields it changes; an AdminError when the result breaks a rule. */
 export function applyClientPatch(existing: ClientRecord, patch: ClientPatch): ClientChange {
   const record = merged(existing, patch);
-  const problems = changedClientProblems(record);
-  const first = problems[0];
-  if (first) throw new AdminError('invalid', `client ${existing.clientId}: ${formatPath(first.path)} ${first.message}`, problems);
-  const changed = (Object.keys(WIRE_NAMES) as (keyof typeof WIRE_NAMES)[]).filter((key) => !sameValue(existing[key], record[key]));
-  return { record, changed: changed.map((key) => WIRE_NAMES[key]) };
+  refuseClientProblems({ ...record, public: record.secretHash === null });
+  return { record, changed: changedFields(existing, record) };
+}
+
+/** The wire names of the fields whose stored value differs, in the order of the patch's fields. */
+export function changedFields(before: ClientRecord, after: ClientRecord): string[] {
+  return (Object.keys(WIRE_NAMES) as (keyof typeof WIRE_NAMES)[]).filter((key) => !sameValue(before[key], after[key])).map((key) => WIRE_NAMES[key]);
 }
 
 /**
  * Writes the changed columns only (an unchanged client is not written, and no instance is
- * notified); with `ifVersion`, only while the row is still at that version.
+ * notified); with `ifVersion`, only while the row is still at that version. Returns the client
+ * as stored, with its version.
  */
-export async function writeClientChange(durable: DurableStore, change: ClientChange, ifVersion?: number): Promise<void> {
-  if (change.changed.length === 0) return;
+export async function writeClientChange(tx: DurableStore, change: ClientChange, ifVersion?: number): Promise<Versioned<ClientRecord>> {
   const columns: Parameters<DurableStore['clients']['update']>[1] = Object.fromEntries(
     (Object.keys(WIRE_NAMES) as (keyof typeof WIRE_NAMES)[]).filter((key) => change.changed.includes(WIRE_NAMES[key])).map((key) => [key, change.record[key]]),
   );
   if (change.changed.includes('client_secret')) columns.previousSecret = change.record.previousSecret ?? null;
-  if (await durable.clients.update(change.record.clientId, columns, ifVersion)) return;
+  const written = await tx.clients.change(change.record.clientId, columns, ifVersion);
+  if (written) return written;
   if (ifVersion === undefined) throw new AdminError('not_found', `no client with id ${change.record.clientId}`);
-  throw staleOrGone((await durable.clients.get(change.record.clientId)) !== undefined, `client ${change.record.clientId}`);
+  throw staleOrGone((await tx.clients.get(change.record.clientId)) !== undefined, `client ${change.record.clientId}`);
 }
 
 export interface ClientUpdated {
   kind: 'updated' | 'unchanged';
-  client: ClientRecord;
+  client: Versioned<ClientRecord>;
   changed: string[];
 }
 
+/**
+ * Changes a client as `decide` says from the client as stored (read in the change's transaction):
+ * the one write of every client change (a patch, enabling, a new secret).
+ */
+export async function changeClient(deps: ChangeDeps, id: string, actor: ChangeActor, decide: (tx: DurableStore, existing: Versioned<ClientRecord>) => Promise<ClientChange>, ifVersion?: number): Promise<ClientUpdated> {
+  return recordedChange(deps, actor, `client ${id}`, async (tx) => {
+    const existing = await getVersionedClient(tx, id);
+    refuseOtherVersion(existing.version, ifVersion, `client ${id}`);
+    const change = await decide(tx, existing);
+    const client = await writeClientChange(tx, change, ifVersion);
+    const result: ClientUpdated = { kind: change.changed.length === 0 ? 'unchanged' : 'updated', client, changed: change.changed };
+    return { result, change: change.changed.length === 0 ? undefined : { action: 'update', resource: 'client', resource_id: id, fields: change.changed } };
+  });
+}
+
 /** With `ifVersion` (the API's If-Match), the change is made only to the client at that version. */
-export async function updateClient(durable: DurableStore, id: string, patch: ClientPatch, ifVersion?: number): Promise<ClientUpdated> {
-  const { record: existing, version } = await getVersionedClient(durable, id);
-  refuseOtherVersion(version, ifVersion, `client ${id}`);
-  const change = applyClientPatch(existing, patch);
-  const unknown = await unknownScopes(durable, patch.scopes ?? []);
-  if (unknown[0] !== undefined) {
-    throw new AdminError('invalid', `client ${id}: ${unknownScopeReason(unknown[0])}`, [{ path: ['scopes', (patch.scopes ?? []).indexOf(unknown[0])], message: unknownScopeReason(unknown[0]) }]);
-  }
-  await writeClientChange(durable, change, ifVersion);
-  return { kind: change.changed.length === 0 ? 'unchanged' : 'updated', client: change.record, changed: change.changed };
+export async function updateClient(deps: ChangeDeps, id: string, patch: ClientPatch, actor: ChangeActor, ifVersion?: number): Promise<ClientUpdated> {
+  parseWire(clientPatchSchema, patch, `client ${id}`);
+  return changeClient(deps, id, actor, async (tx, { record }) => {
+    const change = applyClientPatch(record, patch);
+    await refuseUnknownScopes(tx, id, patch.scopes ?? []);
+    return change;
+  }, ifVersion);
 }

@@ -3,6 +3,7 @@
  * violation becomes one AdminError naming what was refused, never a stack trace.
  */
 import { AdminError } from './errors.ts';
+import { RULE_MESSAGES } from './rules.ts';
 
 // PostgreSQL SQLSTATE codes (Appendix A of the PostgreSQL manual).
 const CHECK_VIOLATION = '23514';
@@ -19,7 +20,7 @@ const CONSTRAINT_RULES: Record<string, string> = {
   clients_post_logout_redirect_uris_format: 'post-logout redirect URIs must be https, http on a loopback address, or a private-use scheme with a period, without a fragment',
   clients_cors_origins_format: 'CORS origins must be scheme://host[:port]',
   clients_access_token_lifetime_positive: 'the access token lifetime must be a positive number of seconds',
-  clients_client_credentials_confidential: 'a public client cannot use the client_credentials grant',
+  clients_client_credentials_confidential: RULE_MESSAGES.publicClientCredentials,
   clients_previous_secret_hash_format: 'the previous secret hash must be as printed by idp secret-hash',
   clients_previous_secret_complete: 'a previous secret needs both its hash and its expiry',
   clients_previous_secret_confidential: 'a public client holds no previous secret (clear previous_secret_hash and previous_secret_expires_at first)',

@@ -3,13 +3,14 @@
  * `clients` table's columns, OpenID Connect claims): what `idp … --json` prints and what the
  * administration API answers. A hash, a secret, a TOTP secret or a recovery code is never in one:
  * only whether a secret is set and when it expires, which second factors a user has, a key's
- * public members.
+ * public members. Their shapes are wire-schemas.ts's, which the OpenAPI document describes.
  */
 import { hasSecondFactor, type ApiScopeRecord, type ClientRecord, type SigningKeyRecord, type UserRecord } from '../store/records.ts';
 import { clientType } from './clients.ts';
 import { summariseFactors } from './second-factors.ts';
+import { publicJwkWire, type ApiScopeWire, type ClientWire, type KeyWire, type UserWire } from './wire-schemas.ts';
 
-export function clientDocument(client: ClientRecord): Record<string, unknown> {
+export function clientDocument(client: ClientRecord): ClientWire {
   return {
     client_id: client.clientId,
     display_name: client.displayName,
@@ -28,7 +29,7 @@ export function clientDocument(client: ClientRecord): Record<string, unknown> {
   };
 }
 
-export function userDocument(user: UserRecord): Record<string, unknown> {
+export function userDocument(user: UserRecord): UserWire {
   return {
     id: user.id,
     sub: user.subject,
@@ -53,14 +54,11 @@ export function userDocument(user: UserRecord): Record<string, unknown> {
   };
 }
 
-export function apiScopeDocument(scope: ApiScopeRecord): Record<string, unknown> {
+export function apiScopeDocument(scope: ApiScopeRecord): ApiScopeWire {
   return { name: scope.name, created_at: scope.createdAt.toISOString() };
 }
 
-/** The members of an RSA or EC public JWK (RFC 7517, RFC 7518 §6): a private member never leaves. */
-const PUBLIC_JWK_MEMBERS = ['kty', 'kid', 'use', 'alg', 'key_ops', 'n', 'e', 'crv', 'x', 'y'];
-
-export function keyDocument(key: SigningKeyRecord): Record<string, unknown> {
+export function keyDocument(key: SigningKeyRecord): KeyWire {
   return {
     kid: key.kid,
     alg: key.alg,
@@ -68,6 +66,7 @@ export function keyDocument(key: SigningKeyRecord): Record<string, unknown> {
     created_at: key.createdAt.toISOString(),
     activated_at: key.activatedAt?.toISOString() ?? null,
     retired_at: key.retiredAt?.toISOString() ?? null,
-    public_jwk: Object.fromEntries(Object.entries(key.publicJwk).filter(([member]) => PUBLIC_JWK_MEMBERS.includes(member))),
+    // Only the members the schema names (the public ones) are kept: a private member never leaves.
+    public_jwk: publicJwkWire.parse(key.publicJwk),
   };
 }

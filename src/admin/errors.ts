@@ -10,6 +10,11 @@ export type FieldPath = readonly (string | number)[];
 export interface FieldProblem {
   path: FieldPath;
   message: string;
+  /**
+   * The value is not of its field's form (the wire schema's rules), as opposed to a rule across
+   * fields or one on what is stored: the command line names the flag that gave it.
+   */
+  malformed?: true;
 }
 
 /**

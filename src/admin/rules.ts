@@ -5,7 +5,7 @@
  */
 import { hasControlCharacters } from '../control-characters.ts';
 import { OIDC_SCOPES, SCOPE_TOKEN, SERVICE_SCOPES } from '../scopes.ts';
-import { localAccountName } from '../sources/local.ts';
+import { hasInvisibleCharacters, localAccountName } from '../sources/local.ts';
 import { GRANT_TYPES, isClientId, type GrantType } from '../store/records.ts';
 
 /** Each rule's explanation, as it follows a flag or a field path in an error line. */
@@ -18,9 +18,12 @@ export const RULE_MESSAGES = {
   lifetime: 'must be a whole number of seconds from 1 to 2147483647',
   instant: 'must be an ISO 8601 date or a date-time with a time zone, such as 2027-01-31T00:00:00Z',
   base32: 'must be base32 (RFC 4648 alphabet A-Z and 2-7, at least 16 characters)',
-  email: 'must be an email address',
+  email: 'must be a bare email address such as nina@example.com, without a display name, brackets or spaces',
   notEmpty: 'must not be empty',
   plainText: 'must not contain control characters (such as ESC or a line break) or bidirectional overrides',
+  // RFC 6749 §4.4: the client credentials grant is for confidential clients only.
+  publicClientCredentials: 'a public client cannot use the client_credentials grant',
+  invisible: 'must not contain characters that show as nothing (such as a zero-width space or joiner, or a soft hyphen)',
 } as const;
 
 /**
@@ -83,10 +86,8 @@ export function isBase32(value: string): boolean {
   return !value.includes('=') || value.length % 8 === 0;
 }
 
-/** A deliberately loose check: one @ with something on each side and no spaces. */
-export function isEmail(value: string): boolean {
-  return /^[^\s@]+@[^\s@]+$/.test(value);
-}
+/** A bare email address, nothing more (src/email-address.ts): the rule of every way in. */
+export { isEmailAddress } from '../email-address.ts';
 
 /**
  * A name or profile field shown to administrators and relying parties: no terminal control
@@ -96,9 +97,13 @@ export function isPlainText(value: string): boolean {
   return !hasControlCharacters(value);
 }
 
+/** A name chosen with a character that shows as nothing is refused (it would pass for another). */
+export { hasInvisibleCharacters };
+
 /**
- * The form a local username is stored in: the form sign-in looks it up by (trimmed, lower case),
- * so `"ALICE "` and `alice` are one account, and a second one by another spelling is a conflict.
+ * The form a local username is stored in: the form sign-in looks it up by (NFKC, trimmed, lower
+ * case), so `"ALICE "`, `ａlice` and `alice` are one account, and a second one by another
+ * spelling is a conflict.
  */
 export function canonicalUsername(typed: string): string {
   return localAccountName(typed);

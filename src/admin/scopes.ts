@@ -6,9 +6,9 @@
 import { isStandardScope } from '../scopes.ts';
 import type { ApiScopeRecord } from '../store/records.ts';
 import type { DurableStore, PageRequest } from '../store/types.ts';
-import { refuseConstraintViolations } from './database-errors.ts';
 import { AdminError, staleOrGone } from './errors.ts';
 import { readPage, type Page } from './pages.ts';
+import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { RESERVED_SCOPES, RULE_MESSAGES, isScopeToken } from './rules.ts';
 
 type ScopeStore = Pick<DurableStore, 'apiScopes'>;
@@ -25,12 +25,14 @@ export function unknownScopeReason(scope: string, remedy = `idp scopes add ${sco
   return `scope ${scope} is neither a standard scope nor an API scope (add it first: ${remedy})`;
 }
 
-export async function addApiScope(durable: ScopeStore, name: string): Promise<{ kind: 'created'; name: string }> {
+export async function addApiScope(deps: ChangeDeps, name: string, actor: ChangeActor): Promise<ApiScopeRecord> {
   if (!isScopeToken(name)) throw new AdminError('invalid', `scope "${name}": ${RULE_MESSAGES.scopeToken}`, [{ path: ['name'], message: RULE_MESSAGES.scopeToken }]);
   if (RESERVED_SCOPES.includes(name)) throw new AdminError('conflict', `scope ${name} is reserved by the service and cannot be an API scope`);
-  const added = await refuseConstraintViolations(`API scope ${name}`, () => durable.apiScopes.add(name));
-  if (!added) throw new AdminError('conflict', `API scope ${name} already exists`);
-  return { kind: 'created', name };
+  return recordedChange(deps, actor, `API scope ${name}`, async (tx) => {
+    const added = await tx.apiScopes.insert(name);
+    if (!added) throw new AdminError('conflict', `API scope ${name} already exists`);
+    return { result: added, change: { action: 'create', resource: 'api_scope', resource_id: name, fields: [] } };
+  });
 }
 
 export async function listApiScopes(durable: ScopeStore): Promise<string[]> {
@@ -52,8 +54,11 @@ export function apiScopesPage(durable: ScopeStore, request: PageRequest): Promis
  * Clients that list the scope keep it in their `scopes` column; it is simply no longer granted.
  * With `ifVersion` (the API's If-Match), only the scope at that version is removed.
  */
-export async function removeApiScope(durable: ScopeStore, name: string, ifVersion?: number): Promise<{ kind: 'removed'; name: string }> {
-  if (isScopeToken(name) && (await durable.apiScopes.remove(name, ifVersion))) return { kind: 'removed', name };
-  if (ifVersion === undefined || !isScopeToken(name)) throw new AdminError('not_found', `no API scope named ${name}`);
-  throw staleOrGone((await durable.apiScopes.get(name)) !== undefined, `API scope ${name}`);
+export async function removeApiScope(deps: ChangeDeps, name: string, actor: ChangeActor, ifVersion?: number): Promise<{ kind: 'removed'; name: string }> {
+  if (!isScopeToken(name)) throw new AdminError('not_found', `no API scope named ${name}`);
+  return recordedChange(deps, actor, `API scope ${name}`, async (tx) => {
+    if (await tx.apiScopes.remove(name, ifVersion)) return { result: { kind: 'removed', name }, change: { action: 'delete', resource: 'api_scope', resource_id: name, fields: [] } };
+    if (ifVersion === undefined) throw new AdminError('not_found', `no API scope named ${name}`);
+    throw staleOrGone((await tx.apiScopes.get(name)) !== undefined, `API scope ${name}`);
+  });
 }

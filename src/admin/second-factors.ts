@@ -2,20 +2,13 @@
  * A user's second factors as administrators see them, and their reset: `idp users reset-mfa`
  * (and later the administration API) for someone who lost the phone and the recovery codes.
  */
-import type { Clock } from '../clock.ts';
 import type { FactorKind, FactorRecord, UserRecord } from '../store/records.ts';
-import type { DurableStore } from '../store/types.ts';
 import { AdminError } from './errors.ts';
+import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
+import type { SecondFactorWire } from './wire-schemas.ts';
 
 /** One factor as shown, by wire names; a user's recovery codes are one entry, with how many are left. */
-export interface FactorSummary {
-  kind: FactorKind;
-  name: string;
-  /** Recovery codes: how many are left unused. */
-  remaining?: number;
-  created_at: string;
-  last_used_at: string | null;
-}
+export type FactorSummary = SecondFactorWire;
 
 const latest = (dates: ReadonlyArray<Date | null>): Date | null =>
   dates.reduce<Date | null>((max, d) => (d !== null && (max === null || d > max) ? d : max), null);
@@ -45,17 +38,19 @@ export interface FactorsReset {
  * families and access tokens are revoked as for a lock, and browser sessions signed in with the
  * removed factor end (sessions/steps.ts). A user without a factor is left as they are.
  */
-export async function resetSecondFactors(deps: { durable: DurableStore; clock: Clock }, user: UserRecord): Promise<FactorsReset> {
-  const removed = await deps.durable.transaction(async (tx) => {
+export async function resetSecondFactors(deps: ChangeDeps, user: UserRecord, actor: ChangeActor): Promise<FactorsReset> {
+  return recordedChange<FactorsReset>(deps, actor, `user ${user.username}`, async (tx) => {
     const gone = await tx.factors.removeAllForUser(user.id);
-    if (gone.length === 0) return gone;
-    if (!(await tx.users.update(user.id, { mustEnrolMfa: true }))) throw new AdminError('not_found', `no user named ${user.username}`);
+    if (gone.length === 0) return { result: { kind: 'unchanged', user, removed: [] } };
+    const flagged = await tx.users.change(user.id, { mustEnrolMfa: true });
+    if (!flagged) throw new AdminError('not_found', `no user named ${user.username}`);
     // The flag's trigger revokes only when the flag changes: a user flagged already is revoked here.
     await tx.revocations.revokeUser(user.id, 'second factors reset', new Date(deps.clock()));
-    return gone;
+    const removed = [...new Set(gone.map((f) => f.kind))];
+    return {
+      result: { kind: 'reset', user: flagged.record, removed },
+      events: [{ type: 'mfa_removed', user_id: user.id, kinds: removed, actor: actor.by.actor }],
+      change: { action: 'update', resource: 'user', resource_id: user.subject, fields: ['second_factors', 'must_enrol_mfa'] },
+    };
   });
-  const kinds = [...new Set(removed.map((f) => f.kind))];
-  if (kinds.length === 0) return { kind: 'unchanged', user, removed: [] };
-  const stored = (await deps.durable.users.getById(user.id)) ?? { ...user, factors: [], mustEnrolMfa: true };
-  return { kind: 'reset', user: stored, removed: kinds };
 }

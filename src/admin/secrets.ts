@@ -1,25 +1,21 @@
 /**
- * Secrets: a client's generated secret and its rotation, and resealing under IDP_SECRET
+ * Secrets: a client's secret's rotation, and resealing under IDP_SECRET
  * everything in the database that only one of IDP_SECRET_PREVIOUS opens (signing keys, TOTP
  * secrets, webhook endpoints' signing secrets, the secret's check value), so the previous
  * secrets can be dropped. What lives in the
  * ephemeral store (sessions, sign-ins in progress) is not touched: it expires by itself.
  */
 import { staleUserSecrets } from '../sessions/mfa.ts';
-import type { PreviousClientSecret } from '../store/records.ts';
+import type { ClientRecord, PreviousClientSecret } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import type { KeyManager } from '../tokens/keys.ts';
-import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { deriveKeyring, type MasterSecrets } from '../tokens/secret-box.ts';
 import { resealSecretCheck } from '../tokens/secret-check.ts';
 import { resealedWebhookSecret } from '../tokens/webhook-secrets.ts';
+import { changeClient, changedFields } from './client-update.ts';
+import { newClientSecret } from './clients.ts';
 import { AdminError } from './errors.ts';
-
-/** 256 random bits, so a salted SHA-256 is enough to store it (src/tokens/opaque.ts). */
-export function newClientSecret(): { secret: string; hash: string } {
-  const secret = randomToken();
-  return { secret, hash: hashClientSecret(secret) };
-}
+import type { ChangeActor, ChangeDeps } from './recorded-change.ts';
 
 export interface SecretRotated {
   kind: 'rotated';
@@ -40,21 +36,27 @@ export interface RotateOptions {
   now: number;
 }
 
-/** Without `keep`, the replaced secret stops working at once. */
-export async function rotateClientSecret(durable: DurableStore, id: string, keep?: RotateOptions): Promise<SecretRotated> {
+/**
+ * Without `keep`, the replaced secret stops working at once. Its event names the fields that
+ * changed, as any change of a client does.
+ */
+export async function rotateClientSecret(deps: ChangeDeps, id: string, actor: ChangeActor, keep?: RotateOptions): Promise<SecretRotated & { version: number; client: ClientRecord }> {
   const { keepOldForSeconds, now } = keep ?? { keepOldForSeconds: 0, now: 0 };
   if (!Number.isInteger(keepOldForSeconds) || keepOldForSeconds < 0 || keepOldForSeconds > MAX_KEEP_OLD_SECONDS) {
     throw new AdminError('invalid', `the old secret can be kept for at most ${MAX_KEEP_OLD_SECONDS / 86400} days (${MAX_KEEP_OLD_SECONDS} s)`);
   }
-  const client = await durable.clients.get(id);
-  if (!client) throw new AdminError('not_found', `no client with id ${id}`);
-  if (client.secretHash === null) throw new AdminError('conflict', `client ${id} is a public client: it has no secret to rotate`);
   const { secret, hash } = newClientSecret();
-  const previousSecret = keptSecret(client.secretHash, client.secretExpiresAt, keepOldForSeconds, now);
-  // The expiry belonged to the old secret; the new one does not expire until an administrator says so.
-  // A secret kept from an earlier rotation is replaced (or dropped): a client holds at most two.
-  await durable.clients.update(id, { secretHash: hash, secretExpiresAt: null, previousSecret });
-  return { kind: 'rotated', clientId: id, secret, previousValidUntil: previousSecret?.expiresAt };
+  let previousValidUntil: Date | undefined;
+  const { client } = await changeClient(deps, id, actor, async (_tx, { record }) => {
+    if (record.secretHash === null) throw new AdminError('conflict', `client ${id} is a public client: it has no secret to rotate`);
+    const previousSecret = keptSecret(record.secretHash, record.secretExpiresAt, keepOldForSeconds, now);
+    previousValidUntil = previousSecret?.expiresAt;
+    // The expiry belonged to the old secret; the new one does not expire until an administrator says so.
+    // A secret kept from an earlier rotation is replaced (or dropped): a client holds at most two.
+    const rotated: ClientRecord = { ...record, secretHash: hash, secretExpiresAt: null, previousSecret };
+    return { record: rotated, changed: changedFields(record, rotated) };
+  });
+  return { kind: 'rotated', clientId: id, secret, previousValidUntil, version: client.version, client: client.record };
 }
 
 /** The replaced secret, kept for the window but never past its own expiry. */

@@ -6,7 +6,8 @@
  */
 import type { ClientRecord, UserInput } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
-import { applyClientPatch, changedClientProblems, type ClientChange } from './client-update.ts';
+import { applyClientPatch, type ClientChange } from './client-update.ts';
+import { refuseClientProblems } from './clients.ts';
 import { AdminError, type FieldPath, type FieldProblem } from './errors.ts';
 import { canonicalUsername } from './rules.ts';
 import { seedClientRecord, seedUserInput, type SeedTotp } from './seed-records.ts';
@@ -33,8 +34,7 @@ async function planClient(durable: DurableStore, entry: SeedClient): Promise<Cli
   const existing = await durable.clients.get(entry.client_id);
   if (existing) return { kind: 'update', change: applyClientPatch(existing, entry) };
   const record = seedClientRecord(entry);
-  const problems = changedClientProblems(record);
-  if (problems.length > 0) throw new AdminError('invalid', `client ${entry.client_id} refused`, problems);
+  refuseClientProblems({ ...record, public: record.secretHash === null });
   return { kind: 'create', record, fields: givenFields(entry, 'client_id') };
 }
 

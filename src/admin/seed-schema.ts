@@ -4,10 +4,9 @@
  */
 import { z } from 'zod';
 import { MIN_CLIENT_SECRET_LENGTH } from '../tokens/opaque.ts';
-import { publicClientWithClientCredentials } from './clients.ts';
-import { formatPath, type FieldPath, type FieldProblem } from './errors.ts';
+import { AdminError, formatPath, type FieldPath, type FieldProblem } from './errors.ts';
 import {
-  RESERVED_SCOPES, RULE_MESSAGES, canonicalUsername, isBase32, isClientId, isEmail, isGrantType, isLifetime, isOrigin,
+  RESERVED_SCOPES, RULE_MESSAGES, canonicalUsername, isBase32, isClientId, isEmailAddress, isGrantType, isLifetime, isOrigin,
   isPlainText, isRedirectUri, isScopeToken, parseInstant,
 } from './rules.ts';
 import { passwordProblem } from './user-fields.ts';
@@ -39,6 +38,14 @@ export const clientSchema = z.strictObject({
   require_consent: optionalFlag,
 });
 
+/** A client to register through the API or the command line: no secret is given, a confidential one is generated. */
+export const newClientSchema = clientSchema.omit({ client_secret: true }).extend({
+  public: z.boolean().optional().describe('A public client has no secret; a confidential one (the default) gets a generated secret, in this answer only.'),
+});
+
+// RFC 7396: a member left out is kept, null clears it. The secret changes by rotation only.
+export const clientPatchSchema = clientSchema.omit({ client_id: true, client_secret: true });
+
 export const userSchema = z.strictObject({
   username: ruled((v) => v.trim() !== '', RULE_MESSAGES.notEmpty).pipe(plainText()),
   // Required for a new user only (src/admin/seed-plan.ts): an existing one keeps its password.
@@ -46,7 +53,7 @@ export const userSchema = z.strictObject({
   given_name: optionalText,
   family_name: optionalText,
   name: optionalText,
-  email: plainText().pipe(ruled(isEmail, RULE_MESSAGES.email)).nullable().optional(),
+  email: plainText().pipe(ruled(isEmailAddress, RULE_MESSAGES.email)).nullable().optional(),
   email_verified: optionalFlag,
   phone_number: optionalText,
   phone_number_verified: optionalFlag,
@@ -66,6 +73,7 @@ export const seedFileSchema = z.strictObject({
 export type SeedFile = z.output<typeof seedFileSchema>;
 export type SeedClient = z.output<typeof clientSchema>;
 export type SeedUser = z.output<typeof userSchema>;
+export type NewClientFields = z.output<typeof newClientSchema>;
 
 
 const EXPECTED: Record<string, string> = {
@@ -83,7 +91,16 @@ export function schemaProblems(issues: readonly z.core.$ZodIssue[]): FieldProble
       return [{ path: pathOf(issue.path), message }];
     }
     return [{ path: pathOf(issue.path), message: issue.message }];
-  });
+  }).map((problem) => ({ ...problem, malformed: true as const }));
+}
+
+/** The input as the schema reads it; an AdminError naming `subject` and every malformed field otherwise. */
+export function parseWire<S extends z.ZodType>(schema: S, input: unknown, subject: string): z.output<S> {
+  const parsed = schema.safeParse(input, { reportInput: true });
+  if (parsed.success) return parsed.data;
+  const problems = schemaProblems(parsed.error.issues);
+  const first = problems[0];
+  throw new AdminError('invalid', `${subject}: ${first ? `${formatPath(first.path)} ${first.message}` : 'refused'}`, problems);
 }
 
 type Row = Record<string, unknown>;
@@ -114,17 +131,6 @@ function crossFieldProblems(raw: unknown): FieldProblem[] {
     if (typeof username !== 'string' || username.trim() === '' || typeof password !== 'string' || password === '') return;
     const problem = passwordProblem(password, username);
     if (problem !== undefined) problems.push({ path: ['users', i, 'password'], message: problem });
-  });
-  rows(raw, 'clients').forEach((client, i) => {
-    // Only an explicit null is known to be public here: an absent secret is kept if the client
-    // exists, so that case is checked on the client as it will be (src/admin/seed-plan.ts).
-    if (client.client_secret !== null) return;
-    if (Array.isArray(client.grant_types) && publicClientWithClientCredentials(true, client.grant_types)) {
-      problems.push({ path: ['clients', i, 'grant_types'], message: 'client_credentials needs a client_secret (a public client cannot use it)' });
-    }
-    if (client.secret_expires_at !== undefined && client.secret_expires_at !== null) {
-      problems.push({ path: ['clients', i, 'secret_expires_at'], message: 'a client with client_secret null is public and has no secret to expire' });
-    }
   });
   return problems;
 }

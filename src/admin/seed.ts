@@ -12,6 +12,7 @@ import { AdminError, type FieldProblem } from './errors.ts';
 import { writeClientChange } from './client-update.ts';
 import { planClients, planUsers, type ClientPlan, type UserPlan } from './seed-plan.ts';
 import { checkSeedFile, type SeedFile } from './seed-schema.ts';
+import { recordedChange, type ChangeActor } from './recorded-change.ts';
 import { unknownScopeReason, unknownScopes } from './scopes.ts';
 import { writeTotp, writeUserChange } from './user-update.ts';
 
@@ -113,13 +114,25 @@ export function parseSeed(raw: unknown): SeedFile {
   return checked.seed;
 }
 
-/** Applies a seed; throws AdminError before writing anything when a row is refused. */
-export async function applySeed(deps: SeedDeps, seed: SeedFile): Promise<SeedSummary> {
+/** The names of the fields written, by section (`clients.redirect_uris`, `api_scopes`), never a value. */
+function changedFields({ api_scopes: scopes, records }: SeedSummary): string[] {
+  const names = records.flatMap((r) => r.fields.map((field) => `${r.type}s.${field}`));
+  return [...(scopes.created > 0 ? ['api_scopes'] : []), ...new Set(names)].sort();
+}
+
+/**
+ * Applies a seed read from `source` (its path: the event names it); throws AdminError before
+ * writing anything when a row is refused. One `admin_change` for the file, in its transaction.
+ */
+export async function applySeed(deps: SeedDeps, seed: SeedFile, actor: ChangeActor, source: string): Promise<SeedSummary> {
   const { durable } = deps;
   await refuseUnknownScopes(seed, durable);
   const problems: FieldProblem[] = [];
   const clients = await planClients(durable, seed.clients ?? [], problems);
   const users = await planUsers(durable, seed.users ?? [], deriveKey(deps.secret, 'totp-secrets'), problems);
   if (problems.length > 0) refuseFile(problems);
-  return durable.transaction((tx) => writeSeed(tx, seed.api_scopes ?? [], clients, users, new Date(deps.clock())));
+  return recordedChange(deps, actor, `seed file ${source}`, async (tx) => {
+    const summary = await writeSeed(tx, seed.api_scopes ?? [], clients, users, new Date(deps.clock()));
+    return { result: summary, change: { action: 'seed', resource: 'seed_file', resource_id: source, fields: changedFields(summary) } };
+  });
 }

@@ -5,7 +5,7 @@
  * browser session the tokens of the clients signed in to in it, as signing out does.
  */
 import type { Clock } from '../clock.ts';
-import { publicSessionId, type SessionStore } from '../sessions/browser-session.ts';
+import { publicSessionId, type LoadedSession, type SessionStore } from '../sessions/browser-session.ts';
 import { revokeUserClientTokens, type ClientTokenRevocationDeps } from '../sessions/end-session.ts';
 import type { RefreshTokenRepository, UserRefreshFamily, UserRepository } from '../store/types.ts';
 import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation-list.ts';
@@ -100,17 +100,27 @@ export async function endUserSession(deps: UserSessionsDeps, userId: string, ses
   }
   const browser = (await deps.sessions.listForUser(userId)).find(({ key }) => publicSessionId(key) === sessionId);
   if (!browser) throw new AdminError('not_found', `user ${userId} has no session ${sessionId}`);
-  await revokeUserClientTokens(deps, userId, browser.session.clients, 'session ended');
-  await deps.sessions.destroy(browser.key, userId);
+  await endBrowserSession(deps, userId, browser);
   return { kind: 'browser_session' };
 }
 
 /**
- * Ends the user's browser sessions but the one of `exceptKey` (a session's store key; none kept
- * when undefined); returns how many ended. Their tokens stay: a password change revokes those.
+ * Ends a browser session and what it let anyone obtain, as signing out does: the user's tokens at
+ * each client signed in to in it. Tokens are held per user and client, not per browser, so another
+ * browser's tokens at one of those clients end too (its session stays and gets new ones).
  */
-export async function endOtherBrowserSessions(deps: Pick<UserSessionsDeps, 'sessions'>, userId: string, exceptKey: string | undefined): Promise<number> {
+async function endBrowserSession(deps: Pick<UserSessionsDeps, 'sessions'> & ClientTokenRevocationDeps, userId: string, browser: LoadedSession): Promise<void> {
+  await revokeUserClientTokens(deps, userId, browser.session.clients, 'session ended');
+  await deps.sessions.destroy(browser.key, userId);
+}
+
+/**
+ * Ends the user's browser sessions but the one of `exceptKey` (a session's store key; none kept
+ * when undefined), each with its tokens as `endUserSession` ends one (a stolen laptop's
+ * applications are signed out too); returns how many ended.
+ */
+export async function endOtherBrowserSessions(deps: Pick<UserSessionsDeps, 'sessions'> & ClientTokenRevocationDeps, userId: string, exceptKey: string | undefined): Promise<number> {
   const others = (await deps.sessions.listForUser(userId)).filter(({ key }) => key !== exceptKey);
-  await Promise.all(others.map(({ key }) => deps.sessions.destroy(key, userId)));
+  await Promise.all(others.map((browser) => endBrowserSession(deps, userId, browser)));
   return others.length;
 }

@@ -7,7 +7,7 @@ import { escapeControlCharacters } from '../control-characters.ts';
 import { newPasswordProblem } from '../sources/password-policy.ts';
 import type { UserInput } from '../store/records.ts';
 import { AdminError, formatPath, type FieldProblem } from './errors.ts';
-import { RULE_MESSAGES, isEmail, isPlainText } from './rules.ts';
+import { RULE_MESSAGES, hasInvisibleCharacters, isEmailAddress, isPlainText } from './rules.ts';
 
 /** A new account is enabled, has no roles and no second factor, and is asked for nothing. */
 export const NEW_USER_DEFAULTS = {
@@ -34,11 +34,12 @@ const TEXT_FIELDS = ['username', 'given_name', 'family_name', 'name', 'email', '
 export function profileProblems(fields: UserProfileFields): FieldProblem[] {
   const problems: FieldProblem[] = [];
   if (fields.username.trim() === '') problems.push({ path: ['username'], message: RULE_MESSAGES.notEmpty });
+  else if (isPlainText(fields.username) && hasInvisibleCharacters(fields.username)) problems.push({ path: ['username'], message: RULE_MESSAGES.invisible });
   for (const field of TEXT_FIELDS) {
     const value = fields[field];
     if (typeof value === 'string' && !isPlainText(value)) problems.push({ path: [field], message: RULE_MESSAGES.plainText });
   }
-  if (typeof fields.email === 'string' && isPlainText(fields.email) && !isEmail(fields.email)) problems.push({ path: ['email'], message: RULE_MESSAGES.email });
+  if (typeof fields.email === 'string' && isPlainText(fields.email) && !isEmailAddress(fields.email)) problems.push({ path: ['email'], message: RULE_MESSAGES.email });
   (fields.roles ?? []).forEach((role, i) => {
     if (role === '') problems.push({ path: ['roles', i], message: RULE_MESSAGES.notEmpty });
     else if (!isPlainText(role)) problems.push({ path: ['roles', i], message: RULE_MESSAGES.plainText });

@@ -4,21 +4,24 @@
  * leaves out keeps its stored value, `null` clears it (roles to `[]`), a value sets it. A new
  * password ends the user's tokens (src/admin/passwords.ts), in the transaction of the change.
  */
-import type { Clock } from '../clock.ts';
 import { hashPassword, verifyPassword } from '../sources/passwords.ts';
 import { TOTP_FACTOR_NAME } from '../sessions/mfa.ts';
-import { totpFactor, type UserInput, type UserRecord } from '../store/records.ts';
+import { totpFactor, type UserInput, type UserRecord, type Versioned } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { deriveKey } from '../tokens/secret-box.ts';
 import { AdminError, refuseOtherVersion, staleOrGone } from './errors.ts';
 import { nameAfter } from './full-name.ts';
 import { kept, keptList, sameValue } from './patch.ts';
+import { canonicalUsername } from './rules.ts';
 import { revokeAfterPasswordChange } from './passwords.ts';
+import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { seedTotpSecret, type SeedTotp } from './seed-records.ts';
 import { profileProblems, quoted, refusePassword, refuseProfileProblems } from './user-fields.ts';
 
 /** The fields to change, by their wire names (OpenID Connect claims). */
 export interface UserPatch {
+  /** A local account's new username (stored in the canonical form); the `sub` stays. */
+  username?: string | undefined;
   password?: string | undefined;
   given_name?: string | null | undefined;
   family_name?: string | null | undefined;
@@ -35,10 +38,10 @@ export interface UserPatch {
   must_enrol_mfa?: boolean | undefined;
 }
 
-type Column = keyof Omit<UserInput, 'id' | 'source' | 'subject' | 'username'>;
+type Column = keyof Omit<UserInput, 'id' | 'source' | 'subject'>;
 
 const WIRE_NAMES: Record<Column, string> = {
-  passwordHash: 'password', givenName: 'given_name', familyName: 'family_name', name: 'name', email: 'email',
+  username: 'username', passwordHash: 'password', givenName: 'given_name', familyName: 'family_name', name: 'name', email: 'email',
   emailVerified: 'email_verified', phoneNumber: 'phone_number', phoneNumberVerified: 'phone_number_verified', roles: 'roles',
   locked: 'locked', mustChangePassword: 'must_change_password', mustEnrolMfa: 'must_enrol_mfa',
 };
@@ -56,23 +59,41 @@ export interface UserChange {
   changed: string[];
 }
 
-async function newPasswordHash(user: UserRecord, password: string | undefined): Promise<string | null> {
+/**
+ * The stored hash when a seed file repeats the password (applying a file again changes nothing);
+ * a new hash, and so the end of the user's tokens, whenever a password is set explicitly.
+ */
+async function newPasswordHash(user: UserRecord, password: string | undefined, explicit: boolean): Promise<string | null> {
   if (password === undefined) return user.passwordHash;
   if (user.source !== 'local') throw new AdminError('invalid', `user ${quoted(user.username)} signs in through ${user.source}: it has no password here`, [{ path: ['password'], message: 'not a local account' }]);
   refusePassword(password, user.username);
-  if (user.passwordHash !== null && (await verifyPassword(user.passwordHash, password))) return user.passwordHash;
+  if (!explicit && user.passwordHash !== null && (await verifyPassword(user.passwordHash, password))) return user.passwordHash;
   return hashPassword(password);
 }
 
-export async function prepareUserChange(user: UserRecord, patch: UserPatch, totpKey: Buffer): Promise<UserChange> {
-  refuseProfileProblems(user.username, profileProblems({ ...patch, username: user.username, roles: patch.roles ?? [] }));
+/** A new address is not verified: only the administrator who says so in the same change vouches for it. */
+function emailChanged(user: UserRecord, patch: UserPatch): boolean {
+  return patch.email !== undefined && !sameValue(patch.email, user.email);
+}
+
+/** The username after the patch: a local account's in the canonical form; the others' are their directory's or provider's. */
+function newUsername(user: UserRecord, typed: string | undefined): string {
+  if (typed === undefined || typed === user.username) return user.username;
+  if (user.source !== 'local') throw new AdminError('invalid', `user ${quoted(user.username)} signs in through ${user.source}: its username is the ${user.source === 'ldap' ? 'directory' : 'provider'}'s`, [{ path: ['username'], message: 'not a local account' }]);
+  return canonicalUsername(typed);
+}
+
+/** `explicit`: a password given is set even when it is the current one (README "Administration API"). */
+export async function prepareUserChange(user: UserRecord, patch: UserPatch, totpKey: Buffer, explicit = false): Promise<UserChange> {
+  refuseProfileProblems(user.username, profileProblems({ ...patch, username: patch.username ?? user.username, roles: patch.roles ?? [] }));
   const parts = { givenName: kept(user.givenName, patch.given_name), familyName: kept(user.familyName, patch.family_name) };
   const after: Pick<UserInput, Column> = {
-    passwordHash: await newPasswordHash(user, patch.password),
+    username: newUsername(user, patch.username),
+    passwordHash: await newPasswordHash(user, patch.password, explicit),
     ...parts,
     name: nameAfter(user, parts, patch.name),
     email: kept(user.email, patch.email),
-    emailVerified: kept(user.emailVerified, patch.email_verified),
+    emailVerified: kept(emailChanged(user, patch) ? false : user.emailVerified, patch.email_verified),
     phoneNumber: kept(user.phoneNumber, patch.phone_number),
     phoneNumberVerified: kept(user.phoneNumberVerified, patch.phone_number_verified),
     roles: keptList(user.roles, patch.roles),
@@ -99,29 +120,42 @@ export async function writeTotp(tx: DurableStore, userId: string, totp: SeedTotp
 }
 
 /**
- * Writes a prepared change; a new password revokes the user's tokens in the same store (a
- * transaction's). With `ifVersion`, only to the user still at that version.
+ * Writes a prepared change; a new password revokes the user's tokens in the same transaction.
+ * With `ifVersion`, only to the user still at that version. Returns the user as stored.
  */
-export async function writeUserChange(tx: DurableStore, change: UserChange, now: Date, ifVersion?: number): Promise<void> {
-  if (change.changed.length === 0) return;
-  if (!(await tx.users.update(change.user.id, change.columns, ifVersion))) {
+export async function writeUserChange(tx: DurableStore, change: UserChange, now: Date, ifVersion?: number): Promise<Versioned<UserRecord>> {
+  // An unchanged user is not written (no instance is notified): read at its version.
+  const written = change.changed.length === 0 ? await unchanged(tx, change.user.id, ifVersion) : await tx.users.change(change.user.id, change.columns, ifVersion);
+  if (!written) {
     if (ifVersion === undefined) throw new AdminError('not_found', `no user named ${change.user.username}`);
     throw staleOrGone((await tx.users.getById(change.user.id)) !== undefined, `user ${change.user.subject}`);
   }
-  if (change.changed.includes('totp_secret')) await writeTotp(tx, change.user.id, change.totp);
   if (change.changed.includes('password')) await revokeAfterPasswordChange((id, reason) => tx.revocations.revokeUser(id, reason, now), change.user.id);
+  if (!change.changed.includes('totp_secret')) return written;
+  await writeTotp(tx, change.user.id, change.totp);
+  // The factor's trigger moved the user's version: the row as it is now, in this transaction.
+  const stored = await tx.users.getVersioned(change.user.id);
+  if (!stored) throw new AdminError('not_found', `no user named ${change.user.username}`);
+  return stored;
+}
+
+async function unchanged(tx: DurableStore, id: string, ifVersion: number | undefined): Promise<Versioned<UserRecord> | undefined> {
+  const stored = await tx.users.getVersioned(id);
+  return stored && (ifVersion === undefined || stored.version === ifVersion) ? stored : undefined;
 }
 
 export interface UserUpdated {
   kind: 'updated' | 'unchanged';
-  user: UserRecord;
-  /** The row version after the change (undefined if the user was removed meanwhile). */
-  version: number | undefined;
+  user: Versioned<UserRecord>;
   changed: string[];
 }
 
-/** With `ifVersion` (the API's If-Match), the change is made only to the user at that version. */
-export async function updateUser(deps: { durable: DurableStore; secret: Buffer; clock: Clock }, found: UserRecord, patch: UserPatch, ifVersion?: number): Promise<UserUpdated> {
+/**
+ * With `ifVersion` (the API's If-Match), the change is made only to the user at that version.
+ * `explicit`: a password given is set (and the user's tokens end) even when it is the current one.
+ */
+export async function updateUser(deps: ChangeDeps & { secret: Buffer }, found: UserRecord, patch: UserPatch, actor: ChangeActor, options: { ifVersion?: number | undefined; explicit?: boolean } = {}): Promise<UserUpdated> {
+  const { ifVersion, explicit = false } = options;
   let user = found;
   if (ifVersion !== undefined) {
     const current = await deps.durable.users.getVersioned(found.id);
@@ -129,8 +163,22 @@ export async function updateUser(deps: { durable: DurableStore; secret: Buffer; 
     refuseOtherVersion(current.version, ifVersion, `user ${found.subject}`);
     user = current.record;
   }
+  // argon2 runs here, before the transaction.
+  const change = await prepareUserChange(user, patch, deriveKey(deps.secret, 'totp-secrets'), explicit);
+  // A new username another account has is refused by the unique index, as adding one is (409).
+  return recordedChange(deps, actor, `user ${change.columns.username ?? user.username}`, async (tx) => {
+    const stored = await writeUserChange(tx, change, new Date(deps.clock()), ifVersion);
+    const result: UserUpdated = { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored, changed: change.changed };
+    return { result, change: change.changed.length === 0 ? undefined : { action: 'update', resource: 'user', resource_id: user.subject, fields: change.changed } };
+  });
+}
+
+/**
+ * The user's own change of their profile (the account page): the same rule as the
+ * administrator's, without an administrative change event (the page logs `profile_updated`).
+ */
+export async function updateOwnProfile(deps: ChangeDeps & { secret: Buffer }, user: UserRecord, patch: UserPatch): Promise<UserUpdated> {
   const change = await prepareUserChange(user, patch, deriveKey(deps.secret, 'totp-secrets'));
-  await deps.durable.transaction((tx) => writeUserChange(tx, change, new Date(deps.clock()), ifVersion));
-  const stored = await deps.durable.users.getVersioned(user.id);
-  return { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored?.record ?? user, version: stored?.version, changed: change.changed };
+  const stored = await deps.durable.transaction((tx) => writeUserChange(tx, change, new Date(deps.clock())));
+  return { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored, changed: change.changed };
 }

@@ -5,12 +5,13 @@
  */
 import { hashPassword } from '../sources/passwords.ts';
 import type { SignInSourceKind, UserFlag, UserInput, UserRecord, Versioned } from '../store/records.ts';
-import type { DurableStore, PageRequest } from '../store/types.ts';
+import type { DurableStore, PageRequest, UserFilter, UserPlace } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
-import { createOnly } from './create-only.ts';
 import { fullName } from './full-name.ts';
 import { AdminError, staleOrGone } from './errors.ts';
 import { readPage, type Page } from './pages.ts';
+import { USER_FIELDS } from './seed-schema.ts';
+import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { canonicalUsername, isPlainText } from './rules.ts';
 import { NEW_USER_DEFAULTS, profileProblems, refusePassword, refuseProfileProblems } from './user-fields.ts';
 
@@ -35,12 +36,13 @@ function refuseProblems(input: NewLocalUser): void {
   refusePassword(input.password, input.username);
 }
 
-export async function createUser(durable: DurableStore, input: NewLocalUser): Promise<{ kind: 'created'; user: UserRecord }> {
+/** Adds a local account: an insert that fails on conflict (another spelling of the name included). */
+export async function createUser(deps: ChangeDeps, input: NewLocalUser, actor: ChangeActor, fields: readonly string[] = USER_FIELDS): Promise<{ kind: 'created'; user: Versioned<UserRecord> }> {
   refuseProblems(input);
   const username = canonicalUsername(input.username);
-  const taken = (store: DurableStore) => store.users.getByUsername('local', username);
   // Named as typed: the administrator recognises their own spelling.
-  if (await taken(durable)) throw new AdminError('conflict', `user ${input.username} already exists`);
+  const subject = `user ${input.username}`;
+  if (await deps.durable.users.getByUsername('local', username)) throw new AdminError('conflict', `${subject} already exists`);
   const passwordHash = await hashPassword(input.password);
   const id = randomToken(16);
   const { givenName, familyName } = input;
@@ -52,10 +54,12 @@ export async function createUser(durable: DurableStore, input: NewLocalUser): Pr
     phoneNumber: input.phoneNumber, phoneNumberVerified: input.phoneNumberVerified,
     roles: [...new Set(input.roles)],
   };
-  await createOnly(durable, `user ${input.username}`, taken, (tx) => tx.users.upsert(user));
-  const stored = await durable.users.getById(id);
-  if (!stored) throw new AdminError('not_found', `user ${input.username} vanished as it was created`);
-  return { kind: 'created', user: stored };
+  const created = await recordedChange(deps, actor, subject, async (tx) => {
+    const row = await tx.users.insert(user);
+    if (!row) throw new AdminError('conflict', `${subject} already exists`);
+    return { result: row, change: { action: 'create', resource: 'user', resource_id: id, fields: [...fields] } };
+  });
+  return { kind: 'created', user: created };
 }
 
 /**
@@ -95,15 +99,53 @@ export async function listUsers(durable: DurableStore): Promise<UserRecord[]> {
   return durable.users.list();
 }
 
-/** Users in id order; with `username`, only those of that name (as sign-in compares names: case aside). */
-export function usersPage(durable: DurableStore, request: PageRequest & { username?: string | undefined }): Promise<Page<UserRecord>> {
-  if (request.username !== undefined && !isPlainText(request.username)) return Promise.resolve({ items: [], next: undefined });
-  return readPage((r) => durable.users.page({ ...r, username: request.username }), (user) => user.id, request);
+/** A user's place in the username order as a page key: the JSON array [name, id]. */
+const placeKey = (place: UserPlace) => JSON.stringify([place.name, place.id]);
+
+function placeOf(key: string): UserPlace {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(key);
+  } catch {
+    parsed = undefined;
+  }
+  if (Array.isArray(parsed) && parsed.length === 2 && parsed.every((part) => typeof part === 'string')) return { name: parsed[0] as string, id: parsed[1] as string };
+  throw new AdminError('invalid', 'cursor is not one this list gave', [{ path: ['cursor'], message: 'is not a cursor this list gave (pass next_cursor back as it is)' }]);
 }
 
-export async function setUserFlag(durable: DurableStore, user: UserRecord, flag: UserFlag, value: boolean): Promise<{ kind: 'updated'; user: UserRecord }> {
-  if (!(await durable.users.update(user.id, { [flag]: value }))) throw new AdminError('not_found', `no user named ${user.username}`);
-  return { kind: 'updated', user: { ...user, [flag]: value } };
+/** Every name starts with the empty string: an empty `q` (a search box left empty) finds everyone. */
+const searched = (filter: UserFilter): UserFilter => ({ ...filter, q: filter.q === '' ? undefined : filter.q });
+
+/** A filter value with a control character (a NUL, which PostgreSQL refuses) matches no user. */
+const matchesNoOne = (filter: UserFilter) => [filter.username, filter.email, filter.q].some((value) => value !== undefined && !isPlainText(value));
+
+/**
+ * Users in username order (case aside), a page at a time; with filters, only those they match:
+ * `username` and `email` exactly, `q` the start of the username, email, given or family name.
+ */
+export async function usersPage(durable: DurableStore, request: PageRequest & UserFilter): Promise<Page<UserRecord>> {
+  const { after, limit, ...given } = request;
+  const filter = searched(given);
+  if (matchesNoOne(filter)) return { items: [], next: undefined };
+  const page = await readPage((r) => durable.users.page({ ...filter, after: r.after === undefined ? undefined : placeOf(r.after), limit: r.limit }), (row) => placeKey(row.place), { after, limit });
+  return { items: page.items.map((row) => row.user), next: page.next };
+}
+
+/** How many users the filter matches. */
+export async function countUsers(durable: DurableStore, given: UserFilter): Promise<number> {
+  const filter = searched(given);
+  return matchesNoOne(filter) ? 0 : durable.users.countMatching(filter);
+}
+
+const FLAG_NAMES: Record<UserFlag, string> = { locked: 'locked', mustChangePassword: 'must_change_password', mustEnrolMfa: 'must_enrol_mfa' };
+
+/** Sets a flag (the database ends the user's tokens when one is set: migration 2026-11-24-0004). */
+export async function setUserFlag(deps: ChangeDeps, user: UserRecord, flag: UserFlag, value: boolean, actor: ChangeActor): Promise<{ kind: 'updated'; user: Versioned<UserRecord> }> {
+  return recordedChange(deps, actor, `user ${user.username}`, async (tx) => {
+    const written = await tx.users.change(user.id, { [flag]: value });
+    if (!written) throw new AdminError('not_found', `no user named ${user.username}`);
+    return { result: { kind: 'updated', user: written }, change: { action: 'update', resource: 'user', resource_id: user.subject, fields: [FLAG_NAMES[flag]] } };
+  });
 }
 
 /**
@@ -111,8 +153,10 @@ export async function setUserFlag(durable: DurableStore, user: UserRecord, flag:
  * CASCADE); the database first records their tokens as revoked (as it does when a user is
  * locked or flagged: migration 2026-11-24-0004), and every running instance hears of it.
  */
-export async function removeUser(durable: DurableStore, user: UserRecord, ifVersion?: number): Promise<{ kind: 'removed'; user: UserRecord }> {
-  if (await durable.users.remove(user.id, ifVersion)) return { kind: 'removed', user };
-  if (ifVersion === undefined) throw new AdminError('not_found', `no user named ${user.username}`);
-  throw staleOrGone((await durable.users.getById(user.id)) !== undefined, `user ${user.subject}`);
+export async function removeUser(deps: ChangeDeps, user: UserRecord, actor: ChangeActor, ifVersion?: number): Promise<{ kind: 'removed'; user: UserRecord }> {
+  return recordedChange(deps, actor, `user ${user.username}`, async (tx) => {
+    if (await tx.users.remove(user.id, ifVersion)) return { result: { kind: 'removed', user }, change: { action: 'delete', resource: 'user', resource_id: user.subject, fields: [] } };
+    if (ifVersion === undefined) throw new AdminError('not_found', `no user named ${user.username}`);
+    throw staleOrGone((await tx.users.getById(user.id)) !== undefined, `user ${user.subject}`);
+  });
 }

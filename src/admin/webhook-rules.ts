@@ -6,12 +6,14 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { hasControlCharacters } from '../control-characters.ts';
 import type { AddressPolicy } from '../events/addresses.ts';
 import { AUDIT_EVENT_TYPES } from '../events/audit-events.ts';
 import { AdminError, formatPath, type FieldProblem } from './errors.ts';
 
 export const MAX_URL_LENGTH = 2000;
 export const MAX_DESCRIPTION_LENGTH = 500;
+const CONTROL_PROBLEM = 'must not hold control characters or bidirectional overrides';
 
 /** The addresses a host name resolves to now; none when it does not resolve (each attempt resolves again). */
 export type ResolveHost = (host: string) => Promise<string[]>;
@@ -26,6 +28,8 @@ export const resolveHost: ResolveHost = async (host) => {
 
 /** The problem with a URL, or undefined. */
 export async function urlProblem(text: string, policy: AddressPolicy, resolve: ResolveHost): Promise<string | undefined> {
+  // The URL parser drops tabs and line breaks silently: what would be stored is not what was read.
+  if (hasControlCharacters(text)) return CONTROL_PROBLEM;
   let url: URL;
   try {
     url = new URL(text);
@@ -58,7 +62,7 @@ export function normalEventTypes(types: readonly string[] | undefined): string[]
 
 export function descriptionProblem(text: string): string | undefined {
   if (text.length > MAX_DESCRIPTION_LENGTH) return `must be at most ${MAX_DESCRIPTION_LENGTH} characters`;
-  if (/\p{Cc}/u.test(text)) return 'must not hold control characters';
+  if (hasControlCharacters(text)) return CONTROL_PROBLEM;
   return undefined;
 }
 

@@ -1,20 +1,9 @@
 /** What the command line and the administration API show of an endpoint and its attempts: never a secret, never a receiver's answer. */
 import type { DeliveryAttemptRecord, WebhookEndpointRecord } from '../store/records.ts';
+import type { DeliveryAttemptWire, WebhookWire } from './wire-schemas.ts';
 
-export interface WebhookView {
-  id: string;
-  url: string;
-  event_types: string[];
-  enabled: boolean;
-  description: string;
-  /** Why the service disabled it (`gone`: it answered 410; `failing`: 5 days of failures); null otherwise. */
-  disabled_reason: string | null;
-  failing_since: string | null;
-  /** Until when the previous secret still signs beside the current one (after a secret change). */
-  previous_secret_expires_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** An endpoint by wire names (wire-schemas.ts describes each member). */
+export type WebhookView = WebhookWire;
 
 const iso = (date: Date | null) => (date === null ? null : date.toISOString());
 
@@ -34,19 +23,7 @@ export function toWebhookView(endpoint: WebhookEndpointRecord): WebhookView {
 }
 
 /** One attempt: the HTTP status, or the kind of error (`timeout`, `redirect`, `refused_address`, …). */
-export interface DeliveryAttemptView {
-  delivery_id: string;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  started_at: string;
-  duration_ms: number | null;
-  status: number | null;
-  error: string | null;
-  /** The delivery's state now: `pending`, `succeeded` or `failed`. */
-  delivery_state: string;
-  next_attempt_at: string | null;
-}
+export type DeliveryAttemptView = DeliveryAttemptWire;
 
 export function toAttemptView(a: DeliveryAttemptRecord): DeliveryAttemptView {
   return {

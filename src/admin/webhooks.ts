@@ -1,13 +1,11 @@
 /**
  * Webhook endpoints: the operations of `idp webhooks` and of the administration API's
  * `/webhooks` resources. Each change and its `admin_change` event are written in one
- * transaction (the event reaches webhooks with the change, or neither happens): the caller
- * logs the returned event with `{ inOutbox: true }`. A secret is returned once, by the call
+ * transaction (recorded-change.ts: the event reaches webhooks with the change, or neither happens). A secret is returned once, by the call
  * that made it, and kept sealed; a receiver's answer is never kept, only its status.
  */
 import type { Clock } from '../clock.ts';
 import type { AddressPolicy } from '../events/addresses.ts';
-import type { AdminChange } from '../events/audit-events.ts';
 import { newEventId } from '../events/outbox-sink.ts';
 import { newWebhookSecret } from '../events/signature.ts';
 import type { WebhookEndpointRecord } from '../store/records.ts';
@@ -61,16 +59,19 @@ async function written<T>(tx: DurableStore, id: string, result: T | undefined | 
   throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
 }
 
-export async function createWebhook(deps: WebhookDeps, input: WebhookInput, actor: ChangeActor): Promise<{ endpoint: WebhookView; version: number; secret: string; event: AdminChange }> {
+export async function createWebhook(deps: WebhookDeps, input: WebhookInput, actor: ChangeActor): Promise<{ endpoint: WebhookView; version: number; secret: string }> {
   await refuseWebhookFields({ url: input.url, eventTypes: input.event_types, description: input.description }, deps.policy, deps.resolve ?? resolveHost);
   const id = `ep_${randomToken(12)}`;
   const secret = newWebhookSecret();
   const fields = ['url', 'event_types', 'enabled', 'description', 'secret'];
-  const { result, event } = await changed(deps, actor, { action: 'create', resource: 'webhook', resource_id: id, fields }, (tx) => tx.webhooks.create({
-    id, url: input.url, eventTypes: normalEventTypes(input.event_types), enabled: input.enabled ?? true,
-    description: input.description ?? '', secretSealed: sealWebhookSecret(deps.keyring, id, secret),
+  const result = await changed(deps, actor, `webhook endpoint ${id}`, async (tx) => ({
+    result: await tx.webhooks.create({
+      id, url: input.url, eventTypes: normalEventTypes(input.event_types), enabled: input.enabled ?? true,
+      description: input.description ?? '', secretSealed: sealWebhookSecret(deps.keyring, id, secret),
+    }),
+    change: { action: 'create', resource: 'webhook', resource_id: id, fields },
   }));
-  return { endpoint: toWebhookView(result), version: result.version, secret, event };
+  return { endpoint: toWebhookView(result), version: result.version, secret };
 }
 
 export async function listWebhooks(deps: Pick<WebhookDeps, 'durable'>): Promise<WebhookView[]> {
@@ -91,33 +92,41 @@ export async function getVersionedWebhook(deps: Pick<WebhookDeps, 'durable'>, id
  * Enabling an endpoint the service disabled (410, failing) forgets why: its deliveries resume.
  * With `ifVersion` (the API's If-Match) only the endpoint at that version is changed.
  */
-export async function updateWebhook(deps: WebhookDeps, id: string, change: WebhookChange, actor: ChangeActor, ifVersion?: number): Promise<{ endpoint: WebhookView; version: number; event: AdminChange }> {
+export async function updateWebhook(deps: WebhookDeps, id: string, change: WebhookChange, actor: ChangeActor, ifVersion?: number): Promise<{ endpoint: WebhookView; version: number }> {
   await existing(deps.durable, id, ifVersion);
   await refuseWebhookFields({ url: change.url, eventTypes: change.event_types, description: change.description }, deps.policy, deps.resolve ?? resolveHost);
   const fields = (['url', 'event_types', 'enabled', 'description'] as const).filter((name) => change[name] !== undefined);
-  const { result, event } = await changed(deps, actor, { action: 'update', resource: 'webhook', resource_id: id, fields }, async (tx) => written(tx, id, await tx.webhooks.update(id, {
-    url: change.url, enabled: change.enabled, description: change.description,
-    eventTypes: change.event_types === undefined ? undefined : normalEventTypes(change.event_types),
-  }, ifVersion)));
-  return { endpoint: toWebhookView(result), version: result.version, event };
+  const result = await changed(deps, actor, `webhook endpoint ${id}`, async (tx) => ({
+    result: await written(tx, id, await tx.webhooks.update(id, {
+      url: change.url, enabled: change.enabled, description: change.description,
+      eventTypes: change.event_types === undefined ? undefined : normalEventTypes(change.event_types),
+    }, ifVersion)),
+    change: { action: 'update', resource: 'webhook', resource_id: id, fields },
+  }));
+  return { endpoint: toWebhookView(result), version: result.version };
 }
 
 /** Its pending deliveries go with it. */
-export async function removeWebhook(deps: WebhookDeps, id: string, actor: ChangeActor, ifVersion?: number): Promise<{ event: AdminChange }> {
+export async function removeWebhook(deps: WebhookDeps, id: string, actor: ChangeActor, ifVersion?: number): Promise<void> {
   if (!isWebhookId(id)) throw new AdminError('not_found', `no webhook endpoint with id ${id}`);
-  const { event } = await changed(deps, actor, { action: 'delete', resource: 'webhook', resource_id: id, fields: [] }, async (tx) => written(tx, id, await tx.webhooks.remove(id, ifVersion)));
-  return { event };
+  await changed(deps, actor, `webhook endpoint ${id}`, async (tx) => ({
+    result: await written(tx, id, await tx.webhooks.remove(id, ifVersion)),
+    change: { action: 'delete', resource: 'webhook', resource_id: id, fields: [] },
+  }));
 }
 
 /** A new secret; the one it replaces signs beside it for 24 hours (a secret older than that stops). */
-export async function rotateWebhookSecret(deps: WebhookDeps, id: string, actor: ChangeActor, ifVersion?: number): Promise<{ endpoint: WebhookView; version: number; secret: string; previousValidUntil: Date; event: AdminChange }> {
+export async function rotateWebhookSecret(deps: WebhookDeps, id: string, actor: ChangeActor, ifVersion?: number): Promise<{ endpoint: WebhookView; version: number; secret: string; previousValidUntil: Date }> {
   const current = await existing(deps.durable, id, ifVersion);
   const secret = newWebhookSecret();
   const previousValidUntil = new Date(deps.clock() + PREVIOUS_SECRET_SECONDS * 1000);
-  const { result, event } = await changed(deps, actor, { action: 'update', resource: 'webhook', resource_id: id, fields: ['secret'] }, async (tx) => written(tx, id, await tx.webhooks.update(id, {
-    secretSealed: sealWebhookSecret(deps.keyring, id, secret), previousSecretSealed: current.secretSealed, previousSecretExpiresAt: previousValidUntil,
-  }, ifVersion)));
-  return { endpoint: toWebhookView(result), version: result.version, secret, previousValidUntil, event };
+  const result = await changed(deps, actor, `webhook endpoint ${id}`, async (tx) => ({
+    result: await written(tx, id, await tx.webhooks.update(id, {
+      secretSealed: sealWebhookSecret(deps.keyring, id, secret), previousSecretSealed: current.secretSealed, previousSecretExpiresAt: previousValidUntil,
+    }, ifVersion)),
+    change: { action: 'update', resource: 'webhook', resource_id: id, fields: ['secret'] },
+  }));
+  return { endpoint: toWebhookView(result), version: result.version, secret, previousValidUntil };
 }
 
 /** Sends a `webhook.test` event to this endpoint alone (enabled or not); returns its id. */
@@ -129,5 +138,5 @@ export async function testWebhook(deps: Pick<WebhookDeps, 'durable' | 'clock'>, 
   return { eventId };
 }
 
-export { listWebhookDeliveries, redeliverWebhook } from './webhook-deliveries.ts';
+export { countWebhookDeliveries, listWebhookDeliveries, redeliverWebhook } from './webhook-deliveries.ts';
 export type { ChangeActor } from './recorded-change.ts';

@@ -1,9 +1,10 @@
 /**
- * The audit event of a change made from the command line: one `admin_change` per command that
- * changes something, recorded once the change is done (a refused command records nothing);
- * where the change is one transaction, its event is written to the outbox inside it.
+ * The audit events of the command line. A change of src/admin/ records its events in its own
+ * transaction (admin/recorded-change.ts) and logs them here once committed; what has no
+ * transaction (resealing spans the key manager too) is logged once done. A refused command
+ * records nothing.
  */
-import { recordedChange, type ChangeFields } from '../admin/recorded-change.ts';
+import type { ChangeActor, ChangeDeps } from '../admin/recorded-change.ts';
 import type { AdminChange } from '../events/audit-events.ts';
 import type { DurableStore } from '../store/types.ts';
 import type { CliContext } from './context.ts';
@@ -12,12 +13,12 @@ export function auditChange(context: CliContext, change: Omit<AdminChange, 'type
   context.audit({ type: 'admin_change', actor: 'cli', ...change });
 }
 
-/**
- * Makes the change and writes its event to the outbox in one transaction (webhooks hear of it
- * if and only if it commits), then logs the event.
- */
-export async function changeRecorded<T>(context: CliContext, durable: DurableStore, change: ChangeFields, write: (tx: DurableStore) => Promise<T>): Promise<T> {
-  const { result, event } = await recordedChange({ durable, clock: context.clock }, { actor: 'cli' }, change, write);
-  context.audit(event, { inOutbox: true });
-  return result;
+/** The command line as the actor of a change: its events go to the audit lines on stderr. */
+export function cliActor(context: CliContext): ChangeActor {
+  return { by: { actor: 'cli' }, logged: (event) => context.audit(event, { inOutbox: true }) };
+}
+
+/** What an administrative write of the command line needs. */
+export async function changeDeps(context: CliContext, durable?: DurableStore): Promise<ChangeDeps> {
+  return { durable: durable ?? (await context.openDurable()), clock: context.clock };
 }

@@ -1,15 +1,15 @@
 /**
- * `idp clients add`: the flags become a client for src/admin/clients.ts, which registers it; its
- * generated secret is printed once. A malformed flag value is a usage error naming the flag.
+ * `idp clients add`: the flags become a client for src/admin/clients.ts, which checks and
+ * registers it; its generated secret is printed once. A value src/admin/ finds malformed is a
+ * usage error naming the flag (flag-names.ts).
  */
-import { createClient } from '../admin/clients.ts';
-import { CLIENT_FIELDS } from '../admin/seed-schema.ts';
-import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isRedirectUri, isScopeToken, parseInstant } from '../admin/rules.ts';
-import type { ClientRecord, GrantType } from '../store/records.ts';
+import { createClient, newClientOf } from '../admin/clients.ts';
+import type { NewClientFields } from '../admin/seed-schema.ts';
 import { parseCommand } from './args.ts';
-import { auditChange } from './audit.ts';
+import { changeDeps, cliActor } from './audit.ts';
 import { clientDocument } from './client-view.ts';
 import { UsageError, type CliContext, type ExitCode } from './context.ts';
+import { namingFlags, secondsOf } from './flag-names.ts';
 import { report } from './output.ts';
 
 const ADD_SPEC = {
@@ -30,60 +30,42 @@ const ADD_SPEC = {
   positionals: [],
 } as const;
 
-/** Every value of a repeatable flag must follow `rule`; the first that does not is named. */
-export function checkEach(flag: string, values: string[], rule: (v: string) => boolean, message: string): string[] {
-  const bad = values.find((v) => !rule(v));
-  if (bad !== undefined) throw new UsageError(`--${flag} "${bad}": ${message}`);
-  return values;
-}
+/** The flag of each field (`idp clients update` adds `add-` to the lists'). */
+export const CLIENT_FLAGS = {
+  client_id: 'id', display_name: 'name', grant_types: 'grant', scopes: 'scope', redirect_uris: 'redirect-uri',
+  post_logout_redirect_uris: 'post-logout-redirect-uri', cors_origins: 'cors-origin',
+  access_token_lifetime: 'access-token-lifetime', secret_expires_at: 'secret-expires-at',
+} as const;
 
-export function parseLifetime(raw: string | undefined): number {
-  if (raw === undefined) return 3600;
-  const seconds = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!isLifetime(seconds)) throw new UsageError(`--access-token-lifetime "${raw}": ${RULE_MESSAGES.lifetime}`);
-  return seconds;
-}
-
-export function parseExpiry(raw: string | undefined): Date | null {
-  if (raw === undefined) return null;
-  const at = parseInstant(raw);
-  if (!at) throw new UsageError(`--secret-expires-at "${raw}": ${RULE_MESSAGES.instant}`);
-  return at;
-}
-
-/** Builds the client the flags describe (without its secret), refusing any malformed value. */
-function clientFromFlags(args: string[]): { client: Omit<ClientRecord, 'secretHash'>; isPublic: boolean } {
+/** The client the flags describe, by wire names: src/admin/ checks it and fills in the defaults. */
+function clientFromFlags(args: string[]): Record<string, unknown> {
   const { values } = parseCommand(ADD_SPEC, args);
   if (values.id === undefined) throw new UsageError(`missing option --id (usage: ${ADD_SPEC.usage})`);
-  if (!isClientId(values.id)) throw new UsageError(`--id "${values.id}": ${RULE_MESSAGES.clientId}`);
-  const grants = checkEach('grant', values.grant ?? ['authorization_code'], isGrantType, RULE_MESSAGES.grantType) as GrantType[];
-  const isPublic = values.public ?? false;
-  if (isPublic && values['secret-expires-at'] !== undefined) throw new UsageError('--secret-expires-at: a public client has no secret');
   return {
-    isPublic,
-    client: {
-      clientId: values.id,
-      displayName: values.name ?? '',
-      enabled: true,
-      secretExpiresAt: parseExpiry(values['secret-expires-at']),
-      grantTypes: [...new Set(grants)],
-      scopes: checkEach('scope', values.scope ?? [], isScopeToken, RULE_MESSAGES.scopeToken),
-      redirectUris: checkEach('redirect-uri', values['redirect-uri'] ?? [], isRedirectUri, RULE_MESSAGES.redirectUri),
-      postLogoutRedirectUris: checkEach('post-logout-redirect-uri', values['post-logout-redirect-uri'] ?? [], isRedirectUri, RULE_MESSAGES.redirectUri),
-      corsOrigins: checkEach('cors-origin', values['cors-origin'] ?? [], isOrigin, RULE_MESSAGES.origin),
-      accessTokenLifetime: parseLifetime(values['access-token-lifetime']),
-      requireConsent: values['require-consent'] ?? false,
-    },
+    client_id: values.id,
+    display_name: values.name,
+    public: values.public,
+    grant_types: values.grant,
+    scopes: values.scope,
+    redirect_uris: values['redirect-uri'],
+    post_logout_redirect_uris: values['post-logout-redirect-uri'],
+    cors_origins: values['cors-origin'],
+    access_token_lifetime: secondsOf(values['access-token-lifetime']),
+    require_consent: values['require-consent'],
+    secret_expires_at: values['secret-expires-at'],
   };
 }
 
 export async function addClient(args: string[], context: CliContext): Promise<ExitCode> {
-  const { client, isPublic } = clientFromFlags(args);
-  const created = await createClient(await context.openDurable(), { ...client, public: isPublic });
-  const { clientId } = created.client;
+  const input = clientFromFlags(args);
+  // The flags are checked before the database is opened: bad usage is exit 2 without one.
+  const created = await namingFlags(CLIENT_FLAGS, input, async () => {
+    const client = newClientOf(input as NewClientFields);
+    return createClient(await changeDeps(context), client, cliActor(context));
+  });
+  const { clientId } = created.client.record;
   const { secret } = created;
-  auditChange(context, { action: 'create', resource: 'client', resource_id: clientId, fields: CLIENT_FIELDS });
-  report(context, { ...clientDocument(created.client), ...(secret === undefined ? {} : { client_secret: secret }) }, () =>
+  report(context, { ...clientDocument(created.client.record), ...(secret === undefined ? {} : { client_secret: secret }) }, () =>
     secret === undefined
       ? [`client ${clientId} created (public: it has no secret)`]
       : [`client ${clientId} created; its secret, shown only this once:`, secret],

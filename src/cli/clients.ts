@@ -1,9 +1,10 @@
 /** `idp clients add | list | update ID | show ID | disable ID | enable ID | remove ID | rotate-secret ID [--keep-old-for DURATION]`. */
-import { getClient, listClients, removeClient, setClientEnabled } from '../admin/clients.ts';
+import { updateClient } from '../admin/client-update.ts';
+import { getClient, listClients, removeClient } from '../admin/clients.ts';
 import { rotateClientSecret } from '../admin/secrets.ts';
 import type { DurableStore } from '../store/types.ts';
 import { parseCommand, subcommand } from './args.ts';
-import { auditChange, changeRecorded } from './audit.ts';
+import { changeDeps, cliActor } from './audit.ts';
 import { CLIENT_TABLE_HEADERS, clientDocument, clientFieldLines, clientRow } from './client-view.ts';
 import { addClient } from './clients-add.ts';
 import { updateClientCommand } from './clients-update.ts';
@@ -20,13 +21,13 @@ const showClient: ClientCommand = async (id, durable, context) => {
 
 function setEnabled(enabled: boolean): ClientCommand {
   return async (id, durable, context) => {
-    await changeRecorded(context, durable, { action: 'update', resource: 'client', resource_id: id, fields: ['enabled'] }, (tx) => setClientEnabled(tx, id, enabled));
+    await updateClient(await changeDeps(context, durable), id, { enabled }, cliActor(context));
     report(context, { client_id: id, enabled }, () => [`client ${id} ${enabled ? 'enabled' : 'disabled'}`]);
   };
 }
 
 const removeCommand: ClientCommand = async (id, durable, context) => {
-  await changeRecorded(context, durable, { action: 'delete', resource: 'client', resource_id: id, fields: [] }, (tx) => removeClient(tx, id));
+  await removeClient(await changeDeps(context, durable), id, cliActor(context));
   report(context, { client_id: id, removed: true }, () => [`client ${id} removed`]);
 };
 
@@ -42,17 +43,12 @@ async function rotateSecret(args: string[], context: CliContext): Promise<void> 
     throw new UsageError(`--keep-old-for must be a duration such as 1d, 12h, 30m, 3600s or seconds, not "${keepText}" (usage: ${ROTATE_USAGE})`);
   }
   const keep = keepOldForSeconds === undefined ? undefined : { keepOldForSeconds, now: context.clock() };
-  const { secret, previousValidUntil } = await rotateClientSecret(await context.openDurable(), id, keep);
-  auditChange(context, { action: 'update', resource: 'client', resource_id: id, fields: rotatedFields(keep !== undefined) });
+  const { secret, previousValidUntil } = await rotateClientSecret(await changeDeps(context), id, cliActor(context), keep);
   const until = previousValidUntil?.toISOString() ?? null;
   report(context, { client_id: id, client_secret: secret, secret_expires_at: null, previous_secret_expires_at: until }, () => [
     `client ${id} has a new secret (${until ? `the previous one still works until ${until}` : 'the previous one no longer works'}; this one does not expire), shown only this once:`,
     secret,
   ]);
-}
-
-function rotatedFields(kept: boolean): string[] {
-  return kept ? ['client_secret', 'secret_expires_at', 'previous_secret_expires_at'] : ['client_secret', 'secret_expires_at'];
 }
 
 const BY_ID: Record<string, ClientCommand> = {

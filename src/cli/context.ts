@@ -35,6 +35,11 @@ export interface CliContext {
   out(line: string): void;
   err(line: string): void;
   readStdin(): Promise<string>;
+  /**
+   * Runs a program on this terminal (stdin, stdout and stderr its own) with `env` added to the
+   * environment, and resolves with its exit code; undefined when there is no such program.
+   */
+  runProgram(program: string, args: string[], env: Record<string, string>): Promise<number | undefined>;
 }
 
 /** IDP_SECRET, which seals, and IDP_SECRET_PREVIOUS, which still open. */

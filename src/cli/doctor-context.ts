@@ -6,6 +6,7 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DurableStore } from '../store/types.ts';
+import type { ServiceFacts } from '../config/facts.ts';
 import type { MasterSecrets } from '../tokens/secret-box.ts';
 
 /** `warn`: works now, but a likely mistake; only FAIL fails the command. */
@@ -28,6 +29,11 @@ export type DiscoveryAnswer =
   /** `answered`: an HTTP answer came back (a refusal), rather than none at all. */
   | { ok: false; answered: boolean; detail: string; fix: string };
 
+/** What the running service says it runs with (src/cli/doctor-service.ts), where that came from, or why there is nothing. */
+export type ServiceAnswer =
+  | { ok: true; from: string; facts: ServiceFacts }
+  | { ok: false; from: string | undefined; detail: string };
+
 export interface DoctorContext {
   /** The public URL (`--url` or IDP_BASE_URL), without a trailing slash. */
   url: string;
@@ -40,6 +46,10 @@ export interface DoctorContext {
   discovery(): Promise<DiscoveryAnswer>;
   /** IDP_SECRET and IDP_SECRET_PREVIOUS; absent, the secret check is skipped. */
   secrets?: () => MasterSecrets;
+  /** `--management-url`: where the service's management port is reached (else this environment's). */
+  managementUrl?: string | undefined;
+  /** What the running service says it runs with (GET /config on its management port), fetched once. */
+  service(): Promise<ServiceAnswer>;
 }
 
 export interface Check {

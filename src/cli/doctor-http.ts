@@ -2,7 +2,8 @@
  * The checks `idp doctor` makes through the public URL, as a relying party sees the service:
  * discovery, the issuer and endpoint URLs, the key set and HSTS.
  */
-import { describeError, fail, get, isOutcome, ok, openOrSkip, skip, type DoctorContext, type Outcome } from './doctor-context.ts';
+import { describeError, fail, get, isOutcome, ok, openOrSkip, skip, warn, type DoctorContext, type Outcome } from './doctor-context.ts';
+import { serviceFactsOf } from './doctor-service.ts';
 
 /** Every endpoint of the discovery document lives under `{base_url}/` (README, Endpoints), so a proxy needs no path rewriting. */
 const ENDPOINTS = [
@@ -69,6 +70,17 @@ export async function checkJwks(context: DoctorContext): Promise<Outcome> {
   return ok(`${published.length} key(s) at ${uri}, the current signing key ${current.kid} among them`);
 }
 
+/** Plain http is for development, unless the service runs in production under IDP_ALLOW_HTTP=1 (as it says, or this environment). */
+async function plainHttp(context: DoctorContext): Promise<Outcome> {
+  const facts = await serviceFactsOf(context);
+  const allowHttp = facts ? facts.allow_http : context.config.production && context.config.baseUrl.startsWith('http:');
+  if (!allowHttp) return skip('plain http URL: HSTS and Secure cookies are for https (development only)');
+  return warn(
+    'plain http URL in production (IDP_ALLOW_HTTP=1): no HSTS, session cookies not Secure, sessions and codes cross the network readable',
+    'serve the public URL over https (TLS may end at a proxy) and set IDP_BASE_URL to it; keep IDP_ALLOW_HTTP for a network no one else can read',
+  );
+}
+
 async function fetchKids(context: DoctorContext, uri: string): Promise<string[] | Outcome> {
   const fix = uri.startsWith(`${context.url}/`) ? 'route the public URL to the service (proxy rules)' : BASE_URL_FIX(context.url);
   let body: unknown;
@@ -90,7 +102,7 @@ async function fetchKids(context: DoctorContext, uri: string): Promise<string[] 
 
 /** RFC 6797: under https the service asks browsers never to use plain http for it again. */
 export async function checkHsts(context: DoctorContext): Promise<Outcome> {
-  if (!context.url.startsWith('https:')) return skip('plain http URL: HSTS and Secure cookies are for https (development only)');
+  if (!context.url.startsWith('https:')) return plainHttp(context);
   const answer = await context.discovery();
   if (!answer.ok) return skip('no discovery document');
   const hsts = answer.response.headers.get('strict-transport-security');

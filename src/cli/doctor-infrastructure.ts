@@ -7,7 +7,9 @@ import { createLdapSource } from '../sources/ldap.ts';
 import { createUpstreamSource } from '../sources/upstream-oidc.ts';
 import { createRedisEphemeralStore, describeRedisTarget, parseRedisUrl } from '../store/ephemeral/redis.ts';
 import type { UserRepository } from '../store/types.ts';
+import { describeDatabase, describeRedis } from '../config/startup.ts';
 import { describeError, fail, get, isOutcome, ok, openOrSkip, skip, warn, type DoctorContext, type Outcome } from './doctor-context.ts';
+import { notTheService, serviceFactsOf } from './doctor-service.ts';
 
 /** Tokens carry whole seconds and relying parties allow a little skew; beyond this, tokens go wrong. */
 const MAX_DRIFT_MS = 5000;
@@ -91,6 +93,9 @@ export async function checkDatabase(context: DoctorContext): Promise<Outcome> {
   try {
     const started = performance.now();
     await (await context.durable()).ping();
+    const facts = await serviceFactsOf(context);
+    const here = describeDatabase(context.config);
+    if (facts && facts.database.where !== here) return notTheService('database', here, facts.database.where, 'DATABASE_URL');
     return ok(`${where} answers (${Math.round(performance.now() - started)} ms)`);
   } catch (error) {
     const fix = context.config.databaseUrl ? 'check DATABASE_URL, and that PostgreSQL runs and accepts this machine' : `check IDP_DATA_DIR (${context.config.dataDir})`;
@@ -144,6 +149,9 @@ function databaseName(config: Config): string {
 
 export async function checkStore(context: DoctorContext): Promise<Outcome> {
   const { redisUrl } = context.config;
+  const facts = await serviceFactsOf(context);
+  const here = redisUrl ? describeRedis(redisUrl) : 'in-process (one instance only)';
+  if (facts && facts.store.where !== here) return notTheService('store', here, facts.store.where, 'REDIS_URL');
   if (!redisUrl) return ok('in-process store (single instance)');
   const where = describeRedisTarget(parseRedisUrl(redisUrl));
   const store = createRedisEphemeralStore({ url: redisUrl });

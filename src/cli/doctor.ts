@@ -1,22 +1,26 @@
 /**
  * `idp doctor [--url URL]`: checks a deployment from outside, the way an operator debugs a
  * provider behind a reverse proxy. One line per check (`ok`, `FAIL` with what to fix, or `skip`
- * with why); exit 1 when any check failed. The public URL is `--url`, else IDP_BASE_URL.
+ * with why); exit 1 when any check failed. The public URL is `--url`, else IDP_BASE_URL. What the
+ * service runs with comes from its management port (`--management-url`, else IDP_MANAGEMENT_PORT),
+ * when it answers; else the checks judge by this environment.
  */
 import type { DurableStore } from '../store/types.ts';
 import { parseCommand } from './args.ts';
 import { masterSecrets, UsageError, type CliContext, type ExitCode } from './context.ts';
 import { checkCookies } from './doctor-cookies.ts';
-import { describeError, fail, fetchDiscovery, type Check, type CheckResult, type DiscoveryAnswer, type DoctorContext } from './doctor-context.ts';
+import { describeError, fail, fetchDiscovery, type Check, type CheckResult, type DiscoveryAnswer, type DoctorContext, type ServiceAnswer } from './doctor-context.ts';
 import { checkChangeFeed, checkClock, checkDatabase, checkForwarded, checkSignInSource, checkStore } from './doctor-infrastructure.ts';
 import { checkDiscovery, checkHsts, checkIssuer, checkJwks } from './doctor-http.ts';
 import { checkMail } from './doctor-mail.ts';
+import { checkService, fetchServiceFacts } from './doctor-service.ts';
 import { checkSecret } from './doctor-secret.ts';
 import { report } from './output.ts';
 
 /** In the order they print. Each is an async function of a DoctorContext, so tests can inject one. */
 export const CHECKS: readonly Check[] = [
   { name: 'discovery', run: checkDiscovery },
+  { name: 'service', run: checkService },
   { name: 'issuer', run: checkIssuer },
   { name: 'jwks', run: checkJwks },
   { name: 'https', run: checkHsts },
@@ -42,6 +46,8 @@ export interface DoctorReport {
 export interface DoctorOptions {
   checks?: readonly Check[];
   fetch?: typeof fetch;
+  /** `--management-url`. */
+  managementUrl?: string | undefined;
 }
 
 /** Runs every check against the public URL `url`; prints nothing. */
@@ -49,14 +55,17 @@ export async function runDoctor(context: CliContext, url: string, options: Docto
   const { checks = CHECKS, fetch = globalThis.fetch } = options;
   let durable: Promise<DurableStore> | undefined;
   let discovery: Promise<DiscoveryAnswer> | undefined;
+  let service: Promise<ServiceAnswer> | undefined;
   const doctor: DoctorContext = {
-    url: publicUrl(url),
+    url: absoluteUrl(url, '--url'),
     config: context.config,
     clock: context.clock,
     fetch,
     durable: () => (durable ??= context.openDurable()),
     discovery: () => (discovery ??= fetchDiscovery(doctor)),
     secrets: () => masterSecrets(context),
+    managementUrl: options.managementUrl === undefined ? undefined : absoluteUrl(options.managementUrl, '--management-url'),
+    service: () => (service ??= fetchServiceFacts(doctor)),
   };
   // Side by side: the checks share the discovery answer and the database, and a slow one
   // delays the report only by its own deadline.
@@ -80,16 +89,18 @@ async function runCheck(check: Check, context: DoctorContext): Promise<CheckResu
   }
 }
 
+const USAGE = 'idp doctor [--url URL] [--management-url URL]';
+
 /** The URL as IDP_BASE_URL is normalised: absolute http(s), no query or fragment, no trailing slash. */
-function publicUrl(raw: string): string {
+function absoluteUrl(raw: string, option: string): string {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new UsageError(`--url "${raw}": must be an absolute http or https URL (usage: idp doctor [--url URL])`);
+    throw new UsageError(`${option} "${raw}": must be an absolute http or https URL (usage: ${USAGE})`);
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password) {
-    throw new UsageError(`--url "${raw}": must be an http or https URL without a query, a fragment or credentials (usage: idp doctor [--url URL])`);
+    throw new UsageError(`${option} "${raw}": must be an http or https URL without a query, a fragment or credentials (usage: ${USAGE})`);
   }
   return url.href.replace(/\/+$/, '');
 }
@@ -100,8 +111,8 @@ function formatLine(result: CheckResult, width: number): string {
 }
 
 export async function doctorCommand(args: string[], context: CliContext): Promise<ExitCode> {
-  const { values } = parseCommand({ usage: 'idp doctor [--url URL]', options: { url: { type: 'string' } }, positionals: [] }, args);
-  const result = await runDoctor(context, values.url ?? context.config.baseUrl);
+  const { values } = parseCommand({ usage: USAGE, options: { url: { type: 'string' }, 'management-url': { type: 'string' } }, positionals: [] }, args);
+  const result = await runDoctor(context, values.url ?? context.config.baseUrl, { managementUrl: values['management-url'] });
   const width = Math.max(...result.checks.map((c) => c.name.length));
   report(context, result, () => result.checks.map((check) => formatLine(check, width)));
   return result.ok ? 0 : 1;

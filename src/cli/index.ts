@@ -15,6 +15,7 @@ import { runScopes } from './scopes.ts';
 import { runSecretHash } from './secret-hash.ts';
 import { runSecrets } from './secrets.ts';
 import { runSeed } from './seed.ts';
+import { runSql } from './sql.ts';
 import { runUsers } from './users.ts';
 import { runWebhooks } from './webhooks.ts';
 
@@ -30,6 +31,7 @@ const COMMANDS: Record<string, Command> = {
   webhooks: runWebhooks,
   secrets: runSecrets,
   'secret-hash': runSecretHash,
+  sql: runSql,
   doctor: doctorCommand,
   // `idp help clients add` says what `idp clients add --help` says.
   help: async (args, context) => {

@@ -3,7 +3,7 @@ import { addApiScope, listApiScopes, removeApiScope } from '../admin/scopes.ts';
 import { RULE_MESSAGES, isScopeToken } from '../admin/rules.ts';
 import { parseCommand, subcommand } from './args.ts';
 import { UsageError, type CliContext, type ExitCode } from './context.ts';
-import { changeRecorded } from './audit.ts';
+import { changeDeps, cliActor } from './audit.ts';
 import { report } from './output.ts';
 
 async function addScope(args: string[], context: CliContext): Promise<void> {
@@ -11,7 +11,7 @@ async function addScope(args: string[], context: CliContext): Promise<void> {
   const name = positionals[0] as string;
   // A malformed argument is a usage error (exit 2), as for every flag.
   if (!isScopeToken(name)) throw new UsageError(`scope "${name}": ${RULE_MESSAGES.scopeToken}`);
-  await changeRecorded(context, await context.openDurable(), { action: 'create', resource: 'api_scope', resource_id: name, fields: [] }, (tx) => addApiScope(tx, name));
+  await addApiScope(await changeDeps(context), name, cliActor(context));
   report(context, { api_scope: name, created: true }, () => [`API scope ${name} added`]);
 }
 
@@ -24,7 +24,7 @@ async function listScopes(args: string[], context: CliContext): Promise<void> {
 async function removeScope(args: string[], context: CliContext): Promise<void> {
   const { positionals } = parseCommand({ usage: 'idp scopes remove NAME', options: {}, positionals: ['NAME'] }, args);
   const name = positionals[0] as string;
-  await changeRecorded(context, await context.openDurable(), { action: 'delete', resource: 'api_scope', resource_id: name, fields: [] }, (tx) => removeApiScope(tx, name));
+  await removeApiScope(await changeDeps(context), name, cliActor(context));
   report(context, { api_scope: name, removed: true }, () => [`API scope ${name} removed`]);
 }
 

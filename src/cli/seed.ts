@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { AdminError, formatPath } from '../admin/errors.ts';
 import { applySeed, parseSeed, type SeedRecord, type SeedSummary } from '../admin/seed.ts';
 import { parseCommand } from './args.ts';
-import { auditChange } from './audit.ts';
+import { cliActor } from './audit.ts';
 import { RefusedError, type CliContext, type ExitCode } from './context.ts';
 import { report } from './output.ts';
 
@@ -35,12 +35,6 @@ function recordLine(record: SeedRecord): string {
   return `${record.type} ${record.id}: ${record.result === 'created' ? 'created' : record.fields.join(', ')}`;
 }
 
-/** The names of the fields written, by section (`clients.redirect_uris`, `api_scopes`), never a value. */
-function changedFields({ api_scopes: scopes, records }: SeedSummary): string[] {
-  const names = records.flatMap((r) => r.fields.map((field) => `${r.type}s.${field}`));
-  return [...(scopes.created > 0 ? ['api_scopes'] : []), ...new Set(names)].sort();
-}
-
 export async function runSeed(args: string[], context: CliContext): Promise<ExitCode> {
   const { positionals } = parseCommand({ usage: 'idp seed FILE.json', options: {}, positionals: ['FILE.json'] }, args);
   const path = positionals[0] as string;
@@ -48,7 +42,7 @@ export async function runSeed(args: string[], context: CliContext): Promise<Exit
   let summary: SeedSummary;
   try {
     const seed = parseSeed(raw);
-    summary = await applySeed({ durable: await context.openDurable(), secret: context.secret, clock: context.clock }, seed);
+    summary = await applySeed({ durable: await context.openDurable(), secret: context.secret, clock: context.clock }, seed, cliActor(context), path);
   } catch (error) {
     // A refused file: every wrong field on a line of its own, then the file named.
     if (error instanceof AdminError && error.problems.length > 0) {
@@ -58,6 +52,5 @@ export async function runSeed(args: string[], context: CliContext): Promise<Exit
   }
   const { clients, users, api_scopes, records } = summary;
   report(context, { clients, users, api_scopes, records }, () => [...records.map(recordLine), summaryLine(summary)]);
-  auditChange(context, { action: 'seed', resource: 'seed_file', resource_id: path, fields: changedFields(summary) });
   return 0;
 }

@@ -1,11 +1,10 @@
 /** `idp users add`: the flags become a local account for src/admin/users.ts, which adds it. */
-import { RULE_MESSAGES, isEmail, isPlainText } from '../admin/rules.ts';
-import { USER_FIELDS } from '../admin/seed-schema.ts';
+import { RULE_MESSAGES, isEmailAddress, isPlainText } from '../admin/rules.ts';
 import { createUser, type NewLocalUser } from '../admin/users.ts';
 import { parseCommand } from './args.ts';
 import { UsageError, type CliContext, type ExitCode } from './context.ts';
 import { report } from './output.ts';
-import { auditChange } from './audit.ts';
+import { changeDeps, cliActor } from './audit.ts';
 import { userDocument } from './user-view.ts';
 
 const ADD_SPEC = {
@@ -48,7 +47,7 @@ async function userFromFlags(args: string[], context: CliContext): Promise<NewLo
   const { values } = parseCommand(ADD_SPEC, args);
   const username = required('username', values.username);
   const password = await readPassword(values, context);
-  if (values.email !== undefined && isPlainText(values.email) && !isEmail(values.email)) throw new UsageError(`--email "${values.email}": ${RULE_MESSAGES.email}`);
+  if (values.email !== undefined && isPlainText(values.email) && !isEmailAddress(values.email)) throw new UsageError(`--email "${values.email}": ${RULE_MESSAGES.email}`);
   return {
     username,
     password,
@@ -64,8 +63,7 @@ async function userFromFlags(args: string[], context: CliContext): Promise<NewLo
 
 export async function addUser(args: string[], context: CliContext): Promise<ExitCode> {
   const input = await userFromFlags(args, context);
-  const { user } = await createUser(await context.openDurable(), input);
+  const { user: { record: user } } = await createUser(await changeDeps(context), input, cliActor(context));
   report(context, userDocument(user), () => [`created user ${input.username} (sub ${user.id})`]);
-  auditChange(context, { action: 'create', resource: 'user', resource_id: user.id, fields: USER_FIELDS });
   return 0;
 }

@@ -2,11 +2,11 @@
  * `idp users update U`: the flags become a patch for src/admin/user-update.ts (what no flag names
  * is kept; a new password ends the user's tokens); it prints the fields it changed.
  */
-import { RULE_MESSAGES, isEmail, isPlainText } from '../admin/rules.ts';
+import { RULE_MESSAGES, isEmailAddress, isPlainText } from '../admin/rules.ts';
 import { findUser } from '../admin/users.ts';
 import { updateUser, type UserPatch } from '../admin/user-update.ts';
 import { editedList, onOrOff, parseCommand } from './args.ts';
-import { auditChange } from './audit.ts';
+import { cliActor } from './audit.ts';
 import { UsageError, type CliContext, type ExitCode } from './context.ts';
 import { report } from './output.ts';
 import { userDocument } from './user-view.ts';
@@ -59,7 +59,7 @@ async function readPassword(context: CliContext): Promise<string> {
 
 function patchFromFlags(values: Values, storedRoles: readonly string[]): UserPatch {
   const email = text(values.email);
-  if (typeof email === 'string' && isPlainText(email) && !isEmail(email)) throw new UsageError(`--email "${email}": ${RULE_MESSAGES.email}`);
+  if (typeof email === 'string' && isPlainText(email) && !isEmailAddress(email)) throw new UsageError(`--email "${email}": ${RULE_MESSAGES.email}`);
   const patch: UserPatch = {
     given_name: text(values['given-name']),
     family_name: text(values['family-name']),
@@ -82,9 +82,9 @@ export async function updateUserCommand(args: string[], context: CliContext): Pr
   const durable = await context.openDurable();
   const user = await findUser(durable, positionals[0] as string, [context.config.signIn.source]);
   const patch = { ...patchFromFlags(values, user.roles), password };
-  const updated = await updateUser({ durable, secret: context.secret, clock: context.clock }, user, patch);
-  if (updated.changed.length > 0) auditChange(context, { action: 'update', resource: 'user', resource_id: user.subject, fields: updated.changed });
-  report(context, { ...userDocument(updated.user), changed: updated.changed }, () => [
+  // A password given on stdin is set, and the user's tokens end, even when it is the current one.
+  const updated = await updateUser({ durable, secret: context.secret, clock: context.clock }, user, patch, cliActor(context), { explicit: true });
+  report(context, { ...userDocument(updated.user.record), changed: updated.changed }, () => [
     updated.changed.length === 0 ? `user ${user.username}: nothing changed` : `user ${user.username}: ${updated.changed.join(', ')}`,
   ]);
   return 0;

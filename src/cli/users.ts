@@ -7,7 +7,7 @@ import type { UserFlag, UserRecord } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { parseCommand, subcommand } from './args.ts';
 import type { CliContext, ExitCode } from './context.ts';
-import { auditChange, changeRecorded } from './audit.ts';
+import { changeDeps, cliActor } from './audit.ts';
 import { formatTable, report } from './output.ts';
 import { USER_TABLE_HEADERS, userDocument, userFieldLines, userRow } from './user-view.ts';
 import { addUser } from './users-add.ts';
@@ -27,13 +27,13 @@ const WIRE_FLAG: Record<UserFlag, string> = {
 
 function setFlag(flag: UserFlag, value: boolean, done: string): UserCommand {
   return async (user, durable, context) => {
-    await changeRecorded(context, durable, { action: 'update', resource: 'user', resource_id: user.subject, fields: [WIRE_FLAG[flag]] }, (tx) => setUserFlag(tx, user, flag, value));
+    await setUserFlag(await changeDeps(context, durable), user, flag, value, cliActor(context));
     report(context, { username: user.username, sub: user.subject, [WIRE_FLAG[flag]]: value }, () => [`user ${user.username} ${done}`]);
   };
 }
 
 const removeCommand: UserCommand = async (user, durable, context) => {
-  await changeRecorded(context, durable, { action: 'delete', resource: 'user', resource_id: user.subject, fields: [] }, (tx) => removeUser(tx, user));
+  await removeUser(await changeDeps(context, durable), user, cliActor(context));
   report(context, { username: user.username, sub: user.subject, removed: true }, () => [`user ${user.username} removed`]);
 };
 
@@ -46,11 +46,7 @@ const RESET_NOTICE_DETAIL = 'An administrator reset your second factors; you wil
  * the command waits for the mail server (for a while) and warns, without failing, if it was not sent.
  */
 const resetMfa: UserCommand = async (user, durable, context) => {
-  const result = await resetSecondFactors({ durable, clock: context.clock }, user);
-  if (result.kind === 'reset') {
-    context.audit({ type: 'mfa_removed', user_id: user.id, kinds: result.removed, actor: 'cli' });
-    auditChange(context, { action: 'update', resource: 'user', resource_id: user.subject, fields: ['second_factors', 'must_enrol_mfa'] });
-  }
+  const result = await resetSecondFactors(await changeDeps(context, durable), user, cliActor(context));
   const document = { username: user.username, sub: user.subject, removed: result.removed, must_enrol_mfa: result.user.mustEnrolMfa };
   report(context, document, () => [result.kind === 'reset'
     ? `user ${user.username}: second factors removed (${result.removed.join(', ')}), tokens revoked; they set up a new one at the next sign-in`

@@ -8,7 +8,7 @@ import {
   createWebhook, getWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook, removeWebhook,
   rotateWebhookSecret, testWebhook, updateWebhook, type WebhookDeps,
 } from '../admin/webhooks.ts';
-import type { AdminChange } from '../events/audit-events.ts';
+import { cliActor } from './audit.ts';
 import { createAddressPolicy } from '../events/addresses.ts';
 import { deriveKeyring } from '../tokens/secret-box.ts';
 import { parseCommand, subcommand } from './args.ts';
@@ -26,7 +26,6 @@ async function depsOf(context: CliContext): Promise<WebhookDeps> {
   };
 }
 
-const logged = (context: CliContext, event: AdminChange) => context.audit(event, { inOutbox: true });
 const ADD_USAGE = 'idp webhooks add --url U [--event TYPE]... [--description D]';
 
 async function add(args: string[], context: CliContext): Promise<void> {
@@ -36,8 +35,7 @@ async function add(args: string[], context: CliContext): Promise<void> {
     positionals: [],
   }, args);
   if (values.url === undefined) throw new UsageError(`missing --url (usage: ${ADD_USAGE})`);
-  const { endpoint, secret, event } = await createWebhook(await depsOf(context), { url: values.url, event_types: values.event, description: values.description }, { actor: 'cli' });
-  logged(context, event);
+  const { endpoint, secret } = await createWebhook(await depsOf(context), { url: values.url, event_types: values.event, description: values.description }, cliActor(context));
   report(context, { ...endpoint, secret }, () => [
     `webhook endpoint ${endpoint.id} added for ${endpoint.event_types.join(' ')}; its signing secret, shown only this once:`,
     secret,
@@ -60,7 +58,7 @@ const BY_ID: Record<string, ById> = {
   enable: (id, deps, context) => setEnabled(id, deps, context, true),
   disable: (id, deps, context) => setEnabled(id, deps, context, false),
   remove: async (id, deps, context) => {
-    logged(context, (await removeWebhook(deps, id, { actor: 'cli' })).event);
+    await removeWebhook(deps, id, cliActor(context));
     report(context, { id, removed: true }, () => [`webhook endpoint ${id} removed`]);
   },
   test: async (id, deps, context) => {
@@ -68,8 +66,7 @@ const BY_ID: Record<string, ById> = {
     report(context, { id, event_id: eventId }, () => [`webhook.test event ${eventId} queued for ${id} (idp webhooks deliveries ${id} shows how it went)`]);
   },
   'rotate-secret': async (id, deps, context) => {
-    const { secret, previousValidUntil, event } = await rotateWebhookSecret(deps, id, { actor: 'cli' });
-    logged(context, event);
+    const { secret, previousValidUntil } = await rotateWebhookSecret(deps, id, cliActor(context));
     const until = previousValidUntil.toISOString();
     report(context, { id, secret, previous_secret_expires_at: until }, () => [
       `webhook endpoint ${id} has a new secret (the previous one signs beside it until ${until}), shown only this once:`,
@@ -83,8 +80,7 @@ const BY_ID: Record<string, ById> = {
 };
 
 async function setEnabled(id: string, deps: WebhookDeps, context: CliContext, enabled: boolean): Promise<void> {
-  const { endpoint, event } = await updateWebhook(deps, id, { enabled }, { actor: 'cli' });
-  logged(context, event);
+  const { endpoint } = await updateWebhook(deps, id, { enabled }, cliActor(context));
   report(context, endpoint, () => [`webhook endpoint ${id} ${enabled ? 'enabled' : 'disabled'}`]);
 }
 

@@ -10,6 +10,17 @@ const PRODUCTION_DEMANDS: ReadonlyArray<readonly [string, string]> = [
   ['IDP_BASE_URL', 'is required when NODE_ENV=production (the https URL clients and browsers use)'],
 ];
 
+/** The management port of production unless IDP_MANAGEMENT_PORT says otherwise (the Prometheus exporters' 9464). */
+export const PRODUCTION_MANAGEMENT_PORT = 9464;
+
+/**
+ * IDP_MANAGEMENT_PORT, or 9464 in production: the metrics name every client and its traffic, so
+ * in production they are never on the public port (0: a port the system chooses).
+ */
+export function managementPortOf(env: Pick<Env, 'NODE_ENV' | 'IDP_MANAGEMENT_PORT'>): number | undefined {
+  return env.IDP_MANAGEMENT_PORT ?? (env.NODE_ENV === 'production' ? PRODUCTION_MANAGEMENT_PORT : undefined);
+}
+
 /** What production demands and is unset, read from the raw environment or the parsed one alike. */
 export function missingInProduction(env: Record<string, unknown>): Problem[] {
   if (String(env.NODE_ENV ?? '').trim() !== 'production') return [];
@@ -31,7 +42,7 @@ export function deploymentProblems(env: Env): Problem[] {
   if (env.IDP_REFRESH_TOKEN_IDLE_LIFETIME > env.IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME) {
     problems.push({ variable: 'IDP_REFRESH_TOKEN_IDLE_LIFETIME', message: 'must not exceed IDP_REFRESH_TOKEN_ABSOLUTE_LIFETIME' });
   }
-  if (env.IDP_ADMIN_API === 'management' && env.IDP_MANAGEMENT_PORT === 0) {
+  if (env.IDP_ADMIN_API === 'management' && managementPortOf(env) === undefined) {
     problems.push({ variable: 'IDP_ADMIN_API', message: 'management needs IDP_MANAGEMENT_PORT (the port the administration API is then served on)' });
   }
   if (env.IDP_KEY_PUBLISH_AHEAD >= env.IDP_KEY_ROTATION_INTERVAL) {

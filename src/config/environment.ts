@@ -35,6 +35,7 @@ export const EXAMPLES: Record<string, string> = {
   IDP_UPSTREAM_CLIENT_ID: 'idp',
   IDP_TOKEN_RATE_LIMIT: '600',
   IDP_AUTHORIZE_RATE_LIMIT: '300',
+  IDP_ADMIN_API_RATE_LIMIT: '1200',
   IDP_DATABASE_POOL_SIZE: '20',
   IDP_DATABASE_LISTEN_URL: 'postgres://idp:secret@db.internal:5432/idp',
   IDP_DATABASE_PREPARED_STATEMENTS: 'off',
@@ -68,7 +69,8 @@ export const envSchema = z.object({
   // Their defaults depend on NODE_ENV and on whether they were set: see toConfig.
   PORT: integerIn(0, 65535, undefined),
   HOST: optionalText,
-  IDP_MANAGEMENT_PORT: integerIn(1, 65535, 0),
+  // Its default depends on NODE_ENV (9464 in production); 0 lets the system choose a free port.
+  IDP_MANAGEMENT_PORT: integerIn(0, 65535, undefined),
   IDP_MANAGEMENT_HOST: optionalText.transform((v) => v ?? '127.0.0.1'),
   IDP_MANAGEMENT_HOSTS: hostNames,
   OTEL_EXPORTER_OTLP_ENDPOINT: urlWithSchemes(['http:', 'https:']),
@@ -102,6 +104,7 @@ export const envSchema = z.object({
   IDP_UPSTREAM_CLIENT_SECRET: z.string().optional(),
   IDP_TOKEN_RATE_LIMIT: integerIn(1, 10_000_000, 600),
   IDP_AUTHORIZE_RATE_LIMIT: integerIn(1, 10_000_000, 300),
+  IDP_ADMIN_API_RATE_LIMIT: integerIn(1, 10_000_000, 1200),
   IDP_DATABASE_POOL_SIZE: integerIn(1, 1000, 20),
   IDP_DATABASE_LISTEN_URL: urlWithSchemes(['postgres:', 'postgresql:']),
   IDP_DATABASE_PREPARED_STATEMENTS: onOff(true),

@@ -3,6 +3,7 @@
  * once here, and the sender. No message of this file quotes a value: the URL may hold a password.
  */
 import { z } from 'zod';
+import { isEmailAddress } from '../email-address.ts';
 import { isLoopbackHost } from './values.ts';
 
 /** The mail server as the URL names it; `password` is the URL's, percent-decoded. */
@@ -50,9 +51,13 @@ export const smtpUrl = z
     return { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : implicitTls ? 465 : 587, implicitTls, user, password };
   });
 
-/** A mailbox `local@domain`, or `Name <local@domain>`. */
-const MAILBOX = /^[^\s@<>"]+@[^\s@<>"]+$/;
-const NAMED_MAILBOX = /^[^<>\p{Cc}]*<([^\s@<>"]+@[^\s@<>"]+)>$/u;
+/** `Name <local@domain>`: a display name, then the one address (src/email-address.ts) in angle brackets. */
+const NAMED_MAILBOX = /^[^<>\p{Cc}]*<([^<>]*)>$/u;
+
+/** A bare address, or a name and a bare address: the sender is the operator's, a display name is welcome. */
+function isMailbox(value: string): boolean {
+  return isEmailAddress(value) || isEmailAddress(NAMED_MAILBOX.exec(value)?.[1] ?? '');
+}
 
 export const mailFrom = z
   .string()
@@ -60,7 +65,7 @@ export const mailFrom = z
   .transform((v, ctx) => {
     const value = v?.trim();
     if (value === undefined || value === '') return undefined;
-    if (MAILBOX.test(value) || NAMED_MAILBOX.test(value)) return value;
+    if (isMailbox(value)) return value;
     ctx.addIssue({ code: 'custom', message: 'must be an email address, or a name and an address in angle brackets' });
     return z.NEVER;
   });

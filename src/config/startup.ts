@@ -51,7 +51,7 @@ export function describeDatabase(config: Config): string {
 }
 
 /** The store as `redis host:port`, or the kind and nodes of a Sentinel or Cluster URL; no password. */
-function describeRedis(urlText: string): string {
+export function describeRedis(urlText: string): string {
   const target = parseRedisUrl(urlText);
   if (target.kind === 'single') return `redis ${hostOf(urlText)}`;
   const nodes = target.nodes.map((n) => `${n.host}:${n.port}`).join(',');

@@ -1,17 +1,21 @@
 /**
  * Which addresses and URLs a webhook may reach (server-side request forgery): none that is
  * loopback, private (RFC 1918, RFC 4193), link-local (cloud metadata at 169.254.169.254 included),
- * CGNAT (RFC 6598), unspecified, multicast or reserved, in IPv4 or IPv6 form (IPv4-compatible ::/96 too; an IPv4-mapped
- * IPv6 address is judged as its IPv4 address), unless IDP_WEBHOOK_ALLOWED_NETWORKS lists it.
+ * CGNAT (RFC 6598), unspecified, multicast or reserved, in IPv4 or IPv6 form (IPv4-compatible ::/96 too,
+ * site-local fec0::/10, discard-only 100::/64), unless IDP_WEBHOOK_ALLOWED_NETWORKS lists it. An IPv6
+ * address that carries an IPv4 address (mapped, translated, NAT64, 6to4, Teredo: src/events/embedded-ipv4.ts)
+ * is judged by that IPv4 address too: behind a NAT64 gateway `[64:ff9b::a00:1]` is 10.0.0.1.
  * Outside production loopback and `http:` are allowed, so that a developer can receive events locally.
  */
 import { BlockList, isIP } from 'node:net';
+import { embeddedIPv4 } from './embedded-ipv4.ts';
 
 const REFUSED_V4 = [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
   ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const;
-const REFUSED_V6 = [['::', 96], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const;
+// RFC 3879 deprecated site-local fec0::/10 but a network may still route it; RFC 6666 100::/64 discards.
+const REFUSED_V6 = [['::', 96], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['100::', 64]] as const;
 
 export interface AddressPolicyOptions {
   production: boolean;
@@ -61,7 +65,7 @@ export function createAddressPolicy(options: AddressPolicyOptions): AddressPolic
     const type = family === 4 ? 'ipv4' : 'ipv6';
     if (allowed.check(address, type)) return true;
     if (!options.production && loopback.check(address, type)) return true;
-    return !refused.check(address, type);
+    return !refused.check(address, type) && embeddedIPv4(address).every(permits);
   };
   return {
     permits,

@@ -1,12 +1,11 @@
 /**
  * A user's passkeys as the account page shows and changes them: listed (never their key),
  * renamed, removed. Each change is of the user's own passkey only, and removing the user's last
- * second factor is refused.
+ * second factor is refused (factor-removal.ts).
  */
-import type { Audit } from '../events/record.ts';
-import { passkeyFactors, STANDING_FACTOR_KINDS, type FactorRecord, type UserRecord } from '../store/records.ts';
+import { passkeyFactors, type FactorRecord, type UserRecord } from '../store/records.ts';
 import type { FactorRepository } from '../store/types.ts';
-import type { SecurityNotices } from './security-notices.ts';
+import { removeOwnFactor, type RemovalDeps } from './factor-removal.ts';
 
 /** What a page or a command shows of a passkey. */
 export interface PasskeySummary {
@@ -55,27 +54,13 @@ export async function renamePasskey(deps: { factors: Pick<FactorRepository, 'ren
   return (await deps.factors.rename(factorId, name)) ? 'ok' : 'not_found';
 }
 
-/** Where a removal is decided and told: the store, the audit line, the user's mail. */
-export interface RemovalDeps {
-  factors: Pick<FactorRepository, 'removeUnlessLast'>;
-  notices: SecurityNotices;
-  audit: Audit;
-}
-
 /**
- * Removes one of the user's passkeys (the user's own act: audited `mfa_removed` with actor
- * `user`, and mailed). Never the user's last authenticator app or passkey: every user who has set
- * up a second factor keeps one (there is no setting that turns MFA off for a user or a
- * deployment, and a stolen password with a live session must not strip it); to change factors a
- * user adds the new one first, and only an administrator's `idp users reset-mfa` takes the last.
- * The store decides it with the user's row locked, not from this possibly cached copy.
+ * Removes one of the user's passkeys, under the one rule of every factor's removal
+ * (factor-removal.ts): never the user's last authenticator app or passkey.
  */
 export async function removePasskey(deps: RemovalDeps, user: Pick<UserRecord, 'id' | 'email' | 'factors'>, factorId: string): Promise<PasskeyChange> {
   const own = ownPasskey(user, factorId);
   if (!own) return 'not_found';
-  const result = await deps.factors.removeUnlessLast(user.id, factorId, STANDING_FACTOR_KINDS);
-  if (result !== 'removed') return result === 'last' ? 'last_second_factor' : 'not_found';
-  deps.audit({ type: 'mfa_removed', user_id: user.id, kinds: ['passkey'], actor: 'user' });
-  deps.notices.mail(user, 'mfa_removed', `The passkey "${own.name}" was removed.`);
-  return 'ok';
+  const result = await removeOwnFactor(deps, user, own, `The passkey "${own.name}" was removed.`);
+  return result === 'removed' ? 'ok' : result;
 }

@@ -50,7 +50,11 @@ export type AuthenticationResult =
   | { ok: false; reason: 'no_challenge' | 'unknown_passkey' | 'not_verified' };
 
 /** `first`: the passkey is the user's first second factor (the recovery codes are made with it). */
-export type RegistrationResult = { ok: true; factor: FactorRecord; first: boolean } | { ok: false; reason: 'no_challenge' | 'not_verified' };
+/** What a person is told when the authenticator offers a passkey that is registered already (to whom is not said). */
+export const REGISTERED_ALREADY = 'This passkey is registered already. Use another authenticator, or another passkey of this one.';
+
+/** `registered_already`: the credential id is stored already (a user's, this one's or another's): it names one passkey of one user. */
+export type RegistrationResult = { ok: true; factor: FactorRecord; first: boolean } | { ok: false; reason: 'no_challenge' | 'not_verified' | 'registered_already' };
 
 export function createPasskeys(deps: PasskeyDeps) {
   const rp = deps.relyingParty;
@@ -102,8 +106,11 @@ export function createPasskeys(deps: PasskeyDeps) {
         backedUp: info.credentialBackedUp,
         aaguid: info.aaguid,
       };
+      // A sign-in finds the passkey by its credential id: a second row with it would sign in the
+      // wrong user. Refused here; the store refuses a concurrent one too (no row, no error).
+      if (await deps.factors.findPasskey(passkey.credentialId)) return { ok: false, reason: 'registered_already' };
       const factor = await deps.factors.add({ userId, kind: 'passkey', name, secretSealed: null, passkey });
-      if (!factor) throw new Error('a passkey factor was not stored');
+      if (!factor) return { ok: false, reason: 'registered_already' };
       return { ok: true, factor, first: firstStandingFactor(await deps.factors.listForUser(userId))?.id === factor.id };
     },
 

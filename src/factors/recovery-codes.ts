@@ -9,7 +9,7 @@
 import { createHmac, randomInt } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Audit } from '../events/record.ts';
-import type { UserRecord } from '../store/records.ts';
+import { hasSecondFactor, type UserRecord } from '../store/records.ts';
 import type { FactorRepository } from '../store/types.ts';
 import { keysOf, type Keyring } from '../tokens/secret-box.ts';
 import type { SecurityNotices } from './security-notices.ts';
@@ -85,9 +85,12 @@ export function recoveryCodesLeft(user: Pick<UserRecord, 'factors'>): number {
 
 /**
  * "Generate new codes" (the account page): a new set, to be shown once, with its audit event and
- * the user's mail; the old set no longer works.
+ * the user's mail; the old set no longer works. Undefined, and nothing stored, for a user without
+ * an authenticator app or passkey: a recovery code stands in for one, and codes alone would make
+ * every sign-in ask for one.
  */
-export async function regenerateRecoveryCodes(deps: RecoveryCodeDeps & { notices: SecurityNotices }, user: Pick<UserRecord, 'id' | 'email'>, audit: Audit): Promise<string[]> {
+export async function regenerateRecoveryCodes(deps: RecoveryCodeDeps & { notices: SecurityNotices }, user: Pick<UserRecord, 'id' | 'email' | 'factors'>, audit: Audit): Promise<string[] | undefined> {
+  if (!hasSecondFactor(user)) return undefined;
   const codes = await generateRecoveryCodes(deps, user.id);
   audit({ type: 'recovery_codes_generated', user_id: user.id, count: codes.length });
   deps.notices.mail(user, 'recovery_codes_generated');

@@ -3,6 +3,7 @@
  * out in the background. A failure is logged (the recipient and why, never the message, its
  * code or the credentials) and counted; nothing of it reaches the page that sent the message.
  */
+import { isEmailAddress } from '../email-address.ts';
 import type { MailLog, MailMessage, Mailer, MailResults } from './mailer.ts';
 import { safeReason, smtpTransport, type SmtpSettings, type SmtpTls } from './smtp.ts';
 
@@ -40,7 +41,9 @@ export function createSmtpMailer(options: SmtpMailerOptions): SmtpMailer {
   };
   const deliver = async (message: MailMessage) => {
     try {
-      await transport.sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html });
+      // The envelope is set, not derived from the headers: RCPT TO is exactly the stored address.
+      const envelope = { from, to: [{ name: '', address: message.to }] };
+      await transport.sendMail({ from, to: message.to, envelope, subject: message.subject, text: message.text, html: message.html });
       if (!closed) results.sent++;
     } catch (error) {
       if (closed) return;
@@ -63,6 +66,8 @@ export function createSmtpMailer(options: SmtpMailerOptions): SmtpMailer {
   return {
     available: true,
     send(message) {
+      // A stored value from before addresses were checked (`<attacker@evil.example>nina`) is never mailed.
+      if (!isEmailAddress(message.to)) return drop(message, 'the recipient is not a bare email address');
       if (closing) return drop(message, 'the service is shutting down');
       if (queue.length >= queueLimit) return drop(message, `${queueLimit} messages already wait for the mail server`);
       queue.push(message);

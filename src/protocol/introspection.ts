@@ -4,9 +4,8 @@
  * user locked or removed, exactly `{"active": false}`.
  */
 import { OAuthError } from '../errors.ts';
-import type { UserRepository } from '../store/types.ts';
-import { isAccessTokenRevoked, type RevocationList } from '../tokens/revocation-list.ts';
 import type { Audit } from '../events/record.ts';
+import { judgeAccessClaims, type AccessTokenDeps } from './access-token.ts';
 import type { AuthenticatedClient } from './client-auth.ts';
 import type { Params } from './params.ts';
 import { currentGenerationIssuedAt, findToken, isRefreshActive, type TokenLookupDeps } from './token-lookup.ts';
@@ -15,10 +14,7 @@ export type IntrospectionResponse =
   | { active: false }
   | { active: true; iss: string; sub: string; client_id: string; scope: string; token_type: 'Bearer'; iat: number; exp: number };
 
-export interface IntrospectionDeps extends TokenLookupDeps {
-  revocations: RevocationList;
-  users: Pick<UserRepository, 'getById'>;
-}
+export interface IntrospectionDeps extends TokenLookupDeps, AccessTokenDeps {}
 
 const INACTIVE: IntrospectionResponse = { active: false };
 
@@ -35,14 +31,8 @@ export async function introspect(params: Params, { client, method }: Authenticat
   if (found.kind === 'access') {
     const { payload } = found;
     if (payload.client_id !== client.clientId || typeof payload.jti !== 'string') return INACTIVE;
-    // Independent lookups, asked together. A user's token of a user since locked or removed is
-    // inactive, as userinfo refuses it (client credentials tokens name no user).
-    const [revoked, user] = await Promise.all([
-      isAccessTokenRevoked(deps.revocations, payload),
-      typeof payload.svc_uid === 'string' ? deps.users.getById(payload.svc_uid) : undefined,
-    ]);
-    if (revoked) return INACTIVE;
-    if (typeof payload.svc_uid === 'string' && (!user || user.locked)) return INACTIVE;
+    // Active exactly when userinfo and the administration API would accept it.
+    if (!(await judgeAccessClaims(payload, deps)).holds) return INACTIVE;
     return {
       active: true,
       iss: deps.issuer,

@@ -4,13 +4,12 @@
  * the family's salt; or, issued before generations, by hash), tried in the order the hint
  * suggests (RFC 7009 §2.1: a wrong hint only changes the order).
  */
-import { epochSeconds, type Clock } from '../clock.ts';
 import type { RefreshFamilyState } from '../store/records.ts';
 import type { RefreshTokenRepository } from '../store/types.ts';
-import { verifyJwt, type TokenClaims } from '../tokens/jwt.ts';
-import type { KeyManager } from '../tokens/keys.ts';
+import type { TokenClaims } from '../tokens/jwt.ts';
 import { hashToken } from '../tokens/opaque.ts';
 import type { RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
+import { readAccessToken, type AccessTokenDeps } from './access-token.ts';
 
 /** What finding a refresh token reads: the families, and the codec that checks a token is ours. */
 export interface RefreshLookupDeps {
@@ -19,11 +18,7 @@ export interface RefreshLookupDeps {
 }
 
 /** What finding any token reads: the refresh token lookup, and the keys that verify access tokens. */
-export interface TokenLookupDeps extends RefreshLookupDeps {
-  issuer: string;
-  clock: Clock;
-  keys: KeyManager;
-}
+export interface TokenLookupDeps extends RefreshLookupDeps, Pick<AccessTokenDeps, 'issuer' | 'clock' | 'keys'> {}
 
 export type FoundToken =
   | { kind: 'access'; payload: TokenClaims & { jti?: string; client_id?: string } }
@@ -39,9 +34,9 @@ export interface PresentedRefresh {
 /** The shape of refresh tokens issued before generations: 256 random bits, base64url. */
 const LEGACY_REFRESH_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
-/** verifyJwt answers undefined at once for anything not shaped as a compact JWS (a refresh token). */
+/** readAccessToken answers undefined at once for anything not shaped as a compact JWS (a refresh token). */
 async function findAccess(token: string, deps: TokenLookupDeps): Promise<FoundToken | undefined> {
-  const payload = await verifyJwt(deps.keys, 'access', token, { issuer: deps.issuer, now: epochSeconds(deps.clock) });
+  const payload = await readAccessToken(token, deps);
   return payload ? { kind: 'access', payload } : undefined;
 }
 

@@ -50,13 +50,16 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
   const refuse = (reply: FastifyReply, signedIn: SignedIn, section: AccountSection, refusal: { error: string; invalid: string[] }) =>
     show(reply, signedIn, { message: { section, kind: 'error', text: refusal.error, invalid: refusal.invalid } });
 
-  /** Registers a form: a `confirm` one (a security change) needs a recent sign-in, else it is asked for first. */
-  function form(path: string, confirm: ConfirmedAction | null, handler: Handler): void {
+  /**
+   * Registers a form: a `confirm` one (a security change) needs a recent sign-in, else it is asked
+   * for first; a signed-out browser goes to `signedOut`.
+   */
+  function form(path: string, confirm: ConfirmedAction | null, handler: Handler, signedOut = accountPath): void {
     app.post(`/account${path}`, { config }, async (request: FastifyRequest, reply) => {
       const browser = adapter.browserRequest(request);
       const signedIn = await account.base.signedIn(browser.sessionId);
       // Signed out meanwhile: the page signs in again; nothing was posted that could change anything.
-      if (!signedIn) return seeOther(reply, accountPath);
+      if (!signedIn) return seeOther(reply, signedOut);
       const fields = singleValued(request.body);
       if (!account.base.validCsrf(signedIn, fields.csrf_token)) throw foreignForm();
       if (confirm && !account.base.isRecent(signedIn)) return seeOther(reply, `${accountPath}/sign-in-again?for=${confirm}`);
@@ -100,10 +103,16 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
     throw new OAuthError('invalid_request', result.error, { redirectable: false });
   });
 
-  form('/recovery-codes', 'recovery-codes', async (signedIn, _fields, browser, reply) =>
-    showCodes(reply, signedIn, await account.security.newRecoveryCodes(signedIn, browser.audit), 'codes-generated'));
+  form('/recovery-codes', 'recovery-codes', async (signedIn, _fields, browser, reply) => {
+    const result = await account.security.newRecoveryCodes(signedIn, browser.audit);
+    return 'codes' in result ? showCodes(reply, signedIn, result.codes, 'codes-generated') : refuse(reply, signedIn, 'codes', result);
+  });
 
-  for (const notice of ['totp-added', 'codes-generated']) form(`/continue/${notice}`, null, async (_signedIn, _fields, _browser, reply) => done(reply, notice));
+  // The first second factor set up here leaves the session owing it (its sign-in used none): the
+  // page then signs in again, with the new factor, and shows the notice after.
+  for (const notice of ['totp-added', 'codes-generated', 'passkey-added']) {
+    form(`/continue/${notice}`, null, async (_signedIn, _fields, _browser, reply) => done(reply, notice), `${accountPath}?done=${notice}`);
+  }
 
   passkeyFormRoutes({
     passkeys: account.passkeys, form, done, showCodes,
@@ -113,8 +122,8 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
   profileFormRoutes({ account, form, done, refuse });
 
   form('/totp/remove', 'totp-remove', async (signedIn, _fields, browser, reply) => {
-    await account.security.removeTotp(signedIn, browser.audit);
-    return done(reply, 'totp-removed');
+    const refusal = await account.security.removeTotp(signedIn, browser.audit);
+    return refusal ? refuse(reply, signedIn, 'totp', refusal) : done(reply, 'totp-removed');
   });
 
   form('/applications/remove', null, async (signedIn, fields, browser, reply) => {

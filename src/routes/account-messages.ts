@@ -55,9 +55,14 @@ export const isConfirmedAction = (value: unknown): value is ConfirmedAction => t
 
 const notice = (section: AccountSection, text: string): AccountMessage => ({ section, kind: 'notice', text, invalid: [] });
 
+/** The notice `?done=` names, when it is one of ours (only such a key is carried through a sign-in). */
+export const doneOf = (query: Record<string, unknown>): string | undefined =>
+  typeof query.done === 'string' && Object.hasOwn(NOTICES, query.done) ? query.done : undefined;
+
 /** The message a query asks for (`done` or `confirmed`), when it names one. */
 export function messageOf(query: Record<string, unknown>): AccountMessage | undefined {
-  const done = typeof query.done === 'string' && Object.hasOwn(NOTICES, query.done) ? NOTICES[query.done] : undefined;
+  const key = doneOf(query);
+  const done = key === undefined ? undefined : NOTICES[key];
   if (done) return notice(...done);
   if (!isConfirmedAction(query.confirmed)) return undefined;
   const action = CONFIRMED_ACTIONS[query.confirmed];

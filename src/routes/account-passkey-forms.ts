@@ -38,6 +38,4 @@ export function passkeyFormRoutes({ passkeys, form, done, refused, showCodes }: 
     const refusal = await passkeys.remove(signedIn, fields, browser.audit);
     return refusal ? refused(reply, signedIn, refusal) : done(reply, 'passkey-removed');
   });
-
-  form('/continue/passkey-added', null, async (_signedIn, _fields, _browser, reply) => done(reply, 'passkey-added'));
 }

@@ -11,7 +11,7 @@ import { EMAIL_CODE } from '../sessions/email-verification.ts';
 import { passwordRules } from '../sources/password-policy.ts';
 import { connectionsOf } from './account-connections.ts';
 import { accountFormRoutes, type AccountRouteOptions } from './account-forms.ts';
-import { CONFIRMED_ACTIONS, confirmingOf, isConfirmedAction, messageOf, type AccountMessage, type Confirming } from './account-messages.ts';
+import { CONFIRMED_ACTIONS, confirmingOf, doneOf, isConfirmedAction, messageOf, type AccountMessage, type Confirming } from './account-messages.ts';
 import { renderPage } from './shared/pages.ts';
 
 export type { AccountRouteOptions };
@@ -46,11 +46,14 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRouteO
   app.get<AccountQuery>('/account', { config }, async (request, reply) => {
     const browser = adapter.browserRequest(request);
     const emailCode = typeof request.query.email_code === 'string' && EMAIL_CODE.test(request.query.email_code) ? request.query.email_code : undefined;
+    const doneKey = doneOf(request.query);
     const signedIn = await account.base.signedIn(browser.sessionId);
-    // The mailed link's code is kept through the sign-in: it comes back to this page filled in.
+    // The mailed link's code is kept through the sign-in: it comes back to this page filled in. So
+    // is a notice: the first second factor set up here is asked for at once, by a new sign-in.
     if (!signedIn) {
       await rateLimiter.consume(`authorize:${request.ip}`);
-      return adapter.send(reply, await flow.beginAccount(browser, emailCode ? `${accountPath}?email_code=${emailCode}` : accountPath));
+      const query = new URLSearchParams({ ...(doneKey ? { done: doneKey } : {}), ...(emailCode ? { email_code: emailCode } : {}) }).toString();
+      return adapter.send(reply, await flow.beginAccount(browser, query ? `${accountPath}?${query}` : accountPath));
     }
     const message = messageOf(request.query);
     const confirming = confirmingOf(request.query);

@@ -7,6 +7,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AdminError, type AdminErrorCode, type FieldPath } from '../admin/errors.ts';
+import type { ProblemWire } from '../admin/wire-schemas.ts';
 import { OAuthError } from '../errors.ts';
 import { isStoreUnavailable } from '../store/unavailable.ts';
 import type { AuthorizationTarget } from '../sessions/authorization-request.ts';
@@ -168,7 +169,8 @@ export function sendProblem(reply: FastifyReply, error: unknown): FastifyReply {
   if (status === 401) reply.header('www-authenticate', 'Bearer error="invalid_token"');
   if (status === 403 && oauth?.scope) reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${oauth.scope}"`);
   if (oauth?.retryAfter !== undefined) reply.header('retry-after', String(oauth.retryAfter));
-  return reply.send(JSON.stringify({ type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...(errors.length > 0 ? { errors } : {}) }));
+  const problem: ProblemWire = { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...(errors.length > 0 ? { errors: [...errors] } : {}) };
+  return reply.send(JSON.stringify(problem));
 }
 
 /** Inside the administration API's prefix: every error, an unknown route too, is problem details. */

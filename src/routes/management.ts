@@ -1,6 +1,6 @@
 /**
- * IDP_MANAGEMENT_PORT: /metrics, /healthz and /readyz on a port of their own (loopback by
- * default), for Prometheus and probes inside the network. It listens when the public app gets
+ * IDP_MANAGEMENT_PORT: /metrics, /healthz, /readyz and /config (what `idp doctor` asks) on a port
+ * of their own (loopback by default), for Prometheus, probes and operators inside the network. It listens when the public app gets
  * ready (a port in use fails the start) and closes with it.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -15,6 +15,9 @@ import { registerAdminApi } from './admin/index.ts';
 import { healthRoutes } from './health.ts';
 import { createRequestAudit } from './shared/audit.ts';
 import { metricsRoutes } from './metrics.ts';
+import { serviceFactsRoutes } from './service-facts.ts';
+import { serviceFacts } from '../config/facts.ts';
+import { SERVICE_VERSION } from '../version.ts';
 import { createManagementHostCheck } from './shared/host.ts';
 
 const FOREIGN_HOST = 'The management port answers only for an IP address, a name without a dot (such as localhost or a container name), '
@@ -25,6 +28,7 @@ export function serveManagementPort(app: FastifyInstance, management: NonNullabl
   refuseForeignHosts(server, management);
   void server.register(healthRoutes, { durable: services.durable, ephemeral: services.ephemeral, source: services.source });
   void server.register(metricsRoutes, { metrics });
+  void server.register(serviceFactsRoutes, { facts: serviceFacts(services.config, SERVICE_VERSION) });
   if (services.config.adminApi === 'management') {
     const audit = createRequestAudit(createLogSink(metrics));
     void registerAdminApi(server, services, audit, { prefix: '', origin: `http://${management.host.includes(':') ? `[${management.host}]` : management.host}:${management.port}` });

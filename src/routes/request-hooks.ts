@@ -44,7 +44,13 @@ export function addRequestLog(app: FastifyInstance, metrics: Metrics, basePath: 
     if (probes.has(route)) request.log.debug(line, 'request');
     else request.log.info(line, 'request');
     metrics.requests.record(route, request.method, status, elapsed / 1000);
-    if (status === 429) metrics.rateLimited.inc(route.endsWith('/connect/authorize') ? 'authorize' : 'token');
+    if (status === 429) metrics.rateLimited.inc(rateLimitKind(route));
     done();
   });
+}
+
+/** Which budget a 429 of this route is of (idp_rate_limited_total's `kind`). */
+function rateLimitKind(route: string): string {
+  if (route.endsWith('/connect/authorize')) return 'authorize';
+  return route.includes('/admin/v1') ? 'admin_api' : 'token';
 }

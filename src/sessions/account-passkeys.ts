@@ -6,19 +6,17 @@
  */
 import type { Audit } from '../events/record.ts';
 import { defaultPasskeyName, passkeyName, removePasskey, renamePasskey } from '../factors/passkey-management.ts';
-import type { Binding, Passkeys } from '../factors/passkeys.ts';
+import { REGISTERED_ALREADY, type Binding, type Passkeys } from '../factors/passkeys.ts';
 import { generateRecoveryCodes, type RecoveryCodeDeps } from '../factors/recovery-codes.ts';
 import type { SecurityNotices } from '../factors/security-notices.ts';
 import { passkeyFactors } from '../store/records.ts';
 import type { FactorRepository } from '../store/types.ts';
 import type { SignedIn } from './account.ts';
-import type { Refusal, TotpAdded } from './account-security.ts';
-import type { SessionStore } from './browser-session.ts';
+import { LAST_FACTOR_REFUSAL, type Refusal, type TotpAdded } from './account-security.ts';
 
 export interface AccountPasskeysDeps {
   passkeys: Passkeys;
   factors: Pick<FactorRepository, 'rename' | 'removeUnlessLast'>;
-  sessions: Pick<SessionStore, 'save'>;
   recoveryCodes: RecoveryCodeDeps;
   notices: SecurityNotices;
 }
@@ -48,10 +46,7 @@ export function createAccountPasskeys(deps: AccountPasskeysDeps) {
     const name = typed.trim() === '' ? defaultPasskeyName(user) : passkeyName(typed);
     if (!name) return { error: 'Give the passkey a name of at most 100 characters.', invalid: ['passkey_name'] };
     const result = await passkeys.register(bindingOf(signedIn), user.id, form.passkey_response ?? '', name);
-    if (!result.ok) return { error: 'The passkey was not added. Try again.', invalid: [] };
-    // As for the app: the passkey just made with the user verified is this session's second factor.
-    const { key, session } = signedIn.loaded;
-    await deps.sessions.save(key, { ...session, amr: [...new Set([...session.amr, 'mfa'])] });
+    if (!result.ok) return { error: result.reason === 'registered_already' ? REGISTERED_ALREADY : 'The passkey was not added. Try again.', invalid: [] };
     audit({ type: 'mfa_added', user_id: user.id, kind: 'passkey' });
     if (!result.first) {
       deps.notices.mail(user, 'mfa_added', `A passkey "${name}" was set up.`);
@@ -73,9 +68,7 @@ export function createAccountPasskeys(deps: AccountPasskeysDeps) {
   async function remove(signedIn: SignedIn, form: Record<string, string>, audit: Audit): Promise<Refusal | undefined> {
     const result = await removePasskey({ factors: deps.factors, notices: deps.notices, audit }, signedIn.user, form.passkey_id ?? '');
     if (result === 'ok') return undefined;
-    if (result === 'last_second_factor') {
-      return { error: 'This is your last second factor, and your account must keep one. Add another passkey or an authenticator app first.', invalid: [] };
-    }
+    if (result === 'last_second_factor') return LAST_FACTOR_REFUSAL;
     return { error: 'That passkey is not one of yours (any more).', invalid: [] };
   }
 

@@ -4,13 +4,13 @@
  * then mails the user and records its audit event. A refusal changes nothing.
  */
 import type { Audit } from '../events/record.ts';
-import { generateRecoveryCodes, RECOVERY_CODE_NAME, recoveryCodesLeft, regenerateRecoveryCodes, type RecoveryCodeDeps } from '../factors/recovery-codes.ts';
+import { removeOwnFactor } from '../factors/factor-removal.ts';
+import { generateRecoveryCodes, regenerateRecoveryCodes, type RecoveryCodeDeps } from '../factors/recovery-codes.ts';
 import type { SecurityNotices } from '../factors/security-notices.ts';
 import { verifyPassword } from '../sources/passwords.ts';
-import { factorKinds, totpFactor } from '../store/records.ts';
+import { totpFactor } from '../store/records.ts';
 import type { EphemeralStore, FactorRepository } from '../store/types.ts';
 import type { AccountBase, SignedIn } from './account.ts';
-import type { SessionStore } from './browser-session.ts';
 import type { Enrolment } from './flow-types.ts';
 import { enrolmentOf, type MfaSecrets } from './mfa.ts';
 import type { AfterPasswordChange } from './password-changed.ts';
@@ -20,8 +20,7 @@ export interface AccountSecurityDeps {
   base: AccountBase;
   ephemeral: Pick<EphemeralStore, 'rates' | 'usedTotpCodes'>;
   mfa: MfaSecrets;
-  factors: Pick<FactorRepository, 'remove'>;
-  sessions: Pick<SessionStore, 'save'>;
+  factors: Pick<FactorRepository, 'removeUnlessLast'>;
   recoveryCodes: RecoveryCodeDeps;
   notices: SecurityNotices;
   /** A local account's new password under the policy, revoking the user's tokens; the problem, if any. */
@@ -35,6 +34,12 @@ export interface Refusal {
   error: string;
   invalid: string[];
 }
+
+/** The refusal of a removal that would leave the user without an authenticator app or passkey. */
+export const LAST_FACTOR_REFUSAL: Refusal = {
+  error: 'This is your last second factor, and your account must keep one. Add another passkey or an authenticator app first.',
+  invalid: [],
+};
 
 /** An authenticator app set up: the new recovery codes to show once (none when another tab's app was stored first). */
 export interface TotpAdded {
@@ -99,10 +104,8 @@ export function createAccountSecurity(deps: AccountSecurityDeps) {
     if (!(await acceptTotp(deps.ephemeral, user.id, secret, code, base.now()))) {
       return { error: 'That code is not right. Enter the code your app shows now.', invalid: ['otp'] };
     }
+    // The session's sign-in methods stay as they were: a sign-in that used the app is the next one.
     const stored = await mfa.enrol(user.id, secret);
-    // As at enrolment during sign-in: the code just given is this session's second factor.
-    const { key, session } = signedIn.loaded;
-    await deps.sessions.save(key, { ...session, amr: [...new Set([...session.amr, 'mfa'])] });
     // Another tab's app was stored first: its codes stand, this one makes none to void them.
     if (!stored) return { codes: undefined };
     const codes = await generateRecoveryCodes(deps.recoveryCodes, user.id);
@@ -112,24 +115,21 @@ export function createAccountSecurity(deps: AccountSecurityDeps) {
     return { codes };
   }
 
-  /**
-   * Removes the app; recovery codes go with it when no other second factor is left (a recovery
-   * code stands in for a factor, and is no factor of its own).
-   */
-  async function removeTotp(signedIn: SignedIn, audit: Audit): Promise<void> {
+  /** Removes the app, unless it is the user's last second factor (factor-removal.ts). */
+  async function removeTotp(signedIn: SignedIn, audit: Audit): Promise<Refusal | undefined> {
     const { user } = signedIn;
     const factor = totpFactor(user);
-    // Of two removals at once, the one that deleted the row reports it.
-    if (!factor || !(await deps.factors.remove(factor.id))) return;
-    const othersLeft = factorKinds(user).some((kind) => kind !== 'totp' && kind !== 'recovery_code');
-    const codesToo = !othersLeft && recoveryCodesLeft(user) > 0;
-    if (codesToo) await deps.recoveryCodes.factors.replaceRecoveryCodes(user.id, [], RECOVERY_CODE_NAME);
-    audit({ type: 'mfa_removed', user_id: user.id, kinds: codesToo ? ['totp', 'recovery_code'] : ['totp'], actor: 'user' });
-    deps.notices.mail(user, 'mfa_removed', codesToo ? 'The authenticator app was removed, and your recovery codes with it.' : 'The authenticator app was removed.');
+    // Removed meanwhile (another tab): the page shows it gone.
+    if (!factor) return undefined;
+    const result = await removeOwnFactor({ factors: deps.factors, notices: deps.notices, audit }, user, factor, 'The authenticator app was removed.');
+    return result === 'last_second_factor' ? LAST_FACTOR_REFUSAL : undefined;
   }
 
-  /** "Generate new codes": a new set to show once; the old set no longer works. */
-  const newRecoveryCodes = (signedIn: SignedIn, audit: Audit) => regenerateRecoveryCodes({ ...deps.recoveryCodes, notices: deps.notices }, signedIn.user, audit);
+  /** "Generate new codes": a new set to show once; the old set no longer works. Refused without an app or passkey. */
+  async function newRecoveryCodes(signedIn: SignedIn, audit: Audit): Promise<Refusal | { codes: string[] }> {
+    const codes = await regenerateRecoveryCodes({ ...deps.recoveryCodes, notices: deps.notices }, signedIn.user, audit);
+    return codes ? { codes } : { error: 'Recovery codes come with a second factor: set up an authenticator app or a passkey first.', invalid: [] };
+  }
 
   return { changePassword, startTotp, resumeTotp, confirmTotp, removeTotp, newRecoveryCodes };
 }

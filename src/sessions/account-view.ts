@@ -5,7 +5,7 @@
  */
 import { listPasskeys } from '../factors/passkey-management.ts';
 import { RECOVERY_CODE_COUNT, recoveryCodesLeft } from '../factors/recovery-codes.ts';
-import { factorKinds, totpFactor, type UserRecord } from '../store/records.ts';
+import { hasSecondFactor, totpFactor, type UserRecord } from '../store/records.ts';
 import type { SignedIn } from './account.ts';
 import { canChangePassword } from './account-security.ts';
 import { readableTime, type ReadableTime } from './readable-time.ts';
@@ -73,7 +73,7 @@ export function accountView(signedIn: SignedIn, recent: boolean, now: number): A
     factorsHere: user.source !== 'oidc',
     recent,
     totp: totp && { since: shownTime(totp.createdAt), lastUsed: totp.lastUsedAt && shownTime(totp.lastUsedAt) },
-    recoveryCodes: { offered: factorKinds(user).some((kind) => kind !== 'recovery_code'), left: recoveryCodesLeft(user), total: RECOVERY_CODE_COUNT },
+    recoveryCodes: { offered: hasSecondFactor(user), left: recoveryCodesLeft(user), total: RECOVERY_CODE_COUNT },
     passkeys: listPasskeys(user).map((p) => ({ id: p.id, name: p.name, since: shownTime(p.createdAt), lastUsed: p.lastUsedAt && shownTime(p.lastUsedAt) })),
   };
 }

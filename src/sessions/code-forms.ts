@@ -86,7 +86,7 @@ export function createCodeForms(deps: CodeFormsDeps) {
     const stored = await mfa.enrol(user.id, secret);
     // The user now has the factor; with `mfa` in amr no second factor is owed either way.
     const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } };
-    const state = flow.withNextStep({ ...current, interaction, pendingUser: { ...user, mustEnrolMfa: false } });
+    const state = flow.withNextStep({ ...current, interaction });
     // Another tab's enrolment was stored first: its codes stand, this one makes none to void them.
     if (!stored) return flow.saveAndAdvance(browser, state);
     return endEnrolment(deps, browser, state, user, { kind: 'totp', first: true });

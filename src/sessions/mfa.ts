@@ -5,7 +5,7 @@
  */
 import QRCode from 'qrcode';
 import { totpFactor, type UserRecord } from '../store/records.ts';
-import type { EphemeralStore, FactorRepository, UserRepository } from '../store/types.ts';
+import type { EphemeralStore, FactorRepository } from '../store/types.ts';
 import { asKeyring, openWithKeyring, seal, type Keyring } from '../tokens/secret-box.ts';
 import { totpSealingContext } from '../tokens/sealing-contexts.ts';
 import type { Enrolment } from './flow-types.ts';
@@ -20,8 +20,9 @@ export interface MfaSecrets {
   startEnrolment(interactionId: string): { secret: string; sealed: string };
   openEnrolSecret(interactionId: string, sealed: string): string;
   /**
-   * Stores the confirmed secret as the user's authenticator app and clears the enrolment flag;
-   * false when another enrolment stored the user's app first (this secret is not kept).
+   * Stores the confirmed secret as the user's authenticator app; false when another enrolment
+   * stored the user's app first (this secret is not kept). An administrator's requirement
+   * (`must_enrol_mfa`) stays: it is the account's, and now met.
    */
   enrol(userId: string, secret: string): Promise<boolean>;
   /** Records that a factor was just used to sign in. */
@@ -36,7 +37,6 @@ const userContext = totpSealingContext;
 export interface MfaDeps {
   key: Buffer | Keyring;
   ephemeral: EphemeralStore;
-  users: Pick<UserRepository, 'update'>;
   factors: Pick<FactorRepository, 'add' | 'touch'>;
   issuerName: string;
 }
@@ -58,8 +58,6 @@ export function createMfaSecrets(deps: MfaDeps): MfaSecrets {
     async enrol(userId, secret) {
       // Of two enrolments at once (two tabs), the first stored is the one kept (one app per user).
       const stored = await deps.factors.add({ userId, kind: 'totp', name: TOTP_FACTOR_NAME, secretSealed: seal(ring.current, secret, userContext(userId)) });
-      // After the factor: this write also drops this instance's cached copy of the user.
-      await deps.users.update(userId, { mustEnrolMfa: false });
       return stored !== undefined;
     },
     used: (factorId, at) => deps.factors.touch(factorId, at),

@@ -5,10 +5,9 @@
  * answered. Each challenge belongs to the browser session and the interaction that showed the
  * page; a passkey sign-in counts as the second factor exactly as a code does (`mfa` in amr).
  */
-import type { Binding, Passkeys } from '../factors/passkeys.ts';
+import { REGISTERED_ALREADY, type Binding, type Passkeys } from '../factors/passkeys.ts';
 import { defaultPasskeyName } from '../factors/passkey-management.ts';
 import { passkeyFactors, type UserRecord } from '../store/records.ts';
-import type { UserRepository } from '../store/types.ts';
 import { endEnrolment } from './enrolment-end.ts';
 import type { BrowserRequest, FlowResult, FlowState, PasskeyCeremony } from './flow-types.ts';
 import type { Interaction, PendingSignIn } from './interaction.ts';
@@ -22,7 +21,6 @@ const NOT_ENROLLED = 'The passkey was not set up. Try again, or use an authentic
 
 interface PasskeyFormsDeps extends Pick<StepFormsDeps, 'flow' | 'canonicalAccountName' | 'interactions' | 'recoveryCodes' | 'notices'> {
   passkeys: Passkeys;
-  users: Pick<UserRepository, 'update'>;
   openInteraction: OpenInteraction;
   renderStep: RenderStep;
 }
@@ -75,9 +73,7 @@ export function createPasskeyForms(deps: PasskeyFormsDeps) {
     const user = current.pendingUser;
     if (current.step !== 'enrol' || !pending || !user) return flow.advance(browser, current);
     const result = await passkeys.register(bindingOf(current.interaction), user.id, form.passkey_response ?? '', defaultPasskeyName(user));
-    if (!result.ok) return renderStep(current, { error: NOT_ENROLLED });
-    // After the factor: this write also drops this instance's cached copy of the user.
-    await deps.users.update(user.id, { mustEnrolMfa: false });
+    if (!result.ok) return renderStep(current, { error: result.reason === 'registered_already' ? REGISTERED_ALREADY : NOT_ENROLLED });
     // As for an authenticator app: the first second factor ends on the page of new recovery codes.
     return endEnrolment(deps, browser, withSecondFactor(current, pending), user, { kind: 'passkey', first: result.first });
   }

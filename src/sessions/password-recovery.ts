@@ -12,6 +12,7 @@ import { epochSeconds, type Clock } from '../clock.ts';
 import type { Audit } from '../events/record.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { passwordRecoveryMessage, type MailBrand } from '../mail/messages.ts';
+import { localAccountName } from '../sources/local.ts';
 import type { UserRecord } from '../store/records.ts';
 import type { EphemeralStore, RateCounterStore, UserRepository } from '../store/types.ts';
 import { NAMESPACES } from '../store/types.ts';
@@ -82,7 +83,7 @@ export function createPasswordRecovery(deps: PasswordRecoveryDeps) {
   /** The account typed, by name or by address (an address shared by two accounts names neither). */
   async function findAccount(identifier: string): Promise<UserRecord | undefined> {
     // Both lookups every time: which one found the account must not show in the time taken.
-    const [byName, byEmail] = await Promise.all([deps.users.getByUsername('local', identifier), deps.users.findByEmail('local', identifier)]);
+    const [byName, byEmail] = await Promise.all([deps.users.getByUsername('local', localAccountName(identifier)), deps.users.findByEmail('local', identifier)]);
     if (eligible(byName)) return byName;
     return byEmail.length === 1 && eligible(byEmail[0]) ? byEmail[0] : undefined;
   }

@@ -1,7 +1,8 @@
 /**
  * A budget of requests per subject in fixed one-minute windows: the token endpoint's
  * (IDP_TOKEN_RATE_LIMIT, per client and per source address) and the authorize endpoint's
- * (IDP_AUTHORIZE_RATE_LIMIT, per source address), each a limiter of its own. The budget is
+ * (IDP_AUTHORIZE_RATE_LIMIT, per source address) and the administration API's
+ * (IDP_ADMIN_API_RATE_LIMIT, per client), each a limiter of its own. The budget is
  * shared by every instance through the ephemeral store, but not asked for on every request: an
  * instance reserves a slice of the window's budget at once (INCRBY) and spends it locally. The
  * shared count is never exceeded; at most a slice per instance may go unspent in a window.

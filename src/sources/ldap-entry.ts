@@ -3,6 +3,7 @@
  * name -> a safe search filter, and a directory entry -> the account as this service keeps it.
  */
 import { hasControlCharacters } from '../control-characters.ts';
+import { emailAddressOrNull } from '../email-address.ts';
 
 /** RFC 4515 §3: these five characters must be written as `\` and two hex digits in a filter value. */
 const FILTER_SPECIALS: Record<string, string> = { '*': '\\2a', '(': '\\28', ')': '\\29', '\\': '\\5c', '\0': '\\00' };
@@ -125,7 +126,8 @@ export function readAccount(entry: { dn: string } & Record<string, EntryValue>, 
     givenName: plain('givenName'),
     familyName: plain('sn'),
     name: plain('displayName'),
-    email: plain('mail'),
+    // Not a bare address (a display name, a list): dropped, as it would mail someone else (src/email-address.ts).
+    email: emailAddressOrNull(first('mail')),
     phoneNumber: plain('telephoneNumber'),
     roles: [...new Set(all(roleAttribute).map(groupNameOf).filter((r) => r !== '' && !hasControlCharacters(r)))].sort(),
     disabled: Number.isFinite(control) && (control & ACCOUNTDISABLE) !== 0,

@@ -8,9 +8,22 @@ import { newPasswordProblem } from './password-policy.ts';
 import { hashPassword, needsRehash, verifyPassword } from './passwords.ts';
 import type { PasswordSignInSource, SignInResult } from './types.ts';
 
-/** Names are looked up trimmed and without regard to case (lower(username)); stored so too. */
+/** What shows as nothing (Unicode Default_Ignorable_Code_Point: zero-width space and joiners, soft hyphen, variation selectors, …). */
+const INVISIBLE = /\p{Default_Ignorable_Code_Point}/gu;
+
+/** Whether a name holds a character that shows as nothing: `alice\u200b` would pass for `alice`. */
+export function hasInvisibleCharacters(name: string): boolean {
+  return new RegExp(INVISIBLE.source, 'u').test(name);
+}
+
+/**
+ * The one form of a local account name, stored so and looked up so: compatibility-normalised
+ * (NFKC, UAX #15: the fullwidth `ａlice` is `alice`), without what shows as nothing, trimmed and
+ * without regard to case (lower(username)). So a look-alike spelling is the same account, or a
+ * conflict when it is created, never a second account.
+ */
 export function localAccountName(typed: string): string {
-  return typed.trim().toLowerCase();
+  return typed.normalize('NFKC').replace(INVISIBLE, '').toLowerCase().normalize('NFKC').trim();
 }
 
 export function createLocalSource(users: Pick<UserRepository, 'getByUsername' | 'getById' | 'update'>): PasswordSignInSource {
@@ -19,7 +32,7 @@ export function createLocalSource(users: Pick<UserRepository, 'getByUsername' | 
   return {
     kind: 'local',
     async signIn(username, password): Promise<SignInResult> {
-      const user = username.length <= 256 ? await users.getByUsername('local', username.trim()) : undefined;
+      const user = username.length <= 256 ? await users.getByUsername('local', localAccountName(username)) : undefined;
       const valid = await verifyPassword(user?.passwordHash ?? (await decoy), password);
       if (!user || !user.passwordHash || !valid) return { ok: false, reason: 'invalid_credentials' };
       // Said only to someone who knows the password: it tells nothing to a guesser.

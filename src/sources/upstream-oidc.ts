@@ -6,6 +6,7 @@
 import * as client from 'openid-client';
 import type { UpstreamConfig } from '../config.ts';
 import { hasControlCharacters } from '../control-characters.ts';
+import { emailAddressOrNull } from '../email-address.ts';
 import type { UserRecord } from '../store/records.ts';
 import type { UserRepository } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
@@ -136,12 +137,14 @@ function text(value: unknown): string | null {
 async function keepLocalRecord(users: UserRepository, claims: Record<string, unknown> & { sub: string }): Promise<UserRecord> {
   const subject = claims.sub;
   const existing = await users.getBySubject('oidc', subject);
+  // An `email` that is not a bare address is dropped, and with it the provider's word that it is verified.
+  const email = emailAddressOrNull(claims.email);
   const profile = {
     givenName: text(claims.given_name),
     familyName: text(claims.family_name),
     name: text(claims.name),
-    email: text(claims.email),
-    emailVerified: claims.email_verified === true,
+    email,
+    emailVerified: email !== null && claims.email_verified === true,
     phoneNumber: text(claims.phone_number),
     phoneNumberVerified: claims.phone_number_verified === true,
   };

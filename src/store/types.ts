@@ -50,8 +50,12 @@ export interface ClientRepository {
   list(): Promise<ClientRecord[]>;
   /** Inserts or replaces a whole client; 'unchanged' when the row already held these values. */
   upsert(client: ClientRecord): Promise<UpsertResult>;
+  /** Inserts a new client and returns it with its version; undefined when the id is taken (nothing written). */
+  insert(client: ClientRecord): Promise<Versioned<ClientRecord> | undefined>;
   /** Applies a partial change; false when the client does not exist (or is not at `ifVersion`). */
   update(clientId: string, change: Partial<Omit<ClientRecord, 'clientId'>>, ifVersion?: IfVersion): Promise<boolean>;
+  /** `update`, returning the client as written with its new version (undefined where `update` is false). */
+  change(clientId: string, change: Partial<Omit<ClientRecord, 'clientId'>>, ifVersion?: IfVersion): Promise<Versioned<ClientRecord> | undefined>;
   remove(clientId: string, ifVersion?: IfVersion): Promise<boolean>;
   /** Clients by client id. */
   page(request: PageRequest): Promise<ClientRecord[]>;
@@ -70,11 +74,42 @@ export interface UserRepository {
   list(): Promise<UserRecord[]>;
   /** Inserts or replaces by (source, username); keeps the existing id. */
   upsert(user: UserInput): Promise<UpsertResult>;
+  /** Inserts a new user and returns them with their version; undefined when the name (or id) is taken (nothing written). */
+  insert(user: UserInput): Promise<Versioned<UserRecord> | undefined>;
   update(id: string, change: Partial<Omit<UserInput, 'id' | 'source'>>, ifVersion?: IfVersion): Promise<boolean>;
+  /** `update`, returning the user as written with their new version (undefined where `update` is false). */
+  change(id: string, change: Partial<Omit<UserInput, 'id' | 'source'>>, ifVersion?: IfVersion): Promise<Versioned<UserRecord> | undefined>;
   remove(id: string, ifVersion?: IfVersion): Promise<boolean>;
-  /** Users by id; with `username`, only those of that name (case-insensitive, any source). */
-  page(request: PageRequest & { username?: string | undefined }): Promise<UserRecord[]>;
+  /**
+   * Users of any source in username order (case aside, then id), those after `after`, at most
+   * `limit`, each with its place in that order (the next page's `after`). An index serves every
+   * filter (migration 2026-11-29-0060), so a page costs the same at any depth.
+   */
+  page(request: UserPageRequest): Promise<Array<{ user: UserRecord; place: UserPlace }>>;
   count(): Promise<number>;
+  /** How many users the filter matches (all of them without one). */
+  countMatching(filter: UserFilter): Promise<number>;
+}
+
+/** Which users a list holds; the filters given all apply, each case aside. */
+export interface UserFilter {
+  /** The username exactly. */
+  username?: string | undefined;
+  /** The email address exactly. */
+  email?: string | undefined;
+  /** The start of the username, the email, the given or the family name. */
+  q?: string | undefined;
+}
+
+/** A user's place in the username order: the lower-cased username (as the database lowers it), then the id. */
+export interface UserPlace {
+  name: string;
+  id: string;
+}
+
+export interface UserPageRequest extends UserFilter {
+  after: UserPlace | undefined;
+  limit: number;
 }
 
 /**
@@ -84,7 +119,7 @@ export interface UserRepository {
 export interface FactorRepository {
   /** A user's factors, oldest first. */
   listForUser(userId: string): Promise<FactorRecord[]>;
-  /** Adds a factor; undefined when the user already has their one factor of that kind ('totp'). */
+  /** Adds a factor; undefined when the user already has their one factor of that kind ('totp'), or a passkey's credential id is stored already. */
   add(factor: FactorInput): Promise<FactorRecord | undefined>;
   remove(id: string): Promise<boolean>;
   /** Records a use at `at` (not announced: nothing a sign-in decides on changes). */
@@ -131,6 +166,8 @@ export interface ApiScopeRepository {
   page(request: PageRequest): Promise<ApiScopeRecord[]>;
   /** false when the scope already existed. */
   add(name: string): Promise<boolean>;
+  /** Adds the scope and returns it with its version; undefined when it already existed (nothing written). */
+  insert(name: string): Promise<ApiScopeRecord | undefined>;
   remove(name: string, ifVersion?: IfVersion): Promise<boolean>;
 }
 
@@ -329,6 +366,8 @@ export interface WebhookRepository {
    * `key` is `after` (a key this method gave; the newest when absent).
    */
   attempts(endpointId: string, limit: number, after?: string): Promise<DeliveryAttemptRecord[]>;
+  /** How many attempts the endpoint's deliveries made (every page of `attempts` together). */
+  countAttempts(endpointId: string): Promise<number>;
   /** Makes a delivery of the endpoint due now, from the start of the schedule; false when unknown. */
   redeliver(endpointId: string, deliveryId: string): Promise<boolean>;
   /** Pending deliveries of enabled endpoints, and the age in seconds of the oldest one's event. */
@@ -384,8 +423,8 @@ export interface DurableStore {
   /** PostgreSQL only, for the metrics: connections of the pool in use, and queries waiting for one. */
   poolStats?(): { inUse: number; waiting: number };
   /**
-   * Embedded only: serves this database to the command line on a Unix socket (the development
-   * server holds PGlite, which serves one process) until the returned function is called.
+   * Embedded only: serves this database over the PostgreSQL protocol on a Unix socket (PGlite
+   * serves one process: psql and the command line reach it there) until the returned function is called.
    */
   share?(socketPath: string): Promise<() => Promise<void>>;
   close(): Promise<void>;

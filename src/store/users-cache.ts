@@ -8,11 +8,13 @@
  */
 import { createLoadingCache } from './loading-cache.ts';
 import type { UserRecord } from './records.ts';
-import type { DurableStore, UserRepository } from './types.ts';
+import type { DurableStore, FactorRepository, UserRepository } from './types.ts';
 
 const MAX_ENTRIES = 10_000;
 
 export interface CachedUsers extends UserRepository {
+  /** Drops the user's entry: this instance just changed what is read with the user (their factors). */
+  forget(id: string): void;
   /** Stops listening. */
   close(): void;
 }
@@ -38,8 +40,33 @@ export function createCachedUsers(store: Pick<DurableStore, 'onChange' | 'users'
     ...users,
     getById: (id) => entries.get(id, () => users.getById(id)),
     upsert: (user) => writing(users.upsert(user)),
-    update: (id, change) => writing(users.update(id, change), id),
+    insert: (user) => writing(users.insert(user)),
+    update: (id, change, ifVersion) => writing(users.update(id, change, ifVersion), id),
+    change: (id, change, ifVersion) => writing(users.change(id, change, ifVersion), id),
     remove: (id) => writing(users.remove(id), id),
+    forget: (id) => entries.invalidate(id),
     close: unsubscribe,
+  };
+}
+
+/**
+ * The factors, whose additions and removals drop the user's entry on this instance at once, as a
+ * write of the user does: the sign-in that just enrolled a factor, and the code exchange after
+ * it, read the user with it (the trigger on `user_factors` tells the other instances).
+ */
+export function factorsForgettingUsers(factors: FactorRepository, users: Pick<CachedUsers, 'forget'>): FactorRepository {
+  const forgetting = async <T>(userId: string, write: Promise<T>): Promise<T> => {
+    try {
+      return await write;
+    } finally {
+      users.forget(userId);
+    }
+  };
+  return {
+    ...factors,
+    add: (factor) => forgetting(factor.userId, factors.add(factor)),
+    removeUnlessLast: (userId, id, standing) => forgetting(userId, factors.removeUnlessLast(userId, id, standing)),
+    replaceRecoveryCodes: (userId, hashes, name) => forgetting(userId, factors.replaceRecoveryCodes(userId, hashes, name)),
+    removeAllForUser: (userId) => forgetting(userId, factors.removeAllForUser(userId)),
   };
 }

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pkce } from '../helpers/oauth.ts';
-import { Browser, authorizeThroughPages, codeFrom, codeRequest, redeem, userinfo } from '../helpers/relying-party.ts';
+import { Browser, authorizeThroughPages, codeFrom, codeRequest, introspect, redeem, userinfo } from '../helpers/relying-party.ts';
 import { ADMIN_SECRET, ALICE, adminChanges, call, isProblem, startAdminApp, tokenFor, type AdminSetup, type Answer } from '../e2e/admin-api-support.ts';
 
 const WEB = { clientId: 'web', secret: 'web-secret-0123456789abcdefghijklmnop' };
@@ -88,6 +88,19 @@ describe('administration API: users, keys, pages', () => {
     expect(isProblem(await call(url(`/users/${alice?.sub}`), 'PATCH', { token, body: { locked: true }, headers: { 'if-match': unlocked.headers.get('etag') as string } }), 412)).toBe(true);
   });
 
+  it('ends the tokens on an explicit set of the current password too (README: setting a password ends them)', async () => {
+    const access = await aliceAccessToken();
+    expect((await introspect(s.base, WEB, access)).body).toMatchObject({ active: true });
+    const [alice] = (await call(url('/users?username=alice'), 'GET', { token })).body.items as { sub: string }[];
+    const etag = (await call(url(`/users/${alice?.sub}`), 'GET', { token })).headers.get('etag') as string;
+    const same = await call(url(`/users/${alice?.sub}/password`), 'PUT', { token, body: { password: ALICE.password }, headers: { 'if-match': etag } });
+    expect(same.status).toBe(200);
+    expect(same.headers.get('etag')).not.toBe(etag);
+    expect((await userinfo(s.base, access)).status).toBe(401);
+    expect((await introspect(s.base, WEB, access)).body).toStrictEqual({ active: false });
+    expect(adminChanges(s.logs())).toContainEqual(expect.objectContaining({ action: 'update', resource: 'user', resource_id: alice?.sub, fields: ['password'] }));
+  });
+
   it('sets a password (policy, If-Match) and ends the tokens; removes a user (428, 204, 404)', async () => {
     const access = await aliceAccessToken();
     const [alice] = (await call(url('/users?username=alice'), 'GET', { token })).body.items as { sub: string }[];
@@ -140,8 +153,8 @@ describe('administration API: users, keys, pages', () => {
       if (page.body.next_cursor === null) expect(link).toBeNull();
       pages += 1;
       if (pages === 2) {
-        // Behind the cursor and ahead of it: one added, one removed on each side.
-        await s.sql("INSERT INTO users (id, subject, username) VALUES ('p001', 'p001', 'early'), ('p999', 'p999', 'late')");
+        // Behind the cursor and ahead of it (in username order): one added, one removed on each side.
+        await s.sql("INSERT INTO users (id, subject, username) VALUES ('p001', 'p001', 'early'), ('p999', 'p999', 'pager99')");
         await s.sql("DELETE FROM users WHERE id IN ('p010', 'p035')");
         removed.add('p035');
       }

@@ -10,6 +10,7 @@ import {
   authorizeThroughPages, basic, codeFrom, codeRequest, pkce, postForm, redeem, startSeededApp, userinfo,
   type HttpResponse, type Setup,
 } from '../e2e/code-flow-support.ts';
+import { waitUntil } from '../helpers/waits.ts';
 
 /** A token endpoint error: status, code, a description, JSON, never cached. */
 function expectTokenError(res: HttpResponse, status: number, code: string): void {
@@ -181,6 +182,25 @@ describe('the token endpoint (authorization code grant) and userinfo', () => {
       expect(viaPost.status).toBe(200);
       expect(viaGet.body).toMatchObject({ email: 'alice@example.com', role: ['admin', 'buyer'], preferred_username: 'alice' });
       expect(viaPost.body).toStrictEqual(viaGet.body);
+    });
+
+    it('refuses, within a second of the SQL edit, a token whose client was disabled since it was issued', async () => {
+      const { code, verifier } = await freshCode();
+      const tokens = await redeem(setup.base, code, WEB_REDIRECT, verifier, webAuth);
+      const accessToken = String(tokens.body.access_token);
+      expect((await userinfo(setup.base, accessToken)).status).toBe(200);
+      await setup.sql(`UPDATE clients SET enabled = false WHERE client_id = 'web'`);
+      try {
+        const refused = await waitUntil('the disabled client\'s token is refused', async () => {
+          const res = await userinfo(setup.base, accessToken);
+          return res.status === 401 ? res : undefined;
+        }, { limitMs: 1000 });
+        expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
+        expect(refused.body).not.toHaveProperty('sub');
+      } finally {
+        await setup.sql(`UPDATE clients SET enabled = true WHERE client_id = 'web'`);
+      }
+      await waitUntil('the enabled client\'s token is accepted again', async () => (await userinfo(setup.base, accessToken)).status === 200, { limitMs: 1000 });
     });
   });
 });

@@ -3,7 +3,7 @@
  * admin/applications.ts), driven by real sign-ins through the pages of the app in this process,
  * on the in-process store and on Redis: a signed-in browser is listed, logout unlists it, ending
  * one session ends only it and its tokens (introspection says inactive), ending all ends every
- * session and family, and removing an application's access revokes only its tokens and forgets
+ * session and family, the account page's "Sign out other sessions" ends theirs with their tokens, and removing an application's access revokes only its tokens and forgets
  * the consent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -128,6 +128,22 @@ function userSessionsSuite(name: string, env: Record<string, string>): void {
       expect(await sessions().endOtherBrowserSessions(alice, keyOf(mine))).toBeGreaterThanOrEqual(1);
       const left = (await sessions().listUserSessions(alice, { currentKey: keyOf(mine) })).browserSessions;
       expect(left.map((s) => s.current)).toEqual([true]);
+    });
+
+    it('"Sign out other sessions" on the account page ends the other browsers\' tokens too, not this browser\'s', async () => {
+      await sessions().endUserSessions(alice);
+      const [mine, other] = [new Browser(), new Browser()];
+      const kept = await signIn(mine, NO_REFRESH);
+      const stolen = await signIn(other, WEB, ALICE, 'openid offline_access');
+      const page = await mine.get(`${app.base}/account`);
+      expect(page.status).toBe(200);
+      const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+      const ended = await mine.post(`${app.base}/account/sessions/end-others`, { csrf_token: csrf });
+      expect(ended.location).toBe(`${app.base}/account?done=sessions-ended`);
+      expect(await active(WEB, stolen.access)).toBe(false);
+      expect((await refresh(app.base, WEB, stolen.refresh!)).status).toBe(400);
+      expect(await active(NO_REFRESH, kept.access)).toBe(true);
+      expect((await sessions().listUserSessions(alice, { currentKey: keyOf(mine) })).browserSessions.map((s) => s.current)).toEqual([true]);
     });
 
     it('lists applications with a family or a consent, and removes one\'s access: its tokens only, and the consent', async () => {

@@ -1,9 +1,11 @@
 /**
  * A seeded service for the administration API's tests, in process or spawned on PostgreSQL and
- * Redis, and a small client for it: tokens by the client credentials grant, calls with JSON.
+ * Redis, and a small client for it: tokens by the client credentials grant, calls with JSON, each
+ * answer held against the service's OpenAPI document (test/helpers/openapi-answers.ts).
  */
 import { httpFetch } from '../helpers/http-transport.ts';
 import { startInProcess } from '../helpers/in-process.ts';
+import { checkAdminAnswer } from '../helpers/openapi-answers.ts';
 import { seedWith, startServer, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, REDIS_URL, runSql } from '../helpers/services.ts';
 
@@ -109,6 +111,7 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
+/** A call to the API; an answer that its OpenAPI document does not describe fails the test. */
 export async function call(url: string, method: string, options: CallOptions = {}): Promise<Answer> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
@@ -125,6 +128,7 @@ export async function call(url: string, method: string, options: CallOptions = {
   } catch {
     // Not JSON: kept as text.
   }
+  await checkAdminAnswer(url, method, { status: res.status, headers: res.headers, body: parsed });
   return { status: res.status, headers: res.headers, body: parsed };
 }
 

@@ -52,4 +52,16 @@ describe.runIf(postgresAvailable)('administration API: a webhook endpoint agains
     await waitUntil('the redelivery arrives with the same webhook-id', () => arrived().length === 2);
     expect(verifySignature(rotated.body.secret, arrived()[1]!)).toBe(true);
   });
+
+  it('sends a webhook.test to a disabled endpoint (to check a receiver before enabling it), and nothing else while disabled', async () => {
+    const token = await tokenFor(s.base, 'hooks', HOOKS_SECRET, 'admin_console_webhooks');
+    const made = await call(`${s.api}/webhooks`, 'POST', { token, body: { url: `${receiver.url}/disabled`, enabled: false } });
+    expect(made.body.enabled).toBe(false);
+    const sent = await call(`${s.api}/webhooks/${made.body.id}/test`, 'POST', { token });
+    expect(sent.status).toBe(202);
+    await waitUntil('the test event arrives at the disabled endpoint', () => receiver.received.some((r) => r.headers['webhook-id'] === sent.body.event_id));
+    const arrived = receiver.received.filter((r) => r.path === '/disabled');
+    expect(arrived.map((r) => JSON.parse(r.body).type)).toStrictEqual(['webhook.test']);
+    expect(verifySignature(made.body.secret, arrived[0]!)).toBe(true);
+  });
 });

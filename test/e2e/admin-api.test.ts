@@ -43,6 +43,17 @@ describe.runIf(postgresAvailable && redisAvailable)('administration API on Postg
     expect((await call(`${apis[1]}/clients/web`, 'GET', { token: tokens[1] })).body.display_name).toBe('From the command line');
   });
 
+  it('six identical creates at once on two instances: one 201 whose secret works, five 409, one admin_change', async () => {
+    const body = { client_id: 'burst', grant_types: ['client_credentials'], scopes: ['orders.read'] };
+    const answers = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => call(`${apis[i % 2]}/clients`, 'POST', { token: tokens[i % 2], body })));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    const created = answers.find((a) => a.status === 201);
+    const server = s.servers[answers.indexOf(created as (typeof answers)[number]) % 2] as RunningServer;
+    expect(await tokenFor(server.url, 'burst', String(created?.body.client_secret), 'orders.read')).toMatch(/\./);
+    const logged = s.logs().split('\n').filter((line) => line.includes('"admin_change"') && line.includes('"resource_id":"burst"'));
+    expect(logged).toHaveLength(1);
+  });
+
   it('an Idempotency-Key holds across instances: the first answer again, one client', async () => {
     const key = randomUUID();
     const body = { client_id: 'pipeline-staging', grant_types: ['client_credentials'] };

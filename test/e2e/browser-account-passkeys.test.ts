@@ -1,7 +1,7 @@
 /**
  * Passkeys on the account page in a real browser: Chromium with a virtual authenticator (DevTools
  * Protocol) adds a named passkey from "Second factors" (the first second factor: ten recovery
- * codes shown once, audited and mailed), renames it, signs in again with it as the second factor,
+ * codes shown once, audited and mailed, then the passkey asked for by a new sign-in), renames it, signs in again with it as the second factor,
  * and removes it: refused while it is the last second factor, taken once the authenticator app is
  * there too. The page, with passkeys, passes axe at 1280 and 390 px and allows only the service's
  * own script.
@@ -66,7 +66,10 @@ describe.runIf(chromiumReady)('passkeys on the account page in a browser', () =>
     await page.getByRole('button', { name: 'Add a passkey', exact: true }).click();
     await page.getByRole('heading', { name: 'Save your recovery codes' }).waitFor();
     await expect(page.locator('.codes li').count()).resolves.toBe(10);
+    // This session signed in with the password alone: the passkey is asked for now, by a new sign-in.
     await page.getByRole('button', { name: 'Continue', exact: true }).click();
+    await enterPassword();
+    await page.getByRole('button', { name: 'Use a passkey', exact: true }).click();
     await expect(notice()).resolves.toContain('The passkey is added.');
     expect(await passkeyNames()).toEqual(['Work laptop']);
     await expect(page.locator('body').innerText()).resolves.toContain('10 of 10 recovery codes left.');

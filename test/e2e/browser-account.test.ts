@@ -2,14 +2,15 @@
  * The account page in a real browser (Chromium): signed in through the usual sign-in pages and
  * back, then each section used by its labels and buttons, as a person would: the password
  * changed (the old one refused afterwards, a refresh token from before refused, another
- * browser's session ended), the authenticator app set up (the codes downloaded as a text file)
- * and removed, each destructive action asking first, an application's access removed (its
- * refresh token refused, consent asked again), a session signed out by its device, the other
- * sessions signed out, the email address verified with the code the log mailer printed, the
- * name edited by keyboard alone (`name` follows in the ID token). After each action its message
- * is in view and has the focus. Every page the account page leads to passes axe-core's WCAG 2.1
- * A and AA rules at 1280 and 390 px (screenshots in test-artifacts/screenshots/account-*.png;
- * the page's own at both widths also in docs/images/).
+ * browser's session ended), an application's access removed (its refresh token refused, consent
+ * asked again), a session signed out by its device, the other sessions signed out (with the
+ * tokens their applications got), the email address verified with the code the log mailer
+ * printed, the name edited by keyboard alone (`name` follows in the ID token), the authenticator
+ * app set up (the codes downloaded as a text file; the app then asked for by a new sign-in), each
+ * destructive action asking first, and the app, as the last second factor, kept. After each
+ * action its message is in view and has the focus. Every page the account page leads to passes
+ * axe-core's WCAG 2.1 A and AA rules at 1280 and 390 px (screenshots in
+ * test-artifacts/screenshots/account-*.png; the page's own at both widths also in docs/images/).
  */
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -179,51 +180,6 @@ describe.runIf(chromiumReady)('the account page in a browser', () => {
     await other.waitForURL((url) => url.pathname === '/account');
   });
 
-  it('sets the authenticator app up from the QR code page (recovery codes shown once), renews the codes, removes the app', async () => {
-    await page.getByRole('button', { name: 'Set up authenticator app', exact: true }).click();
-    await page.locator('.qr svg').waitFor();
-    await expectAccessible(page, 'totp-set-up');
-    const secret = (await page.locator('.secret code').innerText()).replace(/\s+/g, '');
-    await awayFromStepEnd();
-    await page.getByLabel('Authentication code', { exact: true }).fill(await totp(secret, Math.floor(Date.now() / 1000)));
-    await page.getByRole('button', { name: 'Verify', exact: true }).click();
-    // The recovery codes, shown once.
-    expect(await heading(page)).toBe('Save your recovery codes');
-    await expect(page.locator('.codes li').count()).resolves.toBe(10);
-    await expectAccessible(page, 'recovery-codes');
-    // Downloaded as a text file holding every code shown.
-    const shown = await page.locator('.codes code').allInnerTexts();
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download as a text file' }).click()]);
-    expect(download.suggestedFilename()).toMatch(/recovery-codes\.txt$/);
-    const text = readFileSync(await download.path(), 'utf8');
-    for (const code of shown) expect(text).toContain(code);
-    // Printed: the codes, not the buttons.
-    await page.emulateMedia({ media: 'print' });
-    await expect(page.getByRole('button', { name: 'Continue', exact: true }).isVisible()).resolves.toBe(false);
-    await expect(page.locator('.codes').isVisible()).resolves.toBe(true);
-    await page.emulateMedia({ media: 'screen' });
-    await page.getByRole('button', { name: 'Continue', exact: true }).click();
-    await expect(page.getByRole('status').innerText()).resolves.toContain('authenticator app is set up');
-    await expectFocusedInView(status(page));
-    await expect(page.locator('body').innerText()).resolves.toContain('10 of 10 recovery codes left.');
-    // Voiding the codes asks first, in place of the button; nothing happens until confirmed.
-    await page.getByRole('button', { name: 'Generate new codes', exact: true }).click();
-    const confirm = page.getByRole('group', { name: 'Generate new recovery codes?' });
-    await expectFocusedInView(confirm);
-    await expectAccessible(page, 'codes-confirm');
-    await confirm.getByRole('button', { name: 'Generate new codes', exact: true }).click();
-    expect(await heading(page)).toBe('Save your recovery codes');
-    await page.getByRole('button', { name: 'Continue', exact: true }).click();
-    await expect(page.getByRole('status').innerText()).resolves.toContain('new recovery codes are in force');
-    await expectFocusedInView(status(page));
-    await expectAccessible(page, 'totp-added');
-    await page.getByRole('button', { name: 'Remove authenticator app', exact: true }).click();
-    await page.getByRole('group', { name: 'Remove the authenticator app?' }).getByRole('button', { name: 'Remove authenticator app', exact: true }).click();
-    await expect(page.getByRole('status').innerText()).resolves.toContain('authenticator app was removed');
-    await expectFocusedInView(status(page));
-    await expect(page.getByRole('button', { name: 'Set up authenticator app', exact: true }).count()).resolves.toBe(1);
-  });
-
   it('lists the application and removes its access: its refresh token refused, consent asked again', async () => {
     const token = await refreshTokenOfApp();
     expect((await refresh(token)).status).toBe(200);
@@ -245,7 +201,7 @@ describe.runIf(chromiumReady)('the account page in a browser', () => {
     expect(consentAsked).toBe(true);
   });
 
-  it('lists the sessions by device, address and times, signs one out, then the other browsers', async () => {
+  it('lists the sessions by device, address and times, signs one out, then the other browsers, with their applications\' tokens', async () => {
     const [one, other] = [await signedInElsewhere(), await signedInElsewhere()];
     await page.goto(accountUrl());
     const sessions = page.locator('#sessions .account-list li');
@@ -260,11 +216,14 @@ describe.runIf(chromiumReady)('the account page in a browser', () => {
     await expectFocusedInView(status(page));
     await expect(sessions.count()).resolves.toBe(count - 1);
     expect([await asksToSignIn(one), await asksToSignIn(other)].filter(Boolean)).toHaveLength(1);
+    const othersToken = await refreshTokenOfApp();
+    await page.goto(accountUrl());
     await page.getByRole('button', { name: 'Sign out other sessions', exact: true }).click();
     await expect(page.getByRole('status').innerText()).resolves.toContain('other browser sessions were signed out');
     await expectFocusedInView(status(page));
     await expect(sessions.count()).resolves.toBe(1);
     expect(await asksToSignIn(other)).toBe(true);
+    expect((await refresh(othersToken)).status).toBe(400);
     expect(await auditLine('sessions_ended')).toMatchObject({ user_id: expect.stringMatching(/^\S+$/), browser_sessions: expect.any(Number) });
     expect((await auditLine('sessions_ended')).browser_sessions).toBeGreaterThanOrEqual(1);
   });
@@ -302,5 +261,58 @@ describe.runIf(chromiumReady)('the account page in a browser', () => {
     expect(await auditLine('profile_updated')).toMatchObject({ fields: ['given_name', 'name'] });
     const tokens = await tokensOfApp('openid profile');
     expect(decodeJwt(tokens.id_token).payload).toMatchObject({ given_name: 'Maudie', name: 'Maudie Keeper' });
+  });
+
+  it('sets the authenticator app up from the QR code page (recovery codes shown once), signs in again with it, renews the codes, keeps the last factor', async () => {
+    await page.goto(accountUrl());
+    await page.getByRole('button', { name: 'Set up authenticator app', exact: true }).click();
+    await page.locator('.qr svg').waitFor();
+    await expectAccessible(page, 'totp-set-up');
+    const secret = (await page.locator('.secret code').innerText()).replace(/\s+/g, '');
+    await awayFromStepEnd();
+    await page.getByLabel('Authentication code', { exact: true }).fill(await totp(secret, Math.floor(Date.now() / 1000)));
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    // The recovery codes, shown once.
+    expect(await heading(page)).toBe('Save your recovery codes');
+    await expect(page.locator('.codes li').count()).resolves.toBe(10);
+    await expectAccessible(page, 'recovery-codes');
+    // Downloaded as a text file holding every code shown.
+    const shown = await page.locator('.codes code').allInnerTexts();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download as a text file' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/recovery-codes\.txt$/);
+    const text = readFileSync(await download.path(), 'utf8');
+    for (const code of shown) expect(text).toContain(code);
+    // Printed: the codes, not the buttons.
+    await page.emulateMedia({ media: 'print' });
+    await expect(page.getByRole('button', { name: 'Continue', exact: true }).isVisible()).resolves.toBe(false);
+    await expect(page.locator('.codes').isVisible()).resolves.toBe(true);
+    await page.emulateMedia({ media: 'screen' });
+    // This session signed in with the password alone: the app is asked for now, by a new sign-in.
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
+    await signIn(page);
+    await page.getByLabel('Authentication code', { exact: true }).fill(await totp(secret, Math.floor(Date.now() / 1000) + 30));
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    await expect(page.getByRole('status').innerText()).resolves.toContain('authenticator app is set up');
+    await expectFocusedInView(status(page));
+    await expect(page.locator('body').innerText()).resolves.toContain('10 of 10 recovery codes left.');
+    // Voiding the codes asks first, in place of the button; nothing happens until confirmed.
+    await page.getByRole('button', { name: 'Generate new codes', exact: true }).click();
+    const confirm = page.getByRole('group', { name: 'Generate new recovery codes?' });
+    await expectFocusedInView(confirm);
+    await expectAccessible(page, 'codes-confirm');
+    await confirm.getByRole('button', { name: 'Generate new codes', exact: true }).click();
+    expect(await heading(page)).toBe('Save your recovery codes');
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
+    await expect(page.getByRole('status').innerText()).resolves.toContain('new recovery codes are in force');
+    await expectFocusedInView(status(page));
+    await expectAccessible(page, 'totp-added');
+    // The only second factor stays: the refusal beside its action, with the focus.
+    await page.getByRole('button', { name: 'Remove authenticator app', exact: true }).click();
+    await page.getByRole('group', { name: 'Remove the authenticator app?' }).getByRole('button', { name: 'Remove authenticator app', exact: true }).click();
+    const refusal = page.getByRole('alert');
+    await expect(refusal.innerText()).resolves.toContain('This is your last second factor');
+    await expectFocusedInView(refusal);
+    await expectAccessible(page, 'totp-kept');
+    await expect(page.getByRole('button', { name: 'Remove authenticator app', exact: true }).count()).resolves.toBe(1);
   });
 });

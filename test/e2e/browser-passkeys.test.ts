@@ -121,7 +121,8 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
     const shown = await runIdp(['users', 'show', USERNAME, '--json'], { IDP_DATA_DIR: data.path, IDP_SECRET: 'c3'.repeat(32) });
     expect(shown.code, shown.stderr).toBe(0);
     const user = JSON.parse(shown.stdout) as { must_enrol_mfa: boolean; second_factors: Array<Record<string, unknown>> };
-    expect(user.must_enrol_mfa).toBe(false);
+    // An administrator's requirement stays a property of the account, now met.
+    expect(user.must_enrol_mfa).toBe(true);
     expect(user.second_factors.filter((f) => f.kind === 'passkey')).toEqual([{ kind: 'passkey', name: 'Passkey', created_at: expect.any(String), last_used_at: null }]);
     const text = await runIdp(['users', 'show', USERNAME], { IDP_DATA_DIR: data.path, IDP_SECRET: 'c3'.repeat(32) });
     expect(text.stdout).toMatch(/^second_factors: +passkey \(Passkey\), created \d{4}-\d\d-\d\dT[\d:.]+Z, last used never$/m);

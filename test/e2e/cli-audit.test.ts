@@ -89,7 +89,7 @@ describe.runIf(postgresAvailable)('idp audit lines', () => {
       [['clients', 'add', '--id', 'web', '--redirect-uri', 'https://shop.example/cb'], { action: 'create', resource: 'client', resource_id: 'web', fields: expect.arrayContaining(['client_id', 'client_secret', 'redirect_uris']) }],
       [['clients', 'disable', 'web'], { action: 'update', resource: 'client', resource_id: 'web', fields: ['enabled'] }],
       [['clients', 'enable', 'web'], { action: 'update', resource: 'client', resource_id: 'web', fields: ['enabled'] }],
-      [['clients', 'rotate-secret', 'web'], { action: 'update', resource: 'client', resource_id: 'web', fields: ['client_secret', 'secret_expires_at'] }],
+      [['clients', 'rotate-secret', 'web'], { action: 'update', resource: 'client', resource_id: 'web', fields: ['client_secret'] }],
       [['clients', 'remove', 'web'], { action: 'delete', resource: 'client', resource_id: 'web', fields: [] }],
       [['scopes', 'add', 'orders.write'], { action: 'create', resource: 'api_scope', resource_id: 'orders.write', fields: [] }],
       [['scopes', 'remove', 'orders.write'], { action: 'delete', resource: 'api_scope', resource_id: 'orders.write', fields: [] }],

@@ -115,9 +115,10 @@ describe.runIf(postgresAvailable)('changing some fields of a client or a user', 
       users: [{ username: 'alice', email: null, roles: null, totp_secret: null }],
     });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout.split('\n').slice(0, 2)).toStrictEqual(['client demo: client_secret, grant_types', 'user alice: email, roles, totp_secret']);
+    expect(result.stdout.split('\n').slice(0, 2)).toStrictEqual(['client demo: client_secret, grant_types', 'user alice: email, email_verified, roles, totp_secret']);
     expect(await client()).toMatchObject({ secret_hash: null, grant_types: ['authorization_code'], scopes: ['openid', 'orders.read'] });
-    expect(await user()).toMatchObject({ email: null, roles: [], totp_secret_sealed: null, name: 'Alice Liddell' });
+    // An address cleared is no longer verified either.
+    expect(await user()).toMatchObject({ email: null, email_verified: false, roles: [], totp_secret_sealed: null, name: 'Alice Liddell' });
   });
 
   it('changes a client through idp clients update, each flag family, and prints what changed', async () => {
@@ -140,7 +141,7 @@ describe.runIf(postgresAvailable)('changing some fields of a client or a user', 
     await liveFamily(before?.id as string, 'alice-family-2');
     const result = await idp(['users', 'update', 'alice', '--email', 'a@example.org', '--no-email-verified', '--phone', '+15555550100', '--role', 'ops', '--given-name', 'Al'], undefined);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout.trim()).toBe('user alice: given_name, email, email_verified, phone_number, roles');
+    expect(result.stdout.trim()).toBe('user alice: given_name, email, phone_number, roles');
     expect(await user()).toMatchObject({ subject: before?.subject, given_name: 'Al', email: 'a@example.org', email_verified: false, phone_number: '+15555550100', roles: ['ops'] });
     expect(await familyReason('alice-family-2')).toBeNull();
     const roles = await idp(['users', 'update', 'alice', '--add-role', 'audit', '--remove-role', 'ops', '--json']);
@@ -169,7 +170,7 @@ describe.runIf(postgresAvailable)('changing some fields of a client or a user', 
     oneLine(noClientChange, 2, /^no change given/);
     oneLine(noUserChange, 2, /^no change given/);
     oneLine(badUri, 2, /^--add-redirect-uri "http:\/\/evil.example\/cb": must be an https URI/);
-    oneLine(badEmail, 2, /^--email "not-an-email": must be an email address$/);
+    oneLine(badEmail, 2, /^--email "not-an-email": must be a bare email address such as nina@example.com, without a display name, brackets or spaces$/);
     oneLine(publicCc, 1, /^client demo: grant_types a public client cannot use the client_credentials grant$/);
     oneLine(unknownScope, 1, /^client web: scope orders.write is neither a standard scope nor an API scope/);
     oneLine(weakPassword, 1, /^password of alice refused/);
@@ -180,5 +181,24 @@ describe.runIf(postgresAvailable)('changing some fields of a client or a user', 
     const help = await idp(['users', 'update', '--help']);
     expect(help.stdout).toContain('--password-stdin');
     expect((await idp(['--help'])).stdout).toMatch(/clients update ID[\s\S]*users update U/);
+  });
+
+  it('takes a bare email address only, from idp users add, idp users update and a seed file; a new address is not verified unless said so', async () => {
+    const hostile = '<attacker@evil.example>nina';
+    const [added, updated, seeded] = await Promise.all([
+      idp(['users', 'add', '--username', 'nina', '--password', PASSWORD, '--email', hostile]),
+      idp(['users', 'update', 'alice', '--email', 'Alice <alice@example.com>']),
+      seed({ users: [{ username: 'nina', password: PASSWORD, email: 'nina@example.com,attacker@evil.example' }] }),
+    ]);
+    oneLine(added, 2, /^--email "<attacker@evil.example>nina": must be a bare email address/);
+    oneLine(updated, 2, /^--email "Alice <alice@example.com>": must be a bare email address/);
+    expect(seeded.code).toBe(1);
+    expect(seeded.stderr).toContain('users[0].email: must be a bare email address');
+    expect(await runSql(db.url, `SELECT 1 FROM users WHERE username = 'nina'`)).toStrictEqual([]);
+    expect((await idp(['users', 'update', 'alice', '--email', 'alice@example.com', '--email-verified'])).code).toBe(0);
+    expect(await user()).toMatchObject({ email: 'alice@example.com', email_verified: true });
+    const moved = await idp(['users', 'update', 'alice', '--email', 'alice@elsewhere.example']);
+    expect(moved.stdout.trim()).toBe('user alice: email, email_verified');
+    expect(await user()).toMatchObject({ email: 'alice@elsewhere.example', email_verified: false });
   });
 });

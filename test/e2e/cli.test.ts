@@ -56,7 +56,7 @@ describe('idp without a database', () => {
       [['scopes', 'remove', '--help'], /^usage: idp scopes remove NAME\n {2}Removes an API scope/],
       [['keys', 'retire', '--help'], /^usage: idp keys retire KID \[--force\]\n/],
       [['secret-hash', '--help'], /^usage: idp secret-hash\n/],
-      [['doctor', '--help'], /^usage: idp doctor \[--url URL\]\n/],
+      [['doctor', '--help'], /^usage: idp doctor \[--url URL\] \[--management-url URL\]\n/],
       [['help', 'keys', 'rotate'], /^usage: idp keys rotate\n/],
     ];
     // A broken configuration does not stand in the way of help: none is read.
@@ -482,7 +482,7 @@ describe('idp beside the development server on the embedded database', () => {
 
   it('adds a client whose tokens the running server then issues, and every command works meanwhile', async () => {
     server = await startServer({ IDP_SECRET, IDP_DATA_DIR: dataDir.path });
-    expect(statSync(join(dataDir.path, 'db.sock')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dataDir.path, '.s.PGSQL.5432')).mode & 0o777).toBe(0o600);
     expect((await idp(['scopes', 'add', 'orders.read'])).code).toBe(0);
     const added = json<{ client_secret: string }>(await idp(['clients', 'add', '--id', 'svc', '--grant', 'client_credentials', '--scope', 'orders.read', '--json']));
     const res = await fetch(`${server.url}/connect/token`, {
@@ -517,7 +517,7 @@ describe('idp beside the development server on the embedded database', () => {
 
   it('stops sharing when the server stops', async () => {
     expect(await server?.stop()).toBe(0);
-    expect(existsSync(join(dataDir.path, 'db.sock'))).toBe(false);
+    expect(existsSync(join(dataDir.path, '.s.PGSQL.5432'))).toBe(false);
     expect(json(await idp(['scopes', 'list', '--json']))).toStrictEqual({ api_scopes: ['demo.read', 'orders.read'] });
   });
 });

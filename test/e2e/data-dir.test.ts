@@ -2,14 +2,15 @@
  * The embedded default's data directory as a local attacker sees it: what is in it (the
  * database's files, the generated secret, the socket the command line shares) is the owner's
  * alone, a directory of someone else's is refused, a generated secret file that was emptied is
- * refused, and a client of the socket that holds a transaction open cannot stall the server.
+ * refused, and a client of the socket (the PostgreSQL protocol) that holds a transaction open
+ * cannot stall the server.
  */
 import { chmodSync, chownSync, mkdirSync, readdirSync, statSync, watch, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
+import { waitUntil } from '../helpers/waits.ts';
 
 /** Every path under `dir` (itself included) whose mode lets the group or others in, with its mode. */
 function openToOthers(dir: string): string[] {
@@ -19,6 +20,9 @@ function openToOthers(dir: string): string[] {
     .filter(({ mode }) => (mode & 0o077) !== 0)
     .map(({ path, mode }) => `${path} ${mode.toString(8)}`);
 }
+
+/** The socket the embedded database is served on, named as PostgreSQL names the socket of port 5432. */
+const SOCKET = '.s.PGSQL.5432';
 
 /** A first start unpacks the embedded database: slow on a shared machine. */
 const START_MS = 90_000;
@@ -43,9 +47,9 @@ describe('a data directory others could read', () => {
     // Watch the socket from the moment it is bound: the chmod that once followed left a window.
     const socketModes: number[] = [];
     const watcher = watch(dir.path, (_event, name) => {
-      if (name !== 'db.sock') return;
+      if (name !== SOCKET) return;
       try {
-        socketModes.push(statSync(join(dir.path, 'db.sock')).mode & 0o777);
+        socketModes.push(statSync(join(dir.path, SOCKET)).mode & 0o777);
       } catch {
         // removed again
       }
@@ -56,7 +60,7 @@ describe('a data directory others could read', () => {
       watcher.close();
     }
     expect(statSync(dir.path).mode & 0o777).toBe(0o700);
-    expect(statSync(join(dir.path, 'db.sock')).isSocket()).toBe(true);
+    expect(statSync(join(dir.path, SOCKET)).isSocket()).toBe(true);
     expect(openToOthers(dir.path)).toStrictEqual([]);
     expect(socketModes.filter((mode) => (mode & 0o077) !== 0)).toStrictEqual([]);
   });
@@ -119,48 +123,68 @@ describe('the generated secret file', () => {
   });
 });
 
-/** A raw client of the socket the development server shares: one JSON line per request and per answer. */
-async function socketClient(path: string) {
-  const socket = net.createConnection(path);
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  const answers: Array<(answer: Record<string, unknown>) => void> = [];
-  createInterface({ input: socket }).on('line', (line) => answers.shift()?.(JSON.parse(line) as Record<string, unknown>));
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  let id = 0;
-  return {
-    closed,
-    send(op: string, sql?: string): Promise<Record<string, unknown>> {
-      const answer = new Promise<Record<string, unknown>>((resolve) => answers.push(resolve));
-      socket.write(`${JSON.stringify({ id: ++id, op, sql, params: [] })}\n`);
-      return answer;
-    },
-    end: () => socket.destroy(),
-  };
+/** A PostgreSQL client of the embedded database's socket, as psql would be one. */
+async function socketClient(dir: string): Promise<pg.Client & { ended: Promise<Error | undefined> }> {
+  const client = new pg.Client({ host: dir, user: 'postgres', database: 'postgres' });
+  // The reason the server gave for ending the connection, if any.
+  let reason: Error | undefined;
+  client.on('error', (error) => (reason ??= error));
+  const ended = new Promise<Error | undefined>((resolve) => client.once('end', () => resolve(reason)));
+  await client.connect();
+  return Object.assign(client, { ended });
 }
 
 describe('a socket client that holds a transaction and sends nothing more', () => {
   const dir = tempDir();
-  let server: RunningServer | undefined;
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ IDP_DATA_DIR: dir.path }, START_MS);
+  }, START_MS + 10_000);
   afterAll(async () => {
     await server?.stop();
     dir.remove();
   });
 
-  it('is disconnected and rolled back, and the server answers again', async () => {
-    server = await startServer({ IDP_DATA_DIR: dir.path }, START_MS);
-    const socketPath = join(dir.path, 'db.sock');
-    const holder = await socketClient(socketPath);
-    expect(await holder.send('begin')).toStrictEqual({ id: 1 });
-    expect((await holder.send('query', 'CREATE TABLE held_open (x int)')).error).toBeUndefined();
-    // The database is held until the server ends the idle transaction (it never did).
-    await holder.closed;
+  it('is disconnected (FATAL 25P03) and rolled back within the idle limit, and the server answers again', async () => {
+    const holder = await socketClient(dir.path);
+    await holder.query('BEGIN');
+    await holder.query('CREATE TABLE held_open (x int)');
+    const held = Date.now();
+    // The server's own statements wait meanwhile (the session is the client's), until the limit ends it.
+    const reason = await holder.ended;
+    expect(Date.now() - held).toBeLessThan(15_000);
+    expect(reason?.message).toMatch(/idle-in-transaction timeout/);
+    const answer = await fetch(`${server.url}/readyz`);
+    expect({ status: answer.status, body: await answer.json() }).toMatchObject({ status: 200, body: { database: 'ok' } });
+    const reader = await socketClient(dir.path);
+    try {
+      expect((await reader.query("SELECT to_regclass('held_open') AS t")).rows).toStrictEqual([{ t: null }]);
+    } finally {
+      await reader.end();
+    }
+  });
+
+  it('has its session settings undone once it lets go, so the server keeps its own', async () => {
+    const client = await socketClient(dir.path);
+    try {
+      await client.query("SET search_path = 'nowhere'");
+      await client.query('UNLISTEN *');
+    } finally {
+      await client.end();
+    }
     const ready = await fetch(`${server.url}/readyz`);
     expect({ status: ready.status, body: await ready.json() }).toMatchObject({ status: 200, body: { database: 'ok' } });
-    const reader = await socketClient(socketPath);
+    // The server still hears the triggers: a client disabled over the socket is refused at once.
+    const check = await socketClient(dir.path);
     try {
-      expect(await reader.send('query', "SELECT to_regclass('held_open') AS t")).toMatchObject({ rows: [{ t: null }] });
+      await check.query("UPDATE clients SET enabled = false WHERE client_id = 'demo'");
     } finally {
-      reader.end();
+      await check.end();
     }
+    await waitUntil('the disabled demo client is refused', async () => {
+      const res = await fetch(`${server.url}/connect/authorize?client_id=demo&response_type=code&redirect_uri=${encodeURIComponent('http://localhost:8080/callback')}`, { redirect: 'manual' });
+      await res.arrayBuffer();
+      return res.headers.get('location')?.includes('error=unauthorized_client');
+    }, { limitMs: 1000 });
   });
 });

@@ -18,7 +18,7 @@ import { REDIS_URL, createTestDatabase, postgresAvailable, redisAvailable, type 
 import { waitUntil } from '../helpers/waits.ts';
 
 const IDP_SECRET = 'd'.repeat(64);
-const NAMES = ['discovery', 'issuer', 'jwks', 'https', 'cookies', 'forwarded', 'clock', 'database', 'secret', 'change feed', 'store', 'sign-in source', 'mail'];
+const NAMES = ['discovery', 'service', 'issuer', 'jwks', 'https', 'cookies', 'forwarded', 'clock', 'database', 'secret', 'change feed', 'store', 'sign-in source', 'mail'];
 
 /** A Redis of our own, to stop under a running deployment. */
 async function startRedis(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
@@ -94,7 +94,7 @@ describe.runIf(postgresAvailable && redisAvailable)('idp doctor', () => {
     expect({ code: result.code, stderr: result.stderr }).toStrictEqual({ code: 0, stderr: '' });
     const lines = result.stdout.trimEnd().split('\n').map(parseLine);
     expect(lines.map((l) => l.name)).toStrictEqual(NAMES);
-    expect(lines.filter((l) => l.status !== 'ok').map((l) => `${l.status} ${l.name}`)).toStrictEqual(['skip https', 'skip sign-in source', 'skip mail']);
+    expect(lines.filter((l) => l.status !== 'ok').map((l) => `${l.status} ${l.name}`)).toStrictEqual(['skip service', 'skip https', 'skip sign-in source', 'skip mail']);
     expect(lineOf(result.stdout, 'issuer')).toContain(`${healthy.url}/, with all 7 endpoint URLs under it`);
     expect(lineOf(result.stdout, 'cookies')).toContain('idp_session: HttpOnly, SameSite=Lax, not Secure (http) (client web)');
     expect(lineOf(result.stdout, 'store')).toContain(`Redis at ${new URL(REDIS_URL).host} answers`);
@@ -179,6 +179,7 @@ describe.runIf(postgresAvailable && redisAvailable)('idp doctor', () => {
       out: () => {},
       err: () => {},
       readStdin: async () => '',
+      runProgram: async () => undefined,
     };
     try {
       const report = await runDoctor(context, healthy.url);
@@ -211,6 +212,6 @@ describe.runIf(postgresAvailable && redisAvailable)('idp doctor', () => {
   it('refuses a --url that is not an http(s) URL (2)', async () => {
     const result = await runIdp(['doctor', '--url', 'id.example.com'], envOf(healthy));
     expect({ code: result.code, stdout: result.stdout }).toStrictEqual({ code: 2, stdout: '' });
-    expect(result.stderr.trimEnd()).toBe('--url "id.example.com": must be an absolute http or https URL (usage: idp doctor [--url URL])');
+    expect(result.stderr.trimEnd()).toBe('--url "id.example.com": must be an absolute http or https URL (usage: idp doctor [--url URL] [--management-url URL])');
   });
 });

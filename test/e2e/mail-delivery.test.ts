@@ -104,6 +104,20 @@ describe('the SMTP mailer', () => {
     for (const secret of ['hunter2-secret', '48213907', 'reset', CODE.link]) expect(lines.join('\n')).not.toContain(secret);
   });
 
+  it('mails exactly the stored address, and drops (logging, counting) a stored value that is more than an address', async () => {
+    const server = await catcher();
+    const { lines, log } = logLines();
+    const mailer = mailerOf(configOf({ IDP_SMTP_URL: server.url, IDP_MAIL_FROM: 'Acme <no-reply@acme.example>' }), log);
+    // As a row written before addresses were checked may hold it: a header parser finds the attacker's address in it.
+    mailer.send(passwordRecoveryMessage('<attacker@evil.example>nina', { name: 'Acme' }, CODE));
+    mailer.send(passwordRecoveryMessage('nina@example.com', { name: 'Acme' }, CODE));
+    await server.waitForMessage((m) => m.to === 'nina@example.com');
+    await waitUntil('the hostile one counted as dropped', async () => (await mailSeries(mailer)).includes('idp_mail_sent_total{result="dropped"} 1'));
+    expect(server.messages.map((m) => m.to)).toStrictEqual(['nina@example.com']);
+    expect(lines.filter((l) => l.includes('"mail dropped"'))).toHaveLength(1);
+    expect(lines.join('\n')).not.toContain('48213907');
+  });
+
   it('never holds up the caller: send returns before the server is even reached, and a refusal is logged and counted', async () => {
     const server = await catcher({ behaviour: 'refuse', auth: { user: 'idp', pass: 'hunter2-secret' } });
     const { lines, log } = logLines();

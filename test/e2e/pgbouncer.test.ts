@@ -137,7 +137,7 @@ describe.runIf(postgresAvailable && pgbouncerAvailable)('behind PgBouncer in tra
         // The name is a pooler's; the connection, for the check to run, is the database itself.
         openDurable: async () => (durable ??= await openDurableStore({ databaseUrl: db.url })),
         mailer: () => NO_MAILER, closeMailer: async () => [],
-        audit: () => {}, out: () => {}, err: () => {}, readStdin: async () => '',
+        audit: () => {}, out: () => {}, err: () => {}, readStdin: async () => '', runProgram: async () => undefined,
       };
       try {
         const report = await runDoctor(context, 'http://127.0.0.1:9', { checks: [{ name: 'change feed', run: checkChangeFeed }] });

@@ -181,7 +181,7 @@ describe('IDP_MANAGEMENT_PORT', () => {
     try {
       const bad = await runIdp(['serve'], { IDP_DATA_DIR: dir.path, IDP_MANAGEMENT_PORT: 'metrics' });
       expect({ code: bad.code, stderr: bad.stderr.trim() }).toStrictEqual({
-        code: 2, stderr: 'configuration error: IDP_MANAGEMENT_PORT must be a whole number from 1 to 65535 (example: IDP_MANAGEMENT_PORT=9464)',
+        code: 2, stderr: 'configuration error: IDP_MANAGEMENT_PORT must be a whole number from 0 to 65535 (example: IDP_MANAGEMENT_PORT=9464)',
       });
       const taken = net.createServer();
       await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
@@ -194,6 +194,29 @@ describe('IDP_MANAGEMENT_PORT', () => {
         taken.close();
       }
     } finally {
+      dir.remove();
+    }
+  });
+});
+
+describe.runIf(postgresAvailable && redisAvailable)('the management port in production', () => {
+  it('defaults to 9464 when IDP_MANAGEMENT_PORT is unset: /metrics is served there and is 404 on the public port', async () => {
+    const db = await createTestDatabase();
+    const dir = tempDir();
+    // `undefined` keeps the helper from choosing a free port: the default itself is under test.
+    const production = { NODE_ENV: 'production', IDP_ALLOW_HTTP: '1', IDP_SECRET, IDP_DATA_DIR: dir.path, DATABASE_URL: db.url, REDIS_URL, IDP_MANAGEMENT_PORT: undefined };
+    const server = await startServer(production);
+    try {
+      const publicMetrics = await fetch(`${server.url}/metrics`);
+      expect(publicMetrics.status).toBe(404);
+      expect(await publicMetrics.text()).not.toContain('idp_');
+      const metrics = await fetch('http://127.0.0.1:9464/metrics');
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain('idp_http_requests_total');
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      await server.stop();
+      await db.drop();
       dir.remove();
     }
   });

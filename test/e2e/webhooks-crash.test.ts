@@ -3,6 +3,7 @@
  * flight leaves the delivery to another instance, which makes the next attempt once the first
  * one's lease has run out; the lost attempt is recorded as `interrupted`.
  */
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runIdp, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
 import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
@@ -10,6 +11,22 @@ import { waitUntil } from '../helpers/waits.ts';
 import { startReceiver, verifySignature } from '../helpers/webhook-receiver.ts';
 
 const CLIENT = { client_id: 'svc', client_secret: 'svc-secret-0123456789abcdefghijklmnopqrstu' };
+const AUTOMATION = { client_id: 'automation', client_secret: 'automation-secret-0123456789abcdefghijkl' };
+
+/** POSTs JSON and calls `kill` as soon as the answer's head is read, before anything else runs; resolves with its status. */
+function answeredThenKilled(url: string, token: string, body: string, kill: () => void): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } }, (response) => {
+      kill();
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+const basic = ({ client_id, client_secret }: typeof CLIENT) => `Basic ${Buffer.from(`${client_id}:${client_secret}`).toString('base64')}`;
 
 describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
   let db: TestDatabase;
@@ -18,7 +35,10 @@ describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     env = { DATABASE_URL: db.url, IDP_SECRET: Buffer.alloc(32, 9).toString('base64') };
-    await seedWith({ clients: [{ ...CLIENT, display_name: 'Service', grant_types: ['client_credentials'], scopes: [], redirect_uris: [] }] }, env);
+    await seedWith({ clients: [
+      { ...CLIENT, display_name: 'Service', grant_types: ['client_credentials'], scopes: [], redirect_uris: [] },
+      { ...AUTOMATION, grant_types: ['client_credentials'], scopes: ['admin_api'] },
+    ] }, env);
   });
   afterAll(async () => {
     await db?.drop();
@@ -36,7 +56,7 @@ describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
       servers.push(first);
       const res = await fetch(`${first.url}/connect/token`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT.client_id}:${CLIENT.client_secret}`).toString('base64')}` },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(CLIENT) },
         body: 'grant_type=client_credentials',
       });
       expect(res.status).toBe(200);
@@ -53,6 +73,33 @@ describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
       const log = JSON.parse((await runIdp(['webhooks', 'deliveries', id, '--json'], env)).stdout) as { attempts: Array<Record<string, unknown>> };
       expect(log.attempts.map((a) => [a.attempt, a.status, a.error])).toStrictEqual([[2, 204, null], [1, null, 'interrupted']]);
       expect(receiver.received).toHaveLength(2);
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+      await receiver.close();
+    }
+  });
+
+  it('delivers the admin_change of an API change answered 2xx by an instance killed right after answering', async () => {
+    const receiver = await startReceiver(() => ({ status: 204 }));
+    const servers: RunningServer[] = [];
+    try {
+      const added = await runIdp(['webhooks', 'add', '--url', `${receiver.url}/changes`, '--event', 'admin_change', '--json'], env);
+      expect(added.code, added.stderr).toBe(0);
+      const first = await startServer(env);
+      servers.push(first);
+      const token = await fetch(`${first.url}/connect/token`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(AUTOMATION) }, body: 'grant_type=client_credentials&scope=admin_api',
+      });
+      const { access_token: accessToken } = (await token.json()) as { access_token: string };
+      // Killed the moment its answer's status line arrives: an event gathered to be written
+      // after the change (20 ms later) is lost here; one written in the change's transaction is not.
+      const status = await answeredThenKilled(`${first.url}/admin/v1/api-scopes`, accessToken, JSON.stringify({ name: 'crash.proof' }), () => first.child.kill('SIGKILL'));
+      expect(status).toBe(201);
+      await waitUntil('the first instance gone', () => first.child.signalCode === 'SIGKILL');
+      servers.push(await startServer(env));
+      const change = await waitUntil('the admin_change delivered', () => receiver.received.map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
+        .find((event) => event.type === 'admin_change' && event.data.resource_id === 'crash.proof'));
+      expect(change.data).toMatchObject({ action: 'create', resource: 'api_scope', actor: 'api', client_id: 'automation' });
     } finally {
       await Promise.all(servers.map((s) => s.stop()));
       await receiver.close();

@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CompiledQuery } from 'kysely';
+import pg from 'pg';
 import { buildApp } from '../../src/app.ts';
 import { RefusedError, type CliContext } from '../../src/cli/context.ts';
 import { runSeed } from '../../src/cli/seed.ts';
@@ -22,10 +22,10 @@ import { parseConfig, type Config } from '../../src/config.ts';
 import { embeddedSocketPath } from '../../src/data-dir.ts';
 import { createLogger } from '../../src/logging.ts';
 import { openServices, type Services } from '../../src/services.ts';
-import { connectShared } from '../../src/store/sql/shared-embedded.ts';
+import { embeddedSocketUrl } from '../../src/store/sql/connection.ts';
 import { serveOrigin } from './http-transport.ts';
 import { copyMigratedDatabase } from './embedded-database.ts';
-import { tempDir, withRunWideBudgets } from './process.ts';
+import { tempDir, withFreeManagementPort, withRunWideBudgets } from './process.ts';
 
 export interface InProcessOptions {
   /** A seed file's content (the README's Command line section), written as `idp seed` writes it. */
@@ -73,6 +73,7 @@ async function seedWith(seed: object, services: Services, dir: string): Promise<
     out: (line) => said.push(line),
     err: (line) => said.push(line),
     readStdin: async () => '',
+    runProgram: async () => undefined,
   };
   try {
     await runSeed([file], context);
@@ -92,7 +93,7 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
     for (const closer of closers.splice(0).reverse()) await closer();
   };
   try {
-    const config = configFor({ IDP_BASE_URL: base, IDP_DATA_DIR: data.path, IDP_SECRET: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn', ...withRunWideBudgets(options.env ?? {}) });
+    const config = configFor({ IDP_BASE_URL: base, IDP_DATA_DIR: data.path, IDP_SECRET: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn', ...withFreeManagementPort(withRunWideBudgets(options.env ?? {})) });
     if (!config.secret) throw new Error('the in-process app needs IDP_SECRET');
     await copyMigratedDatabase(config.dataDir);
     const logger = createLogger(config.logLevel, { write: (line: string) => void lines.push(line) });
@@ -104,14 +105,14 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
     closers.push(() => app.close());
     await app.ready();
     closers.push(serveOrigin(base, (request) => inject(app, request)));
-    const shared = await connectShared(embeddedSocketPath(config.dataDir));
-    if (!shared) throw new Error('the in-process app does not share its embedded database');
-    closers.push(() => shared.close());
+    // As an administrator would: over the PostgreSQL protocol, on the socket the app serves.
+    const shared = new pg.Pool({ connectionString: embeddedSocketUrl(embeddedSocketPath(config.dataDir)), max: 1 });
+    closers.push(() => shared.end());
     return {
       base,
       issuer: `${base}/`,
       async sql<T>(text: string, values: unknown[] = []) {
-        return (await shared.db.executeQuery<T>(CompiledQuery.raw(text, values))).rows;
+        return (await shared.query(text, values)).rows as T[];
       },
       logs: () => lines.join(''),
       services,

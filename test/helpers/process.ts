@@ -26,14 +26,27 @@ export interface RunResult {
  * budgets out of reach, unless its suite sets its own (the suites about the limits do).
  */
 export function withRunWideBudgets<T extends Record<string, string | undefined>>(env: T): T {
-  if (!env.REDIS_URL) return env;
-  return { IDP_AUTHORIZE_RATE_LIMIT: '1000000', IDP_TOKEN_RATE_LIMIT: '1000000', ...env };
+  // The administration API's budget is per client, and suites call it as `automation` far more
+  // often in a minute than an operator would, even in process: out of reach everywhere.
+  const admin = { IDP_ADMIN_API_RATE_LIMIT: '1000000' };
+  if (!env.REDIS_URL) return { ...admin, ...env };
+  return { IDP_AUTHORIZE_RATE_LIMIT: '1000000', IDP_TOKEN_RATE_LIMIT: '1000000', ...admin, ...env };
+}
+
+/**
+ * In production the management port defaults to 9464: servers of suites running side by side
+ * would all want it. Unless the test names the variable (an explicit `undefined` keeps the
+ * default), a production service listens on a port the system chooses.
+ */
+export function withFreeManagementPort<T extends Record<string, string | undefined>>(env: T): T {
+  if (env.NODE_ENV !== 'production' || 'IDP_MANAGEMENT_PORT' in env) return env;
+  return { ...env, IDP_MANAGEMENT_PORT: '0' };
 }
 
 /** A clean environment: only PATH and HOME from the test process, plus what the test sets. */
 export function testEnv(extra: Record<string, string | undefined>): Record<string, string> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn' };
-  for (const [k, v] of Object.entries(withRunWideBudgets(extra))) if (v !== undefined) env[k] = v;
+  for (const [k, v] of Object.entries(withFreeManagementPort(withRunWideBudgets(extra)))) if (v !== undefined) env[k] = v;
   return env;
 }
 

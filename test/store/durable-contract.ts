@@ -287,6 +287,18 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect(await store.clients.remove(client.clientId, second?.version)).toBe(true);
       });
 
+      it('inserts a client once (undefined, nothing written, for a taken id) and changes it returning the row at its new version', async () => {
+        const client = sampleClient();
+        const inserted = await store.clients.insert(client);
+        expect(inserted).toEqual(await store.clients.getVersioned(client.clientId));
+        expect(await store.clients.insert({ ...client, displayName: 'second' })).toBeUndefined();
+        const changed = await store.clients.change(client.clientId, { displayName: 'changed' }, inserted?.version);
+        expect(changed?.record.displayName).toBe('changed');
+        expect(changed).toEqual(await store.clients.getVersioned(client.clientId));
+        expect(await store.clients.change(client.clientId, { displayName: 'stale' }, inserted?.version)).toBeUndefined();
+        expect(await store.clients.change(uniqueId('missing'), { displayName: 'x' })).toBeUndefined();
+      });
+
       describe('the constraints of the clients table', () => {
         it('accept https, loopback http and private-use redirect URIs (RFC 8252 §7)', async () => {
           const uris = ['https://app.example/cb', 'http://localhost:8080/cb', 'http://127.0.0.1:51004/cb', 'http://[::1]/cb', 'com.example.app:/oauth2redirect', 'HTTPS://APP.EXAMPLE/CB'];
@@ -356,6 +368,17 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect((await store.users.getByUsername('ldap', user.username.toUpperCase()))?.id).toBe(user.id);
         expect(await store.users.getByUsername('local', user.username)).toBeUndefined();
         expect(await store.users.getByUsername('ldap', `${user.username}x`)).toBeUndefined();
+      });
+
+      it('inserts a user once (undefined for another spelling of a taken name) and changes them returning the row at its new version', async () => {
+        const user = sampleUser({ source: 'ldap', username: uniqueId('insert') });
+        const inserted = await store.users.insert(user);
+        expect(inserted).toEqual(await store.users.getVersioned(user.id));
+        expect(await store.users.insert({ ...user, id: uniqueId('other'), username: user.username.toUpperCase() })).toBeUndefined();
+        const changed = await store.users.change(user.id, { givenName: 'Changed' }, inserted?.version);
+        expect(changed?.record.givenName).toBe('Changed');
+        expect(changed).toEqual(await store.users.getVersioned(user.id));
+        expect(await store.users.change(user.id, { givenName: 'Stale' }, inserted?.version)).toBeUndefined();
       });
 
       it('refuses a local username not in the canonical form sign-in looks it up by (trimmed, lower case)', async () => {
@@ -449,6 +472,13 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect(await store.apiScopes.remove(scope)).toBe(true);
         expect(await store.apiScopes.remove(scope)).toBe(false);
         expect(await store.apiScopes.list()).not.toContain(scope);
+      });
+
+      it('insert returns the new scope with its version, and undefined when it exists', async () => {
+        const scope = `api:${uniqueId('inserted')}`;
+        const inserted = await store.apiScopes.insert(scope);
+        expect(inserted).toEqual(await store.apiScopes.get(scope));
+        expect(await store.apiScopes.insert(scope)).toBeUndefined();
       });
 
       it('lists in order, and refuses a name that is not a scope token', async () => {

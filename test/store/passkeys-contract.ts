@@ -34,7 +34,9 @@ export function passkeysContract(getStore: () => DurableStore): void {
       expect(second?.name).toBe('Phone');
       const other = sampleUser();
       await store.users.upsert(other);
-      await expect(store.factors.add({ ...input, userId: other.id })).rejects.toThrow(/user_factors_credential_id/);
+      // A credential id stored already: no row, no error (the registration says so to the person).
+      expect(await store.factors.add({ ...input, userId: other.id })).toBeUndefined();
+      expect((await store.factors.findPasskey(input.passkey!.credentialId))?.userId).toBe(user.id);
       await expect(store.factors.add({ ...input, passkey: undefined })).rejects.toThrow(/user_factors_passkey_credential/);
     });
 

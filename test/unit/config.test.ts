@@ -151,6 +151,16 @@ describe('parseConfig', () => {
     expect(parseConfig({ IDP_DATABASE_LISTEN_URL: 'postgres://idp@db:5432/idp' })).toMatchObject({ ok: false, message: expect.stringMatching(/^configuration error: IDP_DATABASE_LISTEN_URL needs DATABASE_URL/) });
   });
 
+  it('has a management port in production (9464 unless IDP_MANAGEMENT_PORT says otherwise, 0 a free one), none by default elsewhere', () => {
+    const production = { NODE_ENV: 'production', IDP_SECRET: 'e'.repeat(64), DATABASE_URL: 'postgres://db/idp', REDIS_URL: 'redis://cache:6379', IDP_BASE_URL: 'https://id.example.com' };
+    expect(config(production).management).toStrictEqual({ port: 9464, host: '127.0.0.1', hosts: [] });
+    expect(config({ ...production, IDP_MANAGEMENT_PORT: '9100' }).management?.port).toBe(9100);
+    expect(config({ ...production, IDP_MANAGEMENT_PORT: '0' }).management?.port).toBe(0);
+    expect(config({ ...production, IDP_ADMIN_API: 'management' }).adminApi).toBe('management');
+    expect(config({}).management).toBeUndefined();
+    expect(config({ IDP_MANAGEMENT_PORT: '9464' }).management?.port).toBe(9464);
+  });
+
   it('serves the administration API on the public port by default, on the management port (which it needs), or not at all', () => {
     expect(config({}).adminApi).toBe('public');
     expect(config({ IDP_ADMIN_API: 'off' }).adminApi).toBe('off');

@@ -33,3 +33,24 @@ describe('compose.yaml', () => {
     expect(compose).toMatch(/^ {2}idp-2: \*idp$/m);
   });
 });
+
+describe('the management port: image, compose and Prometheus', () => {
+  it('exposes 9464 beside 3000 in the image, listening where Prometheus on the container network reaches it', () => {
+    const dockerfile = read('Dockerfile');
+    expect(dockerfile).toMatch(/^EXPOSE 3000 9464$/m);
+    expect(dockerfile).toMatch(/IDP_MANAGEMENT_PORT=9464/);
+    expect(dockerfile).toMatch(/IDP_MANAGEMENT_HOST=0\.0\.0\.0/);
+  });
+
+  it('scrapes every instance of compose.yaml on its management port, never through the proxy, and publishes no 9464', () => {
+    const compose = read('compose.yaml');
+    const prometheus = read('deploy/prometheus/prometheus.yml');
+    const instances = [...compose.matchAll(/^ {2}(idp-\d+): \*idp$/gm)].map((m) => `${m[1]}:9464`);
+    expect(instances).toStrictEqual(['idp-1:9464', 'idp-2:9464']);
+    expect(prometheus).toMatch(/^ {2}- job_name: idp$/m);
+    expect(/targets: \[([^\]]*)\]/.exec(prometheus)?.[1]?.split(',').map((t) => t.trim().replace(/'/g, ''))).toStrictEqual(instances);
+    expect(prometheus).toMatch(/^ {2}- alerts\.yml$/m);
+    expect(compose).toContain('./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro');
+    expect(compose).not.toMatch(/^\s+- "(\d+:)?9464(:9464)?"$/m);
+  });
+});

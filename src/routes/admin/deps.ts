@@ -8,6 +8,7 @@ import type { DurableStore } from '../../store/types.ts';
 import type { KeyManager } from '../../tokens/keys.ts';
 import type { Services } from '../../services.ts';
 import type { UserSessionServices } from '../../services-protocol.ts';
+import type { RateLimiter } from '../../sessions/rate-limiters.ts';
 import type { RequestAudit } from '../shared/audit.ts';
 
 export interface AdminApiDeps {
@@ -25,13 +26,15 @@ export interface AdminApiDeps {
   audit: RequestAudit;
   /** What webhook endpoints need besides the store: their secrets' keyring and the address policy (SSRF). */
   webhooks: Pick<WebhookDeps, 'keyring' | 'policy' | 'resolve'>;
+  /** Calls per client and minute (IDP_ADMIN_API_RATE_LIMIT): beyond, 429 with Retry-After. */
+  rateLimiter: RateLimiter;
 }
 
 /** The API's dependencies from the services, recording audit events through `audit`. */
 export function createAdminApiDeps(services: Services, audit: RequestAudit): AdminApiDeps {
   const { config, clock, keys, durable } = services;
   return {
-    access: { issuer: config.issuer, clock, keys, revocations: services.revocations, clients: services.clients },
+    access: { issuer: config.issuer, clock, keys, revocations: services.revocations, clients: services.clients, users: services.users },
     durable,
     keys,
     clock,
@@ -41,5 +44,6 @@ export function createAdminApiDeps(services: Services, audit: RequestAudit): Adm
     userSessions: services.userSessions,
     audit,
     webhooks: { keyring: services.webhookKeyring, policy: services.addressPolicy },
+    rateLimiter: services.adminApiRateLimiter,
   };
 }

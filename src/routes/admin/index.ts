@@ -13,7 +13,7 @@ import type { RequestAudit } from '../shared/audit.ts';
 import { ADMIN_OPERATIONS } from './operations.ts';
 import { openApiDocument } from './openapi.ts';
 import type { Answer, Call, Operation } from './operation.ts';
-import { etagOf, readBody, readQuery, requireIfMatch } from './request.ts';
+import { etagOf, notModified, readBody, readQuery, requireIfMatch } from './request.ts';
 
 export const ADMIN_BASE = '/admin/v1';
 
@@ -60,6 +60,9 @@ export async function adminApiRoutes(app: FastifyInstance, options: AdminApiOpti
 
 async function handleCall(op: Operation, request: FastifyRequest, reply: FastifyReply, deps: AdminApiDeps): Promise<FastifyReply> {
   const caller = await authorizeAdminCall(request.headers.authorization, scopesAllowing(request.method, op.area ?? 'admin'), deps.access);
+  // A budget per client, as the token endpoint has: one automation gone wrong cannot take the
+  // database from the others (429 with Retry-After, problem details).
+  await deps.rateLimiter.consume(`admin:${caller.clientId}`);
   const events: Logged[] = [];
   const call: Call<unknown, unknown> = {
     caller,
@@ -67,9 +70,9 @@ async function handleCall(op: Operation, request: FastifyRequest, reply: Fastify
     body: readBody(op, request),
     query: readQuery(op, request),
     ifVersion: op.ifMatch ? requireIfMatch(request) : undefined,
-    changed: (change) => events.push({ event: { type: 'admin_change', actor: 'api', client_id: caller.clientId, ...change } }),
+    actor: { by: { actor: 'api', client_id: caller.clientId }, logged: (event) => events.push({ event, inOutbox: true }) },
+    changedOutside: (change) => events.push({ event: { type: 'admin_change', actor: 'api', client_id: caller.clientId, ...change } }),
     keyChanged: (event) => events.push({ event: { ...event, actor: 'api' } }),
-    recorded: (event) => events.push({ event, inOutbox: true }),
     deps,
   };
   const key = request.headers['idempotency-key'];
@@ -90,13 +93,13 @@ async function handleCall(op: Operation, request: FastifyRequest, reply: Fastify
   return send(reply, answer);
 }
 
-/** An audit event of a call, and whether src/admin/ wrote it to the outbox already. */
+/** An audit event of a call, and whether src/admin/ wrote it to the outbox already (in its change's transaction). */
 interface Logged {
   event: AuditEvent;
   inOutbox?: true;
 }
 
-/** The operation, then its audit events: a refused call records none. */
+/** The operation, then the log lines of its audit events: a refused call records none. */
 async function run(op: Operation, call: Call<unknown, unknown>, events: Logged[], request: FastifyRequest, deps: AdminApiDeps): Promise<Answer> {
   const answer = await op.handle(call);
   for (const { event, inOutbox } of events) deps.audit(request, event, { client_id: call.caller.clientId }, inOutbox ? { inOutbox } : undefined);
@@ -106,6 +109,7 @@ async function run(op: Operation, call: Call<unknown, unknown>, events: Logged[]
 function send(reply: FastifyReply, answer: Answer): FastifyReply {
   reply.code(answer.status).header('cache-control', 'no-store');
   if (answer.version !== undefined) reply.header('etag', etagOf(answer.version));
+  if (answer.version !== undefined && answer.status === 200 && notModified(reply.request, answer.version)) return reply.code(304).send();
   const base = `${reply.request.url.slice(0, reply.request.url.indexOf(ADMIN_BASE))}${ADMIN_BASE}`;
   if (answer.location) reply.header('location', `${base}${answer.location}`);
   if (answer.next) reply.header('link', `<${reply.request.url.split('?')[0] ?? ''}?${new URLSearchParams(answer.next).toString()}>; rel="next"`);

@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { AdminArea, AdminCaller } from '../../admin/api-access.ts';
-import type { AdminChange, AuditEvent } from '../../events/audit-events.ts';
+import type { ChangeActor, ChangeFields } from '../../admin/recorded-change.ts';
 import type { AdminApiDeps } from './deps.ts';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -29,13 +29,24 @@ export interface Call<B, Q> {
   query: Q;
   /** From If-Match, for the operations that need it. */
   ifVersion: number | undefined;
-  /** Records an `admin_change` of the caller, once the operation succeeded. */
-  changed(change: Omit<AdminChange, 'type' | 'actor' | 'client_id'>): void;
-  /** Records a signing key's rotation or retirement by the API, once the operation succeeded. */
+  /** The caller as the actor of the changes src/admin/ makes (and records in their transactions). */
+  actor: ChangeActor;
+  /**
+   * Records, once the operation succeeded, a change that has no transaction of ours (sessions
+   * live in the ephemeral store too): its event goes to the outbox after the fact, gathered.
+   */
+  changedOutside(change: ChangeFields): void;
+  /** Records a signing key's rotation or retirement by the API (no transaction of ours), once the operation succeeded. */
   keyChanged(event: { type: 'key_rotated' | 'key_retired'; kid: string }): void;
-  /** Logs, once the operation succeeded, an event src/admin/ already wrote to the outbox with its change. */
-  recorded(event: AuditEvent): void;
   deps: AdminApiDeps;
+}
+
+/** One answer of an operation: what it means, and the schema of its JSON body (src/admin/wire-schemas.ts); none when it has no body. */
+export interface Response {
+  description: string;
+  body?: z.ZodType;
+  /** It carries the resource's ETag (the answer's version). */
+  etag?: true;
 }
 
 export interface Operation<B = unknown, Q = unknown> {
@@ -51,7 +62,7 @@ export interface Operation<B = unknown, Q = unknown> {
   /** A POST that takes an Idempotency-Key. */
   idempotent?: boolean;
   /** The answers besides the errors every call may get. */
-  responses: Record<number, string>;
+  responses: Record<number, Response>;
   handle(call: Call<B, Q>): Promise<Answer>;
 }
 

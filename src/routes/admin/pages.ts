@@ -1,4 +1,4 @@
-/** The query of every list (`limit`, `cursor`) and the answer of a page (`items`, `next_cursor`, Link). */
+/** The query of every list (`limit`, `cursor`, `count`) and the answer of a page (`items`, `next_cursor`, `total`, Link). */
 import { z } from 'zod';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodeCursor, encodeCursor, type Page } from '../../admin/pages.ts';
 import type { AdminArea } from '../../admin/api-access.ts';
@@ -16,6 +16,7 @@ export const pageQueryFields = {
     if (key === undefined) ctx.addIssue({ code: 'custom', message: 'is not a cursor this API gave (pass next_cursor back as it is)' });
     return key ?? '';
   }).optional().describe('The next_cursor of the previous page.'),
+  count: z.enum(['true', 'false']).optional().describe('true: the answer also holds `total`, the number of items of every page together (counting costs what reading them all would).'),
 };
 
 export const pageQuery = z.strictObject(pageQueryFields);
@@ -25,13 +26,22 @@ export function pageRequest(query: { limit?: number | undefined; cursor?: string
   return { after: query.cursor, limit: query.limit ?? DEFAULT_PAGE_SIZE };
 }
 
-/** `{items, next_cursor}`, and the next page's query for the Link header while there is more. */
-export function pageAnswer<T>(page: Page<T>, document: (row: T) => unknown, limit: number, filters: Record<string, string> = {}): Answer {
+/** The total of a list when the query asks for it (`count=true`), else undefined. */
+export async function totalIfAsked(query: { count?: 'true' | 'false' | undefined }, count: () => Promise<number> | number): Promise<number | undefined> {
+  return query.count === 'true' ? count() : undefined;
+}
+
+/**
+ * `{items, next_cursor}` (with `total` when counted), and the next page's query for the Link
+ * header while there is more: the list's own filters, `limit` and the cursor.
+ */
+export function pageAnswer<T>(page: Page<T>, document: (row: T) => unknown, request: { limit: number; filters?: Record<string, string | undefined>; total?: number | undefined }): Answer {
   const next = page.next === undefined ? null : encodeCursor(page.next);
+  const filters = Object.fromEntries(Object.entries(request.filters ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined));
   return {
     status: 200,
-    body: { items: page.items.map(document), next_cursor: next },
-    next: next === null ? undefined : { ...filters, limit: String(limit), cursor: next },
+    body: { items: page.items.map(document), next_cursor: next, ...(request.total === undefined ? {} : { total: request.total }) },
+    next: next === null ? undefined : { ...filters, limit: String(request.limit), cursor: next },
   };
 }
 
@@ -39,14 +49,20 @@ export function pageAnswer<T>(page: Page<T>, document: (row: T) => unknown, limi
 export function listOperation<T>(spec: {
   path: string; operationId: string; summary: string; area?: AdminArea;
   read: (deps: AdminApiDeps, request: PageRequest) => Promise<Page<T>> | Page<T>;
+  /** How many items all pages hold (for `count=true`). */
+  count: (deps: AdminApiDeps) => Promise<number> | number;
   document: (row: T) => unknown;
+  /** The schema of its page (wire-schemas.ts). */
+  page: z.ZodType;
 }): Operation {
   return operation<undefined, z.output<typeof pageQuery>>({
     method: 'GET', path: spec.path, operationId: spec.operationId, summary: spec.summary, query: pageQuery, ...(spec.area ? { area: spec.area } : {}),
-    responses: { 200: `A page: {items, next_cursor}` },
+    responses: { 200: { description: 'A page: {items, next_cursor}, and total with count=true', body: spec.page } },
     handle: async ({ deps, query }) => {
       const request = pageRequest(query);
-      return pageAnswer(await spec.read(deps, request), spec.document, request.limit);
+      const page = await spec.read(deps, request);
+      return pageAnswer(page, spec.document, { limit: request.limit, total: await totalIfAsked(query, () => spec.count(deps)) });
     },
   });
 }
+

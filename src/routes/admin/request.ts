@@ -26,10 +26,17 @@ export function readBody(op: Operation, request: FastifyRequest): unknown {
   return parsed(op.body.schema, request.body, (issues) => schemaProblems(issues).map((p) => ({ pointer: jsonPointer(p.path), detail: p.message })));
 }
 
+/** The query, each wrong parameter named: a query only asks, so the wording says nothing of changes. */
 export function readQuery(op: Operation, request: FastifyRequest): unknown {
   if (!op.query) return {};
-  return parsed(op.query, request.query ?? {}, (issues) =>
-    schemaProblems(issues).map((p) => ({ parameter: String(p.path[0] ?? 'query'), detail: p.message })));
+  const result = op.query.safeParse(request.query ?? {}, { reportInput: true });
+  if (result.success) return result.data;
+  const problems = schemaProblems(result.error.issues).map((p) => ({
+    parameter: String(p.path[0] ?? 'query'),
+    detail: p.message === 'unknown field' ? 'unknown parameter' : p.message,
+  }));
+  const named = problems.map((p) => `${p.parameter}: ${p.detail}`).join('; ');
+  throw new ApiProblem(400, `The query has ${problems.length === 1 ? 'a wrong parameter' : `${problems.length} wrong parameters`}: ${named}.`, problems);
 }
 
 function parsed<T>(schema: z.ZodType<T>, value: unknown, fields: (issues: z.core.$ZodIssue[]) => ConstructorParameters<typeof ApiProblem>[2]): T {
@@ -55,3 +62,14 @@ export function requireIfMatch(request: FastifyRequest): number {
 
 /** An ETag for a row version: strong, quoted (RFC 9110 §8.8.3). */
 export const etagOf = (version: number) => `"${version}"`;
+
+/**
+ * RFC 9110 §13.1.2: a GET whose If-None-Match names the current version (weak comparison, or
+ * `*`) is answered 304 Not Modified, without the representation the client holds already.
+ */
+export function notModified(request: FastifyRequest, version: number): boolean {
+  const header = request.headers['if-none-match'];
+  if ((request.method !== 'GET' && request.method !== 'HEAD') || header === undefined) return false;
+  const tags = header.split(',').map((tag) => tag.trim().replace(/^W\//, ''));
+  return tags.includes('*') || tags.includes(etagOf(version));
+}

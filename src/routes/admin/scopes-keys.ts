@@ -5,6 +5,7 @@ import { listKeys, retireKey, rotateKey } from '../../admin/keys.ts';
 import { pageOfList } from '../../admin/pages.ts';
 import { addApiScope, apiScopesPage, getApiScope, removeApiScope } from '../../admin/scopes.ts';
 import { apiScopeName } from '../../admin/seed-schema.ts';
+import { apiScopePageWire, apiScopeWire, keyPageWire, retiredKeyWire, rotatedKeyWire } from '../../admin/wire-schemas.ts';
 import { operation, type Operation } from './operation.ts';
 import { listOperation } from './pages.ts';
 
@@ -16,21 +17,20 @@ const retirement = z.strictObject({
 export const SCOPE_OPERATIONS: Operation[] = [
   listOperation({
     path: '/api-scopes', operationId: 'listApiScopes', summary: 'List API scopes, by name',
-    read: (deps, request) => apiScopesPage(deps.durable, request), document: apiScopeDocument,
+    read: (deps, request) => apiScopesPage(deps.durable, request), count: async (deps) => (await deps.durable.apiScopes.list()).length,
+    document: apiScopeDocument, page: apiScopePageWire,
   }),
   operation<z.output<typeof newScope>>({
     method: 'POST', path: '/api-scopes', operationId: 'createApiScope', summary: 'Add an API scope', idempotent: true,
     body: { schema: newScope, mediaType: 'application/json' },
-    responses: { 201: 'The API scope' },
-    handle: async ({ deps, body, changed }) => {
-      await addApiScope(deps.durable, body.name);
-      changed({ action: 'create', resource: 'api_scope', resource_id: body.name, fields: ['name'] });
-      const scope = await getApiScope(deps.durable, body.name);
+    responses: { 201: { description: 'The API scope', body: apiScopeWire, etag: true } },
+    handle: async ({ deps, body, actor }) => {
+      const scope = await addApiScope(deps, body.name, actor);
       return { status: 201, body: apiScopeDocument(scope), version: scope.version, location: `/api-scopes/${encodeURIComponent(scope.name)}` };
     },
   }),
   operation({
-    method: 'GET', path: '/api-scopes/{name}', operationId: 'getApiScope', summary: 'One API scope', responses: { 200: 'The API scope' },
+    method: 'GET', path: '/api-scopes/{name}', operationId: 'getApiScope', summary: 'One API scope', responses: { 200: { description: 'The API scope', body: apiScopeWire, etag: true } },
     handle: async ({ deps, params }) => {
       const scope = await getApiScope(deps.durable, params.name ?? '');
       return { status: 200, body: apiScopeDocument(scope), version: scope.version };
@@ -38,10 +38,9 @@ export const SCOPE_OPERATIONS: Operation[] = [
   }),
   operation({
     method: 'DELETE', path: '/api-scopes/{name}', operationId: 'deleteApiScope', summary: 'Remove an API scope (no longer granted, at once)', ifMatch: true,
-    responses: { 204: 'Removed' },
-    handle: async ({ deps, params, ifVersion, changed }) => {
-      const { name } = await removeApiScope(deps.durable, params.name ?? '', ifVersion);
-      changed({ action: 'delete', resource: 'api_scope', resource_id: name, fields: [] });
+    responses: { 204: { description: 'Removed' } },
+    handle: async ({ deps, params, ifVersion, actor }) => {
+      await removeApiScope(deps, params.name ?? '', actor, ifVersion);
       return { status: 204 };
     },
   }),
@@ -50,11 +49,12 @@ export const SCOPE_OPERATIONS: Operation[] = [
 export const KEY_OPERATIONS: Operation[] = [
   listOperation({
     path: '/keys', operationId: 'listKeys', summary: 'List signing keys, by kid (public members only)',
-    read: async (deps, request) => pageOfList(await listKeys(deps.keys), (key) => key.kid, request), document: keyDocument,
+    read: async (deps, request) => pageOfList(await listKeys(deps.keys), (key) => key.kid, request),
+    count: async (deps) => (await listKeys(deps.keys)).length, document: keyDocument, page: keyPageWire,
   }),
   operation({
     method: 'POST', path: '/keys/rotate', operationId: 'rotateKey', summary: 'Make a new signing key the signer at once (the former one stays published as previous)',
-    responses: { 200: 'The new current key' },
+    responses: { 200: { description: 'The new current key', body: rotatedKeyWire } },
     handle: async (call) => {
       const { key, jwksMaxAgeSeconds } = await rotateKey(call.deps.keys);
       call.keyChanged({ type: 'key_rotated', kid: key.kid });
@@ -64,7 +64,7 @@ export const KEY_OPERATIONS: Operation[] = [
   operation<z.output<typeof retirement> | undefined>({
     method: 'POST', path: '/keys/{kid}/retire', operationId: 'retireKey', summary: 'Stop publishing a signing key',
     body: { schema: retirement, mediaType: 'application/json', optional: true },
-    responses: { 200: 'The key, retired' },
+    responses: { 200: { description: 'The key, retired', body: retiredKeyWire } },
     handle: async (call) => {
       const { deps, params, body } = call;
       const { kid, invalidated } = await retireKey(deps.keys, params.kid ?? '', { force: body?.force === true, clients: await deps.durable.clients.list() });

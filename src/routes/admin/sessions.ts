@@ -8,6 +8,7 @@
 import type { UserSessions } from '../../admin/sessions.ts';
 import { refuseOtherVersion } from '../../admin/errors.ts';
 import { findVersionedUserBySubject } from '../../admin/users.ts';
+import { endedSessionsWire, userSessionsWire, type UserSessionsWire } from '../../admin/wire-schemas.ts';
 import type { UserRecord, Versioned } from '../../store/records.ts';
 import { ApiProblem } from '../error-handler.ts';
 import type { AdminApiDeps } from './deps.ts';
@@ -22,7 +23,7 @@ async function userAt(deps: AdminApiDeps, params: Record<string, string>, ifVers
   return record;
 }
 
-function sessionsDocument(sessions: UserSessions): Record<string, unknown> {
+function sessionsDocument(sessions: UserSessions): UserSessionsWire {
   return {
     refresh_token_families: sessions.refreshTokenFamilies.map((f) => ({
       id: f.id, client_id: f.clientId, created_at: f.createdAt.toISOString(), last_used_at: f.lastUsedAt.toISOString(), expires_at: f.expiresAt.toISOString(),
@@ -36,7 +37,7 @@ function sessionsDocument(sessions: UserSessions): Record<string, unknown> {
 export const SESSION_OPERATIONS: Operation[] = [
   operation({
     method: 'GET', path: '/users/{id}/sessions', operationId: 'listUserSessions', summary: "A user's refresh token families and browser sessions",
-    responses: { 200: '{refresh_token_families, browser_sessions}' },
+    responses: { 200: { description: "The user's refresh token families and browser sessions", body: userSessionsWire, etag: true } },
     handle: async ({ deps, params }) => {
       const { record, version } = await userOf(deps, params);
       return { status: 200, body: sessionsDocument(await deps.userSessions.listUserSessions(record.id)), version };
@@ -44,24 +45,24 @@ export const SESSION_OPERATIONS: Operation[] = [
   }),
   operation({
     method: 'DELETE', path: '/users/{id}/sessions', operationId: 'endUserSessions', summary: "End every session of a user and revoke the user's tokens", ifMatch: true,
-    responses: { 200: 'How many sessions ended: {browser_sessions, refresh_token_families}' },
-    handle: async ({ deps, params, ifVersion, changed }) => {
+    responses: { 200: { description: 'How many sessions ended', body: endedSessionsWire } },
+    handle: async ({ deps, params, ifVersion, changedOutside }) => {
       const user = await userAt(deps, params, ifVersion);
       const ended = await deps.userSessions.endUserSessions(user.id);
-      changed({ action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
+      changedOutside({ action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
       return { status: 200, body: { browser_sessions: ended.browserSessions, refresh_token_families: ended.refreshTokenFamilies } };
     },
   }),
   operation({
     method: 'DELETE', path: '/users/{id}/sessions/{session_id}', operationId: 'endUserSession', summary: 'End one session of a user (a refresh token family or a browser session) and revoke its tokens', ifMatch: true,
-    responses: { 204: 'Ended' },
-    handle: async ({ deps, params, ifVersion, changed }) => {
+    responses: { 204: { description: 'Ended' } },
+    handle: async ({ deps, params, ifVersion, changedOutside }) => {
       const user = await userAt(deps, params, ifVersion);
       const sessionId = params.session_id ?? '';
       // Sessions are named by UUIDs and base64url ids: anything else (a NUL byte) names none.
       if (!/^[A-Za-z0-9_-]{1,200}$/.test(sessionId)) throw new ApiProblem(404, `user ${user.subject} has no such session`);
       await deps.userSessions.endUserSession(user.id, sessionId);
-      changed({ action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
+      changedOutside({ action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
       return { status: 204 };
     },
   }),

@@ -1,6 +1,6 @@
 /** The `clients` table (the README's Editing clients with SQL) <-> ClientRecord. */
 import { sql, type Selectable, type Updateable } from 'kysely';
-import type { ClientRecord, GrantType } from '../records.ts';
+import type { ClientRecord, GrantType, Versioned } from '../records.ts';
 import type { ClientRepository, UpsertResult } from '../types.ts';
 import type { ClientsTable, Db } from './tables.ts';
 
@@ -24,6 +24,8 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
       : {}),
   };
 }
+
+const versioned = (row: Selectable<ClientsTable>): Versioned<ClientRecord> => ({ record: toRecord(row), version: Number(row.version) });
 
 type ClientColumns = Omit<Updateable<ClientsTable>, 'client_id' | 'version'>;
 
@@ -55,7 +57,7 @@ export function sqlClients(db: Db): ClientRepository {
     },
     async getVersioned(clientId) {
       const row = await db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
-      return row ? { record: toRecord(row), version: Number(row.version) } : undefined;
+      return row && versioned(row);
     },
     async list() {
       const rows = await db.selectFrom('clients').selectAll().orderBy('client_id').execute();
@@ -84,16 +86,25 @@ export function sqlClients(db: Db): ClientRepository {
       if (!row) return 'unchanged';
       return row.inserted ? 'created' : 'updated';
     },
+    async insert(client) {
+      const { clientId, ...rest } = client;
+      const row = await db.insertInto('clients').values({ ...(toColumns(rest) as Required<ClientColumns>), client_id: clientId })
+        .onConflict((oc) => oc.column('client_id').doNothing()).returningAll().executeTakeFirst();
+      return row && versioned(row);
+    },
     async update(clientId, change, ifVersion) {
+      return (await this.change(clientId, change, ifVersion)) !== undefined;
+    },
+    async change(clientId, change, ifVersion) {
       const columns = toColumns(change);
       if (Object.keys(columns).length === 0) {
         const client = await this.getVersioned(clientId);
-        return client !== undefined && (ifVersion === undefined || client.version === ifVersion);
+        return client !== undefined && (ifVersion === undefined || client.version === ifVersion) ? client : undefined;
       }
       let query = db.updateTable('clients').set(columns).where('client_id', '=', clientId);
       if (ifVersion !== undefined) query = query.where('version', '=', ifVersion);
-      const result = await query.executeTakeFirst();
-      return result.numUpdatedRows > 0n;
+      const row = await query.returningAll().executeTakeFirst();
+      return row && versioned(row);
     },
     async remove(clientId, ifVersion) {
       let query = db.deleteFrom('clients').where('client_id', '=', clientId);

@@ -2,6 +2,7 @@
  * What either database gives the durable store: Kysely over the tables, and the change feed
  * (LISTEN idp_changes) that the triggers of the initial migration publish to.
  */
+import { dirname, resolve } from 'node:path';
 import type { ChangeEvent, ChangeFeedState } from '../types.ts';
 import type { Db } from './tables.ts';
 
@@ -12,7 +13,7 @@ export interface Connection {
   listen(onEvent: (event: ChangeEvent) => void): Promise<ChangeFeed>;
   /** A pool's connections in use and the queries waiting for one (PostgreSQL only). */
   poolStats?(): { inUse: number; waiting: number };
-  /** Embedded only: serves the database to the command line on a Unix socket until stopped. */
+  /** Embedded only: serves the database over the PostgreSQL protocol on a Unix socket until stopped. */
   share?(socketPath: string): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
@@ -24,6 +25,13 @@ export interface ChangeFeed {
 }
 
 export const CHANGE_CHANNEL = 'idp_changes';
+
+/**
+ * Marks a statement whose best plan depends on its parameters (a search: a rare prefix reads an
+ * index, a common one walks another): it is never a named prepared statement, whose generic
+ * plan, chosen once for any parameters, could read every row for some of them.
+ */
+export const PLANNED_EACH_TIME = '/* planned each time */';
 
 /**
  * Parses a notification payload of the triggers: `client:<id>`, `clients`, `user:<id>`, `users`,
@@ -47,4 +55,14 @@ function parseRevoked(rest: string): ChangeEvent | undefined {
   const seconds = Number(rest.slice(0, colon));
   const key = rest.slice(colon + 1);
   return colon > 0 && Number.isSafeInteger(seconds) && key !== '' ? { kind: 'revoked', key, expiresAt: new Date(seconds * 1000) } : undefined;
+}
+
+/**
+ * The URL a PostgreSQL client (pg, psql) reaches the socket at: the directory as its host, the
+ * port its name ends with (`.s.PGSQL.5432`, PostgreSQL's own naming), the superuser.
+ */
+export function embeddedSocketUrl(socketPath: string): string {
+  const port = /\.s\.PGSQL\.(\d+)$/.exec(socketPath)?.[1];
+  if (port === undefined) throw new Error(`${socketPath} is not named as PostgreSQL names its sockets (.s.PGSQL.PORT)`);
+  return `postgresql://postgres@/postgres?host=${encodeURIComponent(resolve(dirname(socketPath)))}&port=${port}`;
 }

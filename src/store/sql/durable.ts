@@ -4,8 +4,9 @@ import { Migrator } from 'kysely/migration';
 import { migrations } from '../../../migrations/index.ts';
 import type { ChangeEvent, DurableStore } from '../types.ts';
 import { sqlClients } from './clients.ts';
-import type { ChangeFeed, Connection } from './connection.ts';
+import { embeddedSocketUrl, type ChangeFeed, type Connection } from './connection.ts';
 import { connectEmbedded } from './embedded.ts';
+import { IDLE_TRANSACTION_MS } from './embedded-messages.ts';
 import { connectPostgres, lockMigrations } from './postgres.ts';
 import type { Db } from './tables.ts';
 import { sqlAccessTokens } from './access-tokens.ts';
@@ -41,13 +42,34 @@ export async function openDurableStore(options: DurableStoreOptions): Promise<Du
 }
 
 /**
- * The embedded database of the development server that shares it on `socketPath`
- * (src/store/sql/shared-embedded.ts); undefined when no server listens there.
+ * The embedded database that the development server serves on `socketPath` (embedded-socket.ts),
+ * reached over the PostgreSQL protocol as any client would; undefined when no one serves it there.
  */
 export async function openSharedDurableStore(socketPath: string): Promise<DurableStore | undefined> {
-  const { connectShared } = await import('./shared-embedded.ts');
-  const connection = await connectShared(socketPath);
-  return connection && createStore(connection);
+  const connection = connectPostgres({
+    databaseUrl: embeddedSocketUrl(socketPath),
+    // One connection, as PGlite has one session; a statement may wait for another client's
+    // transaction, which the server ends after IDLE_TRANSACTION_MS of silence.
+    poolSize: 1,
+    preparedStatements: false,
+    timeouts: { connectMs: 2 * IDLE_TRANSACTION_MS, queryMs: 3 * IDLE_TRANSACTION_MS },
+  });
+  // The server, which has the change feed, sees this connection's changes: no LISTEN here.
+  const store = await createStore({ ...connection, kind: 'embedded', listen: async () => ({ state: () => 'listening', stop: async () => {} }) });
+  try {
+    await store.ping();
+    return store;
+  } catch (error) {
+    await store.close().catch(() => {});
+    if (isNotServed(error)) return undefined;
+    throw error;
+  }
+}
+
+/** No socket there, or no process behind it (one killed without removing it). */
+function isNotServed(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ECONNREFUSED';
 }
 
 async function createStore(connection: Connection): Promise<DurableStore> {

@@ -24,8 +24,8 @@ export async function connectEmbedded(dataDir: string | undefined): Promise<Conn
       return { state: () => 'listening', stop: unsubscribe };
     },
     share: async (socketPath) => {
-      const { shareEmbedded } = await import('./shared-embedded.ts');
-      return shareEmbedded(pglite, socketPath);
+      const { serveEmbedded } = await import('./embedded-socket.ts');
+      return serveEmbedded(pglite, socketPath);
     },
     close: async () => {
       await db.destroy();

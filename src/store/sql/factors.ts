@@ -72,10 +72,11 @@ export function sqlFactors(db: Db): FactorRepository {
       return rows.map(toFactorRecord);
     },
     async add(factor) {
-      // The one-per-user kinds (user_factors_one_totp) refuse a second row: no error, no row.
+      // The one-per-user kinds (user_factors_one_totp) refuse a second row, and a credential id
+      // stored already (user_factors_credential_id) another: no error, no row.
       const row = await db.insertInto('user_factors')
         .values({ user_id: factor.userId, kind: factor.kind, name: factor.name, secret_sealed: factor.secretSealed, ...passkeyColumns(factor.passkey) })
-        .onConflict((oc) => oc.column('user_id').where(sql<boolean>`kind = 'totp'`).doNothing())
+        .onConflict((oc) => oc.doNothing())
         .returning(FACTOR_COLUMNS)
         .executeTakeFirst();
       return row && toFactorRecord(row);

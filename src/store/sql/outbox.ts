@@ -26,8 +26,8 @@ export function sqlOutbox(db: Db): OutboxRepository {
           WHERE EXISTS (SELECT 1 FROM targets)
           RETURNING id
         )
-        INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at)
-        SELECT written.id, targets.id, now() FROM written CROSS JOIN targets
+        INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, direct)
+        SELECT written.id, targets.id, now(), ${endpointId !== undefined} FROM written CROSS JOIN targets
         RETURNING endpoint_id AS id`.execute(db);
       return rows.length;
     },

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresAdapter, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient, type QueryExecutorProvider } from 'kysely';
 import pg from 'pg';
-import { CHANGE_CHANNEL, type Connection } from './connection.ts';
+import { CHANGE_CHANNEL, PLANNED_EACH_TIME, type Connection } from './connection.ts';
 import { listenPostgres } from './postgres-listen.ts';
 import type { Database } from './tables.ts';
 
@@ -17,6 +17,8 @@ export interface PostgresOptions {
   poolSize?: number | undefined;
   /** Named prepared statements (default true); off for poolers that cannot carry them. */
   preparedStatements?: boolean | undefined;
+  /** How long connecting, and then each statement, may take (default 2 s and 2.5 s). */
+  timeouts?: { connectMs: number; queryMs: number } | undefined;
 }
 
 const MIGRATION_LOCK_ID = BigInt('3853314791062309107');
@@ -47,16 +49,16 @@ class PoolerSafePostgresDialect extends PostgresDialect {
 }
 
 export function connectPostgres(options: PostgresOptions): Connection {
-  const { databaseUrl, onError = () => {}, poolSize = 20, preparedStatements = true } = options;
+  const { databaseUrl, onError = () => {}, poolSize = 20, preparedStatements = true, timeouts = { connectMs: 2000, queryMs: 2500 } } = options;
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     // Every token request commits; a commit waits for the disk, so the pool, not the CPU, can
     // be what limits throughput (10 connections held the code exchange at 70% CPU here).
     max: poolSize,
-    connectionTimeoutMillis: 2000,
+    connectionTimeoutMillis: timeouts.connectMs,
     idleTimeoutMillis: 30_000,
     // A database that stops answering (a frozen network) fails the request instead of hanging it.
-    query_timeout: 2500,
+    query_timeout: timeouts.queryMs,
     keepAlive: true,
   });
   // A dropped connection is replaced by the pool; it must never crash the process, idle or busy.
@@ -83,7 +85,8 @@ const MAX_PREPARED = 500;
  * The pool as Kysely sees it, with one change: data statements go out as named prepared
  * statements, so that PostgreSQL parses and plans each of them once per connection instead of
  * on every request (planning was half of the database's work on a refresh). Statements with a
- * `*` are sent plainly: a prepared `select *` fails once a migration adds a column.
+ * `*` are sent plainly: a prepared `select *` fails once a migration adds a column; so are
+ * those marked PLANNED_EACH_TIME.
  */
 function preparingPool(pool: pg.Pool): PostgresPool {
   // Every text seen, with its statement name (undefined: sent plainly); bounded like the statements.
@@ -91,7 +94,7 @@ function preparingPool(pool: pg.Pool): PostgresPool {
   const nameOf = (text: string): string | undefined => {
     if (names.has(text)) return names.get(text);
     if (names.size >= MAX_PREPARED) return undefined;
-    const preparable = /^\s*(select|insert|update|delete|with)\b/i.test(text) && !text.includes('*');
+    const preparable = /^\s*(select|insert|update|delete|with)\b/i.test(text) && !text.includes('*') && !text.includes(PLANNED_EACH_TIME);
     const name = preparable ? `idp_${createHash('sha256').update(text).digest('hex').slice(0, 24)}` : undefined;
     names.set(text, name);
     return name;

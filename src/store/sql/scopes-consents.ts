@@ -17,8 +17,11 @@ export function sqlApiScopes(db: Db): ApiScopeRepository {
       return rows.map((r) => r.name);
     },
     async add(name) {
-      const result = await db.insertInto('api_scopes').values({ name }).onConflict((oc) => oc.column('name').doNothing()).executeTakeFirst();
-      return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+      return (await this.insert(name)) !== undefined;
+    },
+    async insert(name) {
+      const row = await db.insertInto('api_scopes').values({ name }).onConflict((oc) => oc.column('name').doNothing()).returning(SCOPE_COLUMNS).executeTakeFirst();
+      return row ? toScopeRecord(row) : undefined;
     },
     async get(name) {
       const row = await db.selectFrom('api_scopes').select(SCOPE_COLUMNS).where('name', '=', name).executeTakeFirst();

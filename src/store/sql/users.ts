@@ -1,9 +1,11 @@
 /** The `users` table <-> UserRecord. */
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { SignInSourceKind, UserInput, UserRecord } from '../records.ts';
 import type { UpsertResult, UserRepository } from '../types.ts';
 import { factorsOfUser, toFactorRecord } from './factors.ts';
+import { PLANNED_EACH_TIME } from './connection.ts';
 import type { Db, UsersTable } from './tables.ts';
+import { after, allOf, exactConditions, NAME_KEY, searchBranches, startsWithAny } from './user-search.ts';
 
 type UserRow = Selectable<UsersTable> & { factors: Parameters<typeof toFactorRecord>[0][] };
 
@@ -63,6 +65,11 @@ export function sqlUsers(db: Db): UserRepository {
       .where('source', '=', source)
       .where(sql<string>`lower(username)`, '=', username.toLowerCase());
 
+  const countWhere = async (where: RawBuilder<boolean>) => {
+    const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<string>().as('n')).where(where).executeTakeFirstOrThrow();
+    return Number(row.n);
+  };
+
   return {
     async getById(id) {
       const row = await selectUsers().where('id', '=', id).executeTakeFirst();
@@ -106,12 +113,22 @@ export function sqlUsers(db: Db): UserRepository {
       await db.updateTable('users').set({ ...columns, updated_at: sql`now()` }).where('id', '=', existing.id).execute();
       return 'updated';
     },
+    async insert(user) {
+      const { id, source, ...rest } = user;
+      // Any unique violation (the id, or the name in another spelling) is a conflict: no row.
+      const row = await db.insertInto('users').values({ id, source, ...(toColumns(rest) as UserColumns) })
+        .onConflict((oc) => oc.doNothing()).returning(ALL_COLUMNS).returning(factorsOfUser).executeTakeFirst();
+      return row && { record: toRecord(row), version: Number(row.version) };
+    },
     async update(id, change, ifVersion) {
+      return (await this.change(id, change, ifVersion)) !== undefined;
+    },
+    async change(id, change, ifVersion) {
       const columns = toColumns(change);
       let query = db.updateTable('users').set({ ...columns, updated_at: sql`now()` }).where('id', '=', id);
       if (ifVersion !== undefined) query = query.where('version', '=', ifVersion);
-      const result = await query.executeTakeFirst();
-      return result.numUpdatedRows > 0n;
+      const row = await query.returning(ALL_COLUMNS).returning(factorsOfUser).executeTakeFirst();
+      return row && { record: toRecord(row), version: Number(row.version) };
     },
     async remove(id, ifVersion) {
       let query = db.deleteFrom('users').where('id', '=', id);
@@ -119,15 +136,20 @@ export function sqlUsers(db: Db): UserRepository {
       const result = await query.executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
-    async page({ after, limit, username }) {
-      let query = selectUsers().orderBy('id').limit(limit);
-      if (after !== undefined) query = query.where('id', '>', after);
-      if (username !== undefined) query = query.where(sql<string>`lower(username)`, '=', username.toLowerCase());
-      return (await query.execute()).map(toRecord);
+    async page(request) {
+      const exact = exactConditions(request);
+      const place = request.after;
+      const where = request.q === undefined
+        ? allOf([...exact, ...(place === undefined ? [] : [after(place)])])
+        : sql<boolean>`id IN ${searchBranches(request.q, exact, place, request.limit)} ${sql.raw(PLANNED_EACH_TIME)}`;
+      const rows = await selectUsers().select(NAME_KEY.as('place_name')).where(where).orderBy(NAME_KEY).orderBy('id').limit(request.limit).execute();
+      return rows.map((row) => ({ user: toRecord(row), place: { name: row.place_name, id: row.id } }));
     },
     async count() {
-      const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-      return Number(row.n);
+      return countWhere(allOf([]));
+    },
+    async countMatching(filter) {
+      return countWhere(allOf([...exactConditions(filter), ...(filter.q === undefined ? [] : [startsWithAny(filter.q)])]));
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Deliveries and their attempts (migrations 2026-11-27-0060 and 0065). Claiming is one
- * statement: due deliveries of enabled endpoints, at most so many per endpoint, locked with SKIP LOCKED so
+ * statement: due deliveries of enabled endpoints (and the direct ones, a test, of any endpoint), at most so many per endpoint, locked with SKIP LOCKED so
  * that concurrent instances take different ones, moved a lease into the future and their new
  * attempt recorded as started. An instance that dies mid-attempt leaves the delivery due again
  * when the lease ends; the next claim marks the lost attempt `interrupted`.
@@ -51,13 +51,17 @@ export function sqlWebhookDeliveries(db: Db): DeliveryOperations {
         ), candidates AS (
           -- Per enabled endpoint, its earliest due deliveries, as many as it may have in flight
           -- (webhook_deliveries_endpoint_due): the backlog behind them is not read.
-          SELECT due.id FROM webhook_endpoints AS e LEFT JOIN busy ON busy.endpoint_id = e.id
+          SELECT due.id, due.next_attempt_at FROM webhook_endpoints AS e LEFT JOIN busy ON busy.endpoint_id = e.id
           CROSS JOIN LATERAL (
             SELECT id, next_attempt_at FROM webhook_deliveries
             WHERE endpoint_id = e.id AND state = 'pending' AND next_attempt_at <= now()
             ORDER BY next_attempt_at LIMIT greatest(0, ${perEndpoint} - coalesce(busy.n, 0))) AS due
           WHERE e.enabled
-          ORDER BY due.next_attempt_at LIMIT ${total}
+          -- A test sent to one endpoint goes out enabled or not (migration 2026-11-29-0020).
+          UNION ALL
+          SELECT d.id, d.next_attempt_at FROM webhook_deliveries AS d JOIN webhook_endpoints AS e ON e.id = d.endpoint_id AND NOT e.enabled
+          WHERE d.direct AND d.state = 'pending' AND d.next_attempt_at <= now()
+          ORDER BY next_attempt_at LIMIT ${total}
         ), claimed AS (
           UPDATE webhook_deliveries AS d
           SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => ${leaseSeconds})
@@ -108,11 +112,13 @@ export function sqlWebhookDeliveries(db: Db): DeliveryOperations {
     },
     async nextDueIn() {
       const { rows } = await sql<{ seconds: number | string | null }>`
-        SELECT greatest(0, extract(epoch FROM min(d.next_attempt_at) - now()))::float8 AS seconds
-        FROM webhook_endpoints AS e CROSS JOIN LATERAL (
-          SELECT next_attempt_at FROM webhook_deliveries
-          WHERE endpoint_id = e.id AND state = 'pending' ORDER BY next_attempt_at LIMIT 1) AS d
-        WHERE e.enabled`.execute(db);
+        SELECT greatest(0, extract(epoch FROM min(due.next_attempt_at) - now()))::float8 AS seconds FROM (
+          SELECT d.next_attempt_at FROM webhook_endpoints AS e CROSS JOIN LATERAL (
+            SELECT next_attempt_at FROM webhook_deliveries
+            WHERE endpoint_id = e.id AND state = 'pending' ORDER BY next_attempt_at LIMIT 1) AS d
+          WHERE e.enabled
+          UNION ALL
+          SELECT min(next_attempt_at) FROM webhook_deliveries WHERE direct AND state = 'pending') AS due`.execute(db);
       const seconds = rows[0]?.seconds;
       return seconds === null || seconds === undefined ? undefined : Number(seconds);
     },
@@ -135,6 +141,11 @@ export function sqlWebhookDeliveries(db: Db): DeliveryOperations {
         durationMs: r.duration_ms, status: r.status, error: r.error, state: r.state as DeliveryAttemptRecord['state'],
         nextAttemptAt: r.next_attempt_at === null ? null : date(r.next_attempt_at),
       }));
+    },
+    async countAttempts(endpointId) {
+      const { rows } = await sql<{ n: string }>`
+        SELECT count(*) AS n FROM webhook_attempts AS a JOIN webhook_deliveries AS d ON d.id = a.delivery_id WHERE d.endpoint_id = ${endpointId}`.execute(db);
+      return Number(rows[0]?.n ?? 0);
     },
     async redeliver(endpointId, deliveryId) {
       if (!/^\d{1,18}$/.test(deliveryId)) return false;

@@ -1,7 +1,10 @@
 /**
  * The administration API's OpenAPI document against the routes Fastify registers: every route is
- * documented and every documented operation exists, with the request schemas that validate it.
+ * documented and every documented operation exists, with the request schemas that validate it and
+ * a schema for every answer; and the document is valid OpenAPI 3.1 by a validator of its own.
+ * (That the real answers match those schemas, the API's tests check: test/helpers/openapi-answers.ts.)
  */
+import { Validator } from '@seriousme/openapi-schema-validator';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_BASE, adminApiRoutes } from '../../../src/routes/admin/index.ts';
@@ -49,8 +52,68 @@ describe('the OpenAPI document of the administration API', () => {
     expect(Object.keys(body.properties)).not.toContain('client_secret');
     expect(Object.keys(document.paths['/clients/{client_id}'].patch.requestBody.content)).toEqual(['application/merge-patch+json']);
     expect(document.paths['/clients/{client_id}'].patch.parameters).toContainEqual(expect.objectContaining({ name: 'If-Match', in: 'header', required: true }));
-    expect(document.paths['/users'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['limit', 'cursor', 'username']);
+    expect(document.paths['/users'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['limit', 'cursor', 'count', 'username', 'email', 'q']);
     expect(document.paths['/users'].get.security).toEqual([{ oauth2: ['admin_api_readonly'] }, { oauth2: ['admin_api'] }]);
     expect(document.paths['/openapi.json'].get.security).toEqual([]);
+  });
+
+  it('is valid OpenAPI 3.1, by the OpenAPI Initiative\'s schema of it', async () => {
+    const { document } = await registered();
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+    // The validator does refuse what is not OpenAPI: an answer without its description.
+    const broken = structuredClone(document);
+    delete broken.paths['/users/{id}'].get.responses['200'].description;
+    expect((await new Validator().validate(broken)).valid).toBe(false);
+  });
+
+  it('describes every answer: a success by its schema (204 aside), every refusal as a Problem', async () => {
+    const { document } = await registered();
+    const schemas = document.components.schemas as Json;
+    let described = 0;
+    for (const [path, operations] of Object.entries(document.paths as Record<string, Json>)) {
+      for (const [method, op] of Object.entries(operations)) {
+        for (const [status, answer] of Object.entries(op.responses as Json)) {
+          const where = `${method} ${path} ${status}`;
+          if (status === '204' || status === '304') {
+            expect(answer.content, where).toBeUndefined();
+            continue;
+          }
+          const [mediaType, ...others] = Object.keys(answer.content ?? {});
+          expect(others, where).toEqual([]);
+          expect(mediaType, where).toBe(/^2/.test(status) ? 'application/json' : 'application/problem+json');
+          const schema = answer.content[mediaType as string].schema as Json;
+          if (schema.$ref) expect(schemas[String(schema.$ref).replace('#/components/schemas/', '')], `${where} ${schema.$ref}`).toBeDefined();
+          else expect(schema.type, where).toBe('object');
+          described++;
+        }
+      }
+    }
+    expect(described).toBeGreaterThan(150);
+    // Answers are closed objects (a member the code adds undescribed is a mismatch), and never hold a secret's hash.
+    expect(schemas.Client.additionalProperties).toBe(false);
+    expect(Object.keys(schemas.Client.properties)).not.toContain('secret_hash');
+    expect(schemas.SigningKey.properties.public_jwk.additionalProperties).toBe(false);
+    expect(Object.keys(schemas.SigningKey.properties.public_jwk.properties)).not.toContain('d');
+    expect(schemas.UserPage.properties.items.items).toEqual({ $ref: '#/components/schemas/User' });
+    expect(schemas.User.properties.created_at).toEqual({ type: 'string', format: 'date-time' });
+    expect(schemas.Problem.required).toEqual(['type', 'title', 'status', 'detail']);
+    // And the headers a client reads: where a resource made is, its version, the next page.
+    expect(Object.keys(document.paths['/clients'].post.responses['201'].headers).sort()).toEqual(['ETag', 'Location']);
+    expect(Object.keys(document.paths['/users'].get.responses['200'].headers)).toEqual(['Link']);
+    expect(document.paths['/keys/rotate'].post.responses['200'].headers).toBeUndefined();
+  });
+
+  it('names a user in the path by {id}, their sub, as the contract of the API does', async () => {
+    const { document } = await registered();
+    const users = Object.keys(document.paths).filter((path) => path.startsWith('/users/'));
+    expect(users.sort()).toEqual(['/users/{id}', '/users/{id}/password', '/users/{id}/sessions', '/users/{id}/sessions/{session_id}']);
+    expect(document.paths['/users/{id}'].get.parameters).toEqual([
+      { name: 'id', in: 'path', required: true, description: "The user's sub", schema: { type: 'string' } },
+      { name: 'If-None-Match', in: 'header', required: false, description: 'The ETag of the resource as last read: 304 while it is still current', schema: { type: 'string' } },
+    ]);
   });
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateClient } from '../../../src/admin/client-update.ts';
 import { createClient } from '../../../src/admin/clients.ts';
 import { AdminError } from '../../../src/admin/errors.ts';
+import type { ChangeActor } from '../../../src/admin/recorded-change.ts';
 import { updateUser } from '../../../src/admin/user-update.ts';
 import { createUser } from '../../../src/admin/users.ts';
 import type { DurableStore } from '../../../src/store/types.ts';
@@ -31,6 +32,8 @@ function gated(durable: DurableStore, readers: number): DurableStore {
   });
 }
 
+const ACTOR: ChangeActor = { by: { actor: 'cli' }, logged: () => {} };
+
 const outcome = (settled: PromiseSettledResult<unknown>) =>
   settled.status === 'fulfilled' ? 'made' : settled.reason instanceof AdminError ? settled.reason.code : String(settled.reason);
 
@@ -44,27 +47,27 @@ describe('changes at a row version', () => {
   });
 
   it('of two client patches that read one version, one is made and the other is stale', async () => {
-    await createClient(durable, {
+    await createClient({ durable, clock: Date.now }, {
       clientId: 'raced', displayName: 'before', enabled: true, public: false, secretExpiresAt: null, grantTypes: ['client_credentials'],
       scopes: [], redirectUris: [], postLogoutRedirectUris: [], corsOrigins: [], accessTokenLifetime: 3600, requireConsent: false,
-    });
+    }, ACTOR);
     const version = (await durable.clients.getVersioned('raced'))?.version;
     const store = gated(durable, 2);
-    const results = await Promise.allSettled(['A', 'B'].map((name) => updateClient(store, 'raced', { display_name: name }, version)));
+    const results = await Promise.allSettled(['A', 'B'].map((name) => updateClient({ durable: store, clock: Date.now }, 'raced', { display_name: name }, ACTOR, version)));
     expect(results.map(outcome).sort()).toEqual(['made', 'stale']);
     const made = results.findIndex((r) => r.status === 'fulfilled');
     expect((await durable.clients.get('raced'))?.displayName).toBe(['A', 'B'][made]);
   });
 
   it('of two user patches that read one version, one is made and the other is stale', async () => {
-    const { user } = await createUser(durable, {
+    const { user: { record: user } } = await createUser({ durable, clock: Date.now }, {
       username: 'raced', password: 'a long and good password', givenName: null, familyName: null, email: null,
       emailVerified: false, phoneNumber: null, phoneNumberVerified: false, roles: [],
-    });
+    }, ACTOR);
     const version = (await durable.users.getVersioned(user.id))?.version;
     const store = gated(durable, 2);
     const deps = { durable: store, secret: Buffer.alloc(32, 7), clock: () => Date.now() };
-    const results = await Promise.allSettled(['A', 'B'].map((name) => updateUser(deps, user, { given_name: name }, version)));
+    const results = await Promise.allSettled(['A', 'B'].map((name) => updateUser(deps, user, { given_name: name }, ACTOR, { ifVersion: version })));
     expect(results.map(outcome).sort()).toEqual(['made', 'stale']);
   });
 });

@@ -141,6 +141,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     keys,
     codes: ephemeral.codes,
     revocations: createRevocationList({ durable, ephemeral }, clock),
+    clients: durable.clients,
     users: durable.users,
     // Local accounts: the stored record is the current one.
     currentUser: async (u) => u,

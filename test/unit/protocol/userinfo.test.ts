@@ -54,6 +54,16 @@ const cases: UserinfoCase[] = [
     },
     expect: 'invalid_token',
   },
+  { name: 'a token of a disabled client', authorization: async (h) => bearer((await h.signIn({ clientId: 'disabled' })).access_token), expect: 'invalid_token' },
+  {
+    name: 'a token of a client removed since',
+    async authorization(h) {
+      const t = await h.signIn({ clientId: 'other' });
+      await h.durable.clients.remove('other');
+      return bearer(t.access_token);
+    },
+    expect: 'invalid_token',
+  },
   { name: 'a token without openid', authorization: async (h) => bearer((await h.signIn({ scopes: ['offline_access', 'orders.read'] })).access_token), expect: 'insufficient_scope' },
   { name: 'a good token', authorization: async (h) => bearer((await h.signIn()).access_token), expect: 'ok' },
 ];
@@ -63,7 +73,7 @@ describe('userinfo', () => {
   let deps: UserinfoDeps;
   beforeAll(async () => {
     h = await openHarness();
-    deps = { ...h.deps, clients: { get: async (id) => h.client(id).client } };
+    deps = h.deps;
   });
   afterAll(async () => {
     await h?.close();

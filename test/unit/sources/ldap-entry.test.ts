@@ -104,6 +104,12 @@ describe('readAccount', () => {
     expect(readAccount(hostile, 'x', 'memberOf')).toMatchObject({ givenName: null, familyName: 'Y', name: null, email: 'x@example.test', roles: ['Ok'] });
   });
 
+  it('drops a mail attribute that is more than a bare address: it would send the user\'s mail elsewhere', () => {
+    for (const mail of ['<attacker@evil.example>bob', 'Bob <bob@example.test>', 'bob@example.test, attacker@evil.example']) {
+      expect(readAccount({ dn: 'cn=b', uid: 'bob', mail }, 'bob', 'memberOf').email, mail).toBeNull();
+    }
+  });
+
   it('takes roles from the configured attribute, in any letter case', () => {
     expect(readAccount({ dn: 'cn=x', uid: 'x', employeeType: ['buyer', 'admin'] }, 'x', 'EMPLOYEETYPE').roles).toStrictEqual(['admin', 'buyer']);
   });
