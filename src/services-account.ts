@@ -2,6 +2,7 @@
  * The account page's working parts (sessions/account*.ts), made once from the opened services
  * (services.ts). No I/O here; app.ts hands them to routes/account.ts.
  */
+import { updateOwnProfile, type UserPatch, type UserUpdated } from './admin/user-update.ts';
 import type { ServicesBase } from './services-base.ts';
 import type { UserSessionServices } from './services-protocol.ts';
 import { createAccountBase, type AccountBase } from './sessions/account.ts';
@@ -9,6 +10,7 @@ import { createAccountPasskeys, type AccountPasskeys } from './sessions/account-
 import { createAccountSecurity, type AccountSecurity } from './sessions/account-security.ts';
 import { createPasswordChanged } from './sessions/password-changed.ts';
 import { createEmailVerification, type EmailVerification } from './sessions/email-verification.ts';
+import type { UserRecord } from './store/records.ts';
 
 export interface AccountServices {
   account: {
@@ -18,6 +20,8 @@ export interface AccountServices {
     email: EmailVerification;
     /** The user's applications and browser sessions (admin/applications.ts, admin/sessions.ts). */
     userSessions: UserSessionServices;
+    /** Changes the user's own profile fields, by the administration's one rule (admin/user-update.ts). */
+    updateProfile(user: UserRecord, patch: Pick<UserPatch, 'given_name' | 'family_name'>): Promise<UserUpdated>;
   };
 }
 
@@ -40,5 +44,6 @@ export function createAccountServices(services: ServicesBase, userSessions: User
     ephemeral, users, mailer, brand, now: base.now,
     linkFor: (code) => `${config.baseUrl}/account?email_code=${code}#verify-email`,
   });
-  return { account: { base, security, passkeys, email, userSessions } };
+  const updateProfile = (user: UserRecord, patch: Pick<UserPatch, 'given_name' | 'family_name'>) => updateOwnProfile({ durable, secret: services.secret, clock }, user, patch);
+  return { account: { base, security, passkeys, email, userSessions, updateProfile } };
 }

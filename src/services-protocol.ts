@@ -77,7 +77,10 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     codeLink: (recoveryId, code) => `${recoveryPath}?${new URLSearchParams({ recovery: recoveryId, code: `${code.slice(0, 4)}-${code.slice(4)}` })}`,
   });
   const recovery = source.kind === 'local' && services.mailer.available
-    ? createRecoveryFlow({ recovery: passwordRecovery, flow: signInFlow, interactions, sessions, users, csrfKey: services.csrfKey, canonicalAccountName })
+    ? createRecoveryFlow({
+      recovery: passwordRecovery, flow: signInFlow, interactions, sessions, users, csrfKey: services.csrfKey, canonicalAccountName,
+      accountPath: `${basePathOf(config.baseUrl)}/account`,
+    })
     : undefined;
   const stepForms = createStepForms({
     flow: signInFlow,

@@ -66,14 +66,17 @@ export interface DerivedFrom {
 
 export function deriveServices(from: DerivedFrom): DerivedServices {
   const { config, secrets, clock, ephemeral, users, factors, revocations, source, mailer } = from;
+  // The name people know the service by (IDP_BRAND_NAME, else the host): in mail, in the
+  // authenticator app's list, in the passkey prompt.
+  const brand = mailBrandOf(config);
   return {
     refreshTokenCodec: createRefreshTokenCodec(deriveKeyring(secrets, 'refresh-tokens')),
     csrfKey: deriveKeyring(secrets, 'cookies'),
-    mfa: createMfaSecrets({ key: deriveKeyring(secrets, 'totp-secrets'), ephemeral, factors, issuerName: new URL(config.baseUrl).host }),
+    mfa: createMfaSecrets({ key: deriveKeyring(secrets, 'totp-secrets'), ephemeral, factors, issuerName: brand.name }),
     recoveryCodes: { keys: deriveKeyring(secrets, 'recovery-codes'), factors, clock },
-    notices: createSecurityNotices({ mailer, brand: mailBrandOf(config), clock }),
+    notices: createSecurityNotices({ mailer, brand, clock }),
     passkeys: createPasskeys({
-      relyingParty: { id: config.webauthn.rpId, origin: config.webauthn.origin, name: config.brand.name ?? new URL(config.baseUrl).host },
+      relyingParty: { id: config.webauthn.rpId, origin: config.webauthn.origin, name: brand.name },
       challenges: ephemeral.passkeyChallenges,
       factors,
       clock,

@@ -113,6 +113,7 @@ const OWNERS: Array<[RegExp, string[]]> = [
   [/^@simplewebauthn\/server(\/|$)/, ['factors/']],
   [/^nodemailer(\/|$)/, ['mail/']],
   [/^(eta|@fastify\/.*|fastify)$/, ['routes/', 'app.ts']],
+  [/^bowser$/, ['routes/account-connections.ts']],
 ];
 
 const owned = (file: string, owners: string[]) => owners.some((o) => (o.endsWith('/') ? file.startsWith(o) : file === o));

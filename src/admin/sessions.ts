@@ -29,6 +29,11 @@ export interface BrowserSessionView {
   clients: string[];
   /** Whether it is the session of the key given to the list (the caller's own). */
   current: boolean;
+  /** The User-Agent and source address of its sign-in; null for sessions stored before they were kept. */
+  userAgent: string | null;
+  address: string | null;
+  /** Its last activity (a sign-in, a code issued through it, a change); null as above. */
+  lastSeenAt: Date | null;
 }
 
 export interface UserSessions {
@@ -62,6 +67,9 @@ export async function listUserSessions(
       amr: session.amr,
       clients: session.clients,
       current: key === options.currentKey,
+      userAgent: session.device?.userAgent ?? null,
+      address: session.device?.address ?? null,
+      lastSeenAt: session.lastSeenAt === undefined ? null : fromSeconds(session.lastSeenAt),
     })),
   };
 }

@@ -10,6 +10,7 @@ import { totpFactor, type UserInput, type UserRecord, type Versioned } from '../
 import type { DurableStore } from '../store/types.ts';
 import { deriveKey } from '../tokens/secret-box.ts';
 import { AdminError, refuseOtherVersion, staleOrGone } from './errors.ts';
+import { nameAfter } from './full-name.ts';
 import { kept, keptList, sameValue } from './patch.ts';
 import { canonicalUsername } from './rules.ts';
 import { revokeAfterPasswordChange } from './passwords.ts';
@@ -85,12 +86,12 @@ function newUsername(user: UserRecord, typed: string | undefined): string {
 /** `explicit`: a password given is set even when it is the current one (README "Administration API"). */
 export async function prepareUserChange(user: UserRecord, patch: UserPatch, totpKey: Buffer, explicit = false): Promise<UserChange> {
   refuseProfileProblems(user.username, profileProblems({ ...patch, username: patch.username ?? user.username, roles: patch.roles ?? [] }));
+  const parts = { givenName: kept(user.givenName, patch.given_name), familyName: kept(user.familyName, patch.family_name) };
   const after: Pick<UserInput, Column> = {
     username: newUsername(user, patch.username),
     passwordHash: await newPasswordHash(user, patch.password, explicit),
-    givenName: kept(user.givenName, patch.given_name),
-    familyName: kept(user.familyName, patch.family_name),
-    name: kept(user.name, patch.name),
+    ...parts,
+    name: nameAfter(user, parts, patch.name),
     email: kept(user.email, patch.email),
     emailVerified: kept(emailChanged(user, patch) ? false : user.emailVerified, patch.email_verified),
     phoneNumber: kept(user.phoneNumber, patch.phone_number),
@@ -170,4 +171,14 @@ export async function updateUser(deps: ChangeDeps & { secret: Buffer }, found: U
     const result: UserUpdated = { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored, changed: change.changed };
     return { result, change: change.changed.length === 0 ? undefined : { action: 'update', resource: 'user', resource_id: user.subject, fields: change.changed } };
   });
+}
+
+/**
+ * The user's own change of their profile (the account page): the same rule as the
+ * administrator's, without an administrative change event (the page logs `profile_updated`).
+ */
+export async function updateOwnProfile(deps: ChangeDeps & { secret: Buffer }, user: UserRecord, patch: UserPatch): Promise<UserUpdated> {
+  const change = await prepareUserChange(user, patch, deriveKey(deps.secret, 'totp-secrets'));
+  const stored = await deps.durable.transaction((tx) => writeUserChange(tx, change, new Date(deps.clock())));
+  return { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored, changed: change.changed };
 }

@@ -7,6 +7,7 @@ import { hashPassword } from '../sources/passwords.ts';
 import type { SignInSourceKind, UserFlag, UserInput, UserRecord, Versioned } from '../store/records.ts';
 import type { DurableStore, PageRequest, UserFilter, UserPlace } from '../store/types.ts';
 import { randomToken } from '../tokens/opaque.ts';
+import { fullName } from './full-name.ts';
 import { AdminError, staleOrGone } from './errors.ts';
 import { readPage, type Page } from './pages.ts';
 import { USER_FIELDS } from './seed-schema.ts';
@@ -48,8 +49,7 @@ export async function createUser(deps: ChangeDeps, input: NewLocalUser, actor: C
   const user: UserInput = {
     ...NEW_USER_DEFAULTS,
     id, source: 'local', subject: id, username, passwordHash, givenName, familyName,
-    // The full name (OpenID Connect `name` claim) as the parts given.
-    name: [givenName, familyName].filter((part) => part !== null).join(' ') || null,
+    name: fullName({ givenName, familyName }),
     email: input.email, emailVerified: input.emailVerified,
     phoneNumber: input.phoneNumber, phoneNumberVerified: input.phoneNumberVerified,
     roles: [...new Set(input.roles)],

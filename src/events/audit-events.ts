@@ -211,7 +211,14 @@ export interface AccessRemoved {
   client_id: string;
 }
 
-/** A user signed their other browser sessions out on the account page. */
+/** A user changed their own profile on the account page (`fields`: the claims whose value changed, `name` among them when it followed). */
+export interface ProfileUpdated {
+  type: 'profile_updated';
+  user_id: string;
+  fields: string[];
+}
+
+/** A user signed their other browser sessions out on the account page (all, or one). */
 export interface SessionsEnded {
   type: 'sessions_ended';
   user_id: string;
@@ -249,6 +256,7 @@ export type AuditEvent =
   | PasswordRecoveryRequested
   | PasswordChanged
   | AccessRemoved
+  | ProfileUpdated
   | SessionsEnded
   | WebhookEndpointDisabled;
 
@@ -280,6 +288,7 @@ export const AUDIT_EVENT_TYPES = Object.keys({
   password_recovery_requested: true,
   password_changed: true,
   access_removed: true,
+  profile_updated: true,
   sessions_ended: true,
   webhook_endpoint_disabled: true,
 } satisfies Record<AuditEventType, true>) as AuditEventType[];

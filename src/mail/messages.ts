@@ -52,13 +52,16 @@ export function securityNoticeMessage(to: string, brand: MailBrand, notice: Secu
 
 function codeMessage(to: string, brand: MailBrand, subject: string, intro: string, code: CodeMessage, outro: string): MailMessage {
   const lines = [intro, `Your code: ${code.code}`, `It is good for ${code.minutes} minutes, once. Or open this link to enter it: ${code.link}`, outro];
-  return message(to, brand, subject, lines);
+  return message(to, brand, subject, lines, code.link);
 }
 
-function message(to: string, brand: MailBrand, subject: string, lines: string[]): MailMessage {
+/** `link`, where a line holds it, is a link in the HTML part (the text part shows it as it is). */
+function message(to: string, brand: MailBrand, subject: string, lines: string[], link?: string): MailMessage {
   const text = [...lines, '', `— ${brand.name}`].join('\n\n');
   const accent = brand.color ?? '#1a56db';
-  const html = `<!doctype html><html><body style="font-family:sans-serif">${lines.map((l) => `<p>${escapeHtml(l)}</p>`).join('')}`
+  const anchor = link && `<a href="${escapeHtml(link)}" style="color:${escapeHtml(accent)}">${escapeHtml(link)}</a>`;
+  const htmlLine = (line: string) => (link && anchor ? escapeHtml(line).replace(escapeHtml(link), anchor) : escapeHtml(line));
+  const html = `<!doctype html><html><body style="font-family:sans-serif">${lines.map((l) => `<p>${htmlLine(l)}</p>`).join('')}`
     + `<p style="color:${escapeHtml(accent)}">— ${escapeHtml(brand.name)}</p></body></html>`;
   return { to, subject, text, html };
 }

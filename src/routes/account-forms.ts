@@ -14,7 +14,9 @@ import type { BrowserRequest, Enrolment } from '../sessions/flow-types.ts';
 import type { AccountServices } from '../services-account.ts';
 import type { RateLimiter } from '../sessions/rate-limiters.ts';
 import type { SignInFlow } from '../sessions/sign-in-flow.ts';
+import type { AccountMessage, AccountSection, ConfirmedAction } from './account-messages.ts';
 import { passkeyFormRoutes } from './account-passkey-forms.ts';
+import { profileFormRoutes } from './account-profile-forms.ts';
 import type { FlowAdapter } from './shared/flow-adapter.ts';
 import { renderPage, type PageContext } from './shared/pages.ts';
 import { singleValued, type Params } from './shared/params.ts';
@@ -28,16 +30,9 @@ export interface AccountRouteOptions extends AccountServices {
   page: PageContext;
 }
 
-/** What a section's form may say when it is shown again after a refusal. */
-export interface SectionProblem {
-  section: 'password' | 'email' | 'factors' | 'passkeys';
-  error: string;
-  invalid: string[];
-}
-
 interface AccountFormOptions extends AccountRouteOptions {
   accountPath: string;
-  show(reply: FastifyReply, signedIn: SignedIn, extra?: { notice?: string; emailCode?: string; problem?: SectionProblem }): Promise<FastifyReply>;
+  show(reply: FastifyReply, signedIn: SignedIn, extra?: { emailCode?: string; message?: AccountMessage }): Promise<FastifyReply>;
 }
 
 type Handler = (signedIn: SignedIn, form: Params, browser: BrowserRequest, reply: FastifyReply) => Promise<FastifyReply>;
@@ -51,8 +46,15 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
   const seeOther = (reply: FastifyReply, location: string) => reply.header('cache-control', 'no-store').redirect(location, 303);
   const done = (reply: FastifyReply, notice: string) => seeOther(reply, `${accountPath}?done=${notice}`);
 
-  /** Registers a form: `security` ones need a recent sign-in; a signed-out browser goes to `signedOut`. */
-  function form(path: string, security: boolean, handler: Handler, signedOut = accountPath): void {
+  /** The page again, with a refusal next to the form of `section`. */
+  const refuse = (reply: FastifyReply, signedIn: SignedIn, section: AccountSection, refusal: { error: string; invalid: string[] }) =>
+    show(reply, signedIn, { message: { section, kind: 'error', text: refusal.error, invalid: refusal.invalid } });
+
+  /**
+   * Registers a form: a `confirm` one (a security change) needs a recent sign-in, else it is asked
+   * for first; a signed-out browser goes to `signedOut`.
+   */
+  function form(path: string, confirm: ConfirmedAction | null, handler: Handler, signedOut = accountPath): void {
     app.post(`/account${path}`, { config }, async (request: FastifyRequest, reply) => {
       const browser = adapter.browserRequest(request);
       const signedIn = await account.base.signedIn(browser.sessionId);
@@ -60,7 +62,7 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
       if (!signedIn) return seeOther(reply, signedOut);
       const fields = singleValued(request.body);
       if (!account.base.validCsrf(signedIn, fields.csrf_token)) throw foreignForm();
-      if (security && !account.base.isRecent(signedIn)) return seeOther(reply, `${accountPath}/sign-in-again`);
+      if (confirm && !account.base.isRecent(signedIn)) return seeOther(reply, `${accountPath}/sign-in-again?for=${confirm}`);
       return handler(signedIn, fields, browser, reply);
     });
   }
@@ -76,23 +78,23 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
       ...problem,
     }, { status: problem ? 400 : 200 });
 
-  form('/password', true, async (signedIn, fields, browser, reply) => {
+  form('/password', 'password', async (signedIn, fields, browser, reply) => {
     // Directory and upstream accounts: their password is changed where it is kept.
     if (!canChangePassword(signedIn)) throw new OAuthError('invalid_request', 'The password of this account is not kept by this service.', { redirectable: false });
     const refusal = await account.security.changePassword(signedIn, fields, browser.audit);
-    return refusal ? show(reply, signedIn, { problem: { section: 'password', ...refusal } }) : done(reply, 'password');
+    return refusal ? refuse(reply, signedIn, 'password', refusal) : done(reply, 'password');
   });
 
-  form('/totp', true, async (signedIn, _fields, _browser, reply) => {
+  form('/totp', 'totp', async (signedIn, _fields, _browser, reply) => {
     const { enrolment, sealed } = await account.security.startTotp(signedIn);
     return showEnrolment(reply, signedIn, enrolment, sealed);
   });
 
   /** The new recovery codes, shown this once; "Continue" goes back to the page with `notice`. */
   const showCodes = (reply: FastifyReply, signedIn: SignedIn, codes: readonly string[], notice: string) =>
-    renderPage(reply, page, 'recovery-codes', { codes, action: `${accountPath}/continue/${notice}`, csrfToken: account.base.csrfToken(signedIn) });
+    renderPage(reply, page, 'recovery-codes', { codes, action: `${accountPath}/continue/${notice}`, csrfToken: account.base.csrfToken(signedIn) }, { script: true });
 
-  form('/totp/confirm', true, async (signedIn, fields, browser, reply) => {
+  form('/totp/confirm', 'totp', async (signedIn, fields, browser, reply) => {
     const sealed = fields.enrolment ?? '';
     const result = await account.security.confirmTotp(signedIn, sealed, fields.otp ?? '', browser.audit);
     if ('codes' in result) return result.codes ? showCodes(reply, signedIn, result.codes, 'totp-added') : done(reply, 'totp-added');
@@ -101,28 +103,30 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
     throw new OAuthError('invalid_request', result.error, { redirectable: false });
   });
 
-  form('/recovery-codes', true, async (signedIn, _fields, browser, reply) => {
+  form('/recovery-codes', 'recovery-codes', async (signedIn, _fields, browser, reply) => {
     const result = await account.security.newRecoveryCodes(signedIn, browser.audit);
-    return 'codes' in result ? showCodes(reply, signedIn, result.codes, 'codes-generated') : show(reply, signedIn, { problem: { section: 'factors', ...result } });
+    return 'codes' in result ? showCodes(reply, signedIn, result.codes, 'codes-generated') : refuse(reply, signedIn, 'codes', result);
   });
 
   // The first second factor set up here leaves the session owing it (its sign-in used none): the
   // page then signs in again, with the new factor, and shows the notice after.
   for (const notice of ['totp-added', 'codes-generated', 'passkey-added']) {
-    form(`/continue/${notice}`, false, async (_signedIn, _fields, _browser, reply) => done(reply, notice), `${accountPath}?done=${notice}`);
+    form(`/continue/${notice}`, null, async (_signedIn, _fields, _browser, reply) => done(reply, notice), `${accountPath}?done=${notice}`);
   }
 
   passkeyFormRoutes({
     passkeys: account.passkeys, form, done, showCodes,
-    refused: (reply, signedIn, refusal) => show(reply, signedIn, { problem: { section: 'passkeys', ...refusal } }),
+    refused: (reply, signedIn, refusal) => refuse(reply, signedIn, 'passkeys', refusal),
   });
 
-  form('/totp/remove', true, async (signedIn, _fields, browser, reply) => {
+  profileFormRoutes({ account, form, done, refuse });
+
+  form('/totp/remove', 'totp-remove', async (signedIn, _fields, browser, reply) => {
     const refusal = await account.security.removeTotp(signedIn, browser.audit);
-    return refusal ? show(reply, signedIn, { problem: { section: 'factors', ...refusal } }) : done(reply, 'totp-removed');
+    return refusal ? refuse(reply, signedIn, 'totp', refusal) : done(reply, 'totp-removed');
   });
 
-  form('/applications/remove', false, async (signedIn, fields, browser, reply) => {
+  form('/applications/remove', null, async (signedIn, fields, browser, reply) => {
     const clientId = fields.client_id;
     if (!clientId) throw new OAuthError('invalid_request', 'The client_id parameter is required.', { redirectable: false });
     await account.userSessions.removeApplicationAccess(signedIn.user.id, clientId);
@@ -130,13 +134,13 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
     return done(reply, 'access-removed');
   });
 
-  form('/sessions/end-others', false, async (signedIn, _fields, browser, reply) => {
+  form('/sessions/end-others', null, async (signedIn, _fields, browser, reply) => {
     const ended = await account.userSessions.endOtherBrowserSessions(signedIn.user.id, signedIn.loaded.key);
     browser.audit({ type: 'sessions_ended', user_id: signedIn.user.id, browser_sessions: ended });
     return done(reply, 'sessions-ended');
   });
 
-  form('/email/send', false, async (signedIn, _fields, _browser, reply) => {
+  form('/email/send', null, async (signedIn, _fields, _browser, reply) => {
     const result = await account.email.send(signedIn.user);
     if (result === 'sent') return done(reply, 'email-sent');
     if (result === 'verified-already') return done(reply, 'email-verified');
@@ -145,13 +149,13 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
       'too-many': 'Too many codes were sent in the last hour. Try again later.',
       'no-mail': 'This service cannot send mail right now.',
     }[result];
-    return show(reply, signedIn, { problem: { section: 'email', error, invalid: [] } });
+    return refuse(reply, signedIn, 'email', { error, invalid: [] });
   });
 
-  form('/email/verify', false, async (signedIn, fields, _browser, reply) => {
+  form('/email/verify', null, async (signedIn, fields, _browser, reply) => {
     const result = await account.email.verify(signedIn.user, fields.code ?? '');
     if (result === 'verified') return done(reply, 'email-verified');
     const error = result === 'wrong' ? 'That code is not right.' : 'No code is waiting: it expired, was used, or was tried too often. Send a new one.';
-    return show(reply, signedIn, { problem: { section: 'email', error, invalid: ['code'] } });
+    return refuse(reply, signedIn, 'email', { error, invalid: ['code'] });
   });
 }

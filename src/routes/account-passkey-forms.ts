@@ -8,37 +8,33 @@ import type { FastifyReply } from 'fastify';
 import type { SignedIn } from '../sessions/account.ts';
 import type { AccountPasskeys } from '../sessions/account-passkeys.ts';
 import type { BrowserRequest } from '../sessions/flow-types.ts';
+import type { ConfirmedAction } from './account-messages.ts';
 import type { Params } from './shared/params.ts';
 
 type Handler = (signedIn: SignedIn, form: Params, browser: BrowserRequest, reply: FastifyReply) => Promise<FastifyReply>;
 
 export interface PasskeyFormParts {
   passkeys: AccountPasskeys;
-  form(path: string, security: boolean, handler: Handler): void;
+  /** Registers a form; `confirm`: the change needs a recent sign-in, asked again for that action. */
+  form(path: string, confirm: ConfirmedAction | null, handler: Handler): void;
   done(reply: FastifyReply, notice: string): FastifyReply;
   refused(reply: FastifyReply, signedIn: SignedIn, refusal: { error: string; invalid: string[] }): Promise<FastifyReply>;
   showCodes(reply: FastifyReply, signedIn: SignedIn, codes: readonly string[], notice: string): FastifyReply;
 }
 
-export const PASSKEY_NOTICES: Record<string, string> = {
-  'passkey-added': 'The passkey is added. Sign-ins can now use it as your second factor.',
-  'passkey-renamed': 'The passkey was renamed.',
-  'passkey-removed': 'The passkey was removed.',
-};
-
 export function passkeyFormRoutes({ passkeys, form, done, refused, showCodes }: PasskeyFormParts): void {
-  form('/passkeys', true, async (signedIn, fields, browser, reply) => {
+  form('/passkeys', 'passkeys', async (signedIn, fields, browser, reply) => {
     const result = await passkeys.add(signedIn, fields, browser.audit);
     if (!('codes' in result)) return refused(reply, signedIn, result);
     return result.codes ? showCodes(reply, signedIn, result.codes, 'passkey-added') : done(reply, 'passkey-added');
   });
 
-  form('/passkeys/rename', true, async (signedIn, fields, _browser, reply) => {
+  form('/passkeys/rename', 'passkey-rename', async (signedIn, fields, _browser, reply) => {
     const refusal = await passkeys.rename(signedIn, fields);
     return refusal ? refused(reply, signedIn, refusal) : done(reply, 'passkey-renamed');
   });
 
-  form('/passkeys/remove', true, async (signedIn, fields, browser, reply) => {
+  form('/passkeys/remove', 'passkey-remove', async (signedIn, fields, browser, reply) => {
     const refusal = await passkeys.remove(signedIn, fields, browser.audit);
     return refusal ? refused(reply, signedIn, refusal) : done(reply, 'passkey-removed');
   });

@@ -13,6 +13,8 @@ export const BRAND_LOGO_PATH = '/assets/brand-logo';
 
 /** The passkey pages' script. */
 export const PASSKEY_SCRIPT_PATH = '/assets/passkeys.js';
+/** The recovery codes page's script ("Copy codes"). */
+export const RECOVERY_CODES_SCRIPT_PATH = '/assets/recovery-codes.js';
 
 /** A logo is a small picture; anything bigger is a mistake in the configuration. */
 const MAX_LOGO_BYTES = 1024 * 1024;
@@ -42,11 +44,14 @@ export async function assetRoutes(app: FastifyInstance, options: { templatesDir:
     css = '';
   }
   if (options.brand.color) css += brandStylesheet(options.brand.color);
-  // The one script of the service: the passkey pages' WebAuthn calls (their CSP allows only it).
-  const script = readFileSync(join(options.templatesDir, 'assets', 'passkeys.js'), 'utf8');
-  app.get(PASSKEY_SCRIPT_PATH, async (_request, reply) =>
-    reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(script),
-  );
+  // The service's scripts: the passkey pages' WebAuthn calls, and the recovery codes page's
+  // "Copy codes" (their pages' CSP allows script from this origin only).
+  for (const [path, file] of [[PASSKEY_SCRIPT_PATH, 'passkeys.js'], [RECOVERY_CODES_SCRIPT_PATH, 'recovery-codes.js']] as const) {
+    const script = readFileSync(join(options.templatesDir, 'assets', file), 'utf8');
+    app.get(path, async (_request, reply) =>
+      reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(script),
+    );
+  }
   app.get('/assets/idp.css', async (_request, reply) =>
     reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(css),
   );

@@ -24,7 +24,6 @@ export interface RecoverRouteOptions {
 }
 
 const NOT_OFFERED = 'Passwords cannot be reset here. Contact your administrator.';
-const NO_ORIGIN = 'To reset your password, open the application you want to use and choose "Forgot password?" on its sign-in page.';
 
 export async function recoverRoutes(app: FastifyInstance, options: RecoverRouteOptions): Promise<void> {
   const { recovery, adapter, page } = options;
@@ -33,8 +32,13 @@ export async function recoverRoutes(app: FastifyInstance, options: RecoverRouteO
   const codeAction = `${page.basePath}/account/recover/code`;
 
   const message = (reply: FastifyReply, text: string, status: number) => renderPage(reply, page, 'recover', { message: text }, { status });
-  const codeForm = (reply: FastifyReply, fields: { csrfToken: string; recovery: string; code?: string; error?: string }) =>
-    renderPage(reply, page, 'recover-code', { action: codeAction, ...fields, recovery: isRecoveryId(fields.recovery) ? fields.recovery : '' });
+  /** "Back to sign in" and "Send a new code": the sign-in page the recovery came from (or the account page's), and the request form again. */
+  const waysOut = (interactionId: string | null | undefined) => ({
+    signInUrl: interactionId ? `${page.basePath}/interaction/${encodeURIComponent(interactionId)}` : `${page.basePath}/account`,
+    newCodeUrl: interactionId ? `${requestAction}?${new URLSearchParams({ interaction: interactionId })}` : requestAction,
+  });
+  const codeForm = (reply: FastifyReply, fields: { csrfToken: string; recovery: string; interaction?: string | null; code?: string; error?: string }) =>
+    renderPage(reply, page, 'recover-code', { action: codeAction, ...fields, ...waysOut(fields.interaction), recovery: isRecoveryId(fields.recovery) ? fields.recovery : '' });
 
   /** The browser's session for a page's form, with its cookie set when it is new. */
   async function formSession(flow: RecoveryFlow, request: FastifyRequest, reply: FastifyReply) {
@@ -46,9 +50,9 @@ export async function recoverRoutes(app: FastifyInstance, options: RecoverRouteO
   app.get('/account/recover', { config }, async (request, reply) => {
     if (!recovery) return message(reply, NOT_OFFERED, 404);
     const session = await formSession(recovery, request, reply);
+    // Without a sign-in page of this browser behind it, the recovery ends at the account page.
     const origin = await recovery.originOf(session.loaded, singleValued(request.query).interaction);
-    if (!origin) return message(reply, NO_ORIGIN, 400);
-    return renderPage(reply, page, 'recover', { action: requestAction, csrfToken: session.csrfToken, interaction: origin.interactionId });
+    return renderPage(reply, page, 'recover', { action: requestAction, csrfToken: session.csrfToken, interaction: origin.interactionId ?? '', ...waysOut(origin.interactionId) });
   });
 
   app.post('/account/recover', { config }, async (request, reply) => {
@@ -58,8 +62,7 @@ export async function recoverRoutes(app: FastifyInstance, options: RecoverRouteO
     await options.rateLimiter.consume(`recover:${request.ip}`);
     const form = singleValued(request.body);
     const answer = await recovery.request(adapter.browserRequest(request), form);
-    if ('noOrigin' in answer) return message(reply, NO_ORIGIN, 400);
-    return codeForm(reply, { csrfToken: form.csrf_token ?? '', recovery: answer.recoveryId });
+    return codeForm(reply, { csrfToken: form.csrf_token ?? '', recovery: answer.recoveryId, interaction: answer.interactionId });
   });
 
   app.get('/account/recover/code', { config }, async (request, reply) => {
@@ -77,7 +80,7 @@ export async function recoverRoutes(app: FastifyInstance, options: RecoverRouteO
     const form = singleValued(request.body);
     const browser = adapter.browserRequest(request);
     const result = await recovery.enterCode(browser, form);
-    if ('error' in result) return codeForm(reply, { csrfToken: form.csrf_token ?? '', recovery: form.recovery ?? '', error: result.error });
+    if ('error' in result) return codeForm(reply, { csrfToken: form.csrf_token ?? '', recovery: form.recovery ?? '', interaction: form.interaction, error: result.error });
     return adapter.send(reply, result);
   });
 }

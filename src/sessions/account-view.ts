@@ -1,17 +1,18 @@
 /**
  * What the account page shows of the signed-in user, as plain values for its template: the
- * profile (the claims the service holds, named as the claims are), what can be changed here and
- * the second factors. No HTTP, no markup.
+ * profile (the claims the service holds, labelled in words), what can be changed here and the
+ * second factors, with times as people read them. No HTTP, no markup.
  */
 import { listPasskeys } from '../factors/passkey-management.ts';
 import { RECOVERY_CODE_COUNT, recoveryCodesLeft } from '../factors/recovery-codes.ts';
 import { hasSecondFactor, totpFactor, type UserRecord } from '../store/records.ts';
 import type { SignedIn } from './account.ts';
 import { canChangePassword } from './account-security.ts';
+import { readableTime, type ReadableTime } from './readable-time.ts';
 
 export interface ProfileRow {
   label: string;
-  /** The OpenID Connect claim that carries it. */
+  /** The OpenID Connect claim that carries it (the row's id on the page, never shown). */
   claim: string;
   value: string;
 }
@@ -19,6 +20,8 @@ export interface ProfileRow {
 export interface AccountView {
   username: string;
   profile: ProfileRow[];
+  /** The name's parts, as the profile form shows them; undefined when the profile is not kept here. */
+  names: { givenName: string; familyName: string } | undefined;
   email: string | null;
   emailVerified: boolean;
   canChangePassword: boolean;
@@ -30,16 +33,11 @@ export interface AccountView {
   /** Signed in recently enough to change the password or second factors without signing in again. */
   recent: boolean;
   /** The authenticator app, when set up. */
-  totp: { since: string; lastUsed: string | null } | undefined;
+  totp: { since: ReadableTime; lastUsed: ReadableTime | null } | undefined;
   /** Recovery codes: offered with a second factor; how many are left unused. */
   recoveryCodes: { offered: boolean; left: number; total: number };
   /** The user's passkeys, oldest first. */
-  passkeys: Array<{ id: string; name: string; since: string; lastUsed: string | null }>;
-}
-
-/** A moment as people read it, the same on every instance: UTC to the minute. */
-export function shownTime(at: Date | number): string {
-  return `${new Date(at).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  passkeys: Array<{ id: string; name: string; since: ReadableTime; lastUsed: ReadableTime | null }>;
 }
 
 const yesNo = (value: boolean) => (value ? 'Yes' : 'No');
@@ -60,12 +58,15 @@ function profileRows(user: UserRecord): ProfileRow[] {
     .map(([label, claim, value]) => ({ label, claim, value }));
 }
 
-export function accountView(signedIn: SignedIn, recent: boolean): AccountView {
+/** `now`: seconds since the epoch, that times are read at. */
+export function accountView(signedIn: SignedIn, recent: boolean, now: number): AccountView {
   const { user } = signedIn;
   const totp = totpFactor(user);
+  const shownTime = (at: Date | number) => readableTime(at, now);
   return {
     username: user.username,
     profile: profileRows(user),
+    names: user.source === 'local' ? { givenName: user.givenName ?? '', familyName: user.familyName ?? '' } : undefined,
     email: user.email,
     emailVerified: user.emailVerified,
     canChangePassword: canChangePassword(signedIn),

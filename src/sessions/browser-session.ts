@@ -29,6 +29,10 @@ export interface BrowserSession {
   createdAt: number;
   /** The upstream provider's ID token, when the user came from one: sign-out continues there. */
   upstreamIdToken?: string | undefined;
+  /** Where the sign-in came from, for the account page's list (absent in sessions stored before it was kept). */
+  device?: { userAgent: string; address: string } | undefined;
+  /** Seconds since the epoch of the last write of the session (a sign-in, a code issued, a change). */
+  lastSeenAt?: number | undefined;
 }
 
 export interface LoadedSession {
@@ -64,8 +68,10 @@ export interface SessionStore {
   listForUser(userId: string): Promise<LoadedSession[]>;
 }
 
-function saveWrites(key: string, session: BrowserSession): EphemeralWrite[] {
-  const set: EphemeralWrite = { op: 'set', ns: NAMESPACES.session, key, value: session, ttlSeconds: SESSION_TTL_SECONDS };
+/** The writes that store a session, stamped with `now` as its last activity. */
+function saveWrites(key: string, session: BrowserSession, now: number): EphemeralWrite[] {
+  const value = session.userId === null ? session : { ...session, lastSeenAt: now };
+  const set: EphemeralWrite = { op: 'set', ns: NAMESPACES.session, key, value, ttlSeconds: SESSION_TTL_SECONDS };
   if (session.userId === null) return [set];
   return [set, { op: 'index', ns: NAMESPACES.userSessions, key: session.userId, member: key, ttlSeconds: SESSION_TTL_SECONDS }];
 }
@@ -76,10 +82,11 @@ function destroyWrites(key: string, userId: string | null): EphemeralWrite[] {
 }
 
 export function createSessionStore(ephemeral: EphemeralStore, clock: Clock): SessionStore {
+  const writesOf = (key: string, session: BrowserSession) => saveWrites(key, session, epochSeconds(clock));
   const underNewId = (session: BrowserSession, before: EphemeralWrite[]): NewSession => {
     const sid = randomToken();
     const key = hashToken(sid);
-    return { sid, key, session, writes: [...before, ...saveWrites(key, session)] };
+    return { sid, key, session, writes: [...before, ...writesOf(key, session)] };
   };
   const anonymous = (): BrowserSession => ({ userId: null, authTime: null, amr: [], clients: [], createdAt: epochSeconds(clock) });
   const usable = (sid: string | undefined): sid is string => sid !== undefined && sid !== '' && sid.length <= 100;
@@ -100,8 +107,8 @@ export function createSessionStore(ephemeral: EphemeralStore, clock: Clock): Ses
     },
     // An anonymous visitor's session was never stored: nothing to delete.
     rotation: (old, session) => underNewId(session, old && old.session.userId !== null ? destroyWrites(old.key, old.session.userId) : []),
-    saveWrites,
-    save: (key, session) => ephemeral.write(saveWrites(key, session)),
+    saveWrites: writesOf,
+    save: (key, session) => ephemeral.write(writesOf(key, session)),
     destroy: (key, userId) => ephemeral.write(destroyWrites(key, userId)),
     async listForUser(userId) {
       const keys = await ephemeral.indexed(NAMESPACES.userSessions, userId);

@@ -22,6 +22,8 @@ export interface BrowserRequest {
   sessionId: string | undefined;
   /** The source address (as IDP_TRUST_PROXY resolves it): the throttle counts it. */
   address: string;
+  /** The browser's User-Agent header (cut short), kept with a session so its owner can recognise it. */
+  userAgent: string;
   /** The value of a cookie the browser sent, by name (device cookies). */
   cookie(name: string): string | undefined;
   /** Records an audit event of this request. */

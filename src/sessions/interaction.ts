@@ -24,8 +24,8 @@ export interface PendingSignIn {
   upstreamIdToken?: string | undefined;
   /**
    * A password recovery (password-recovery.ts), not a sign-in: the right code stood in for the
-   * password; the second factor, then a new password, are owed, and the browser is then shown
-   * the sign-in page (the session never becomes the user's from a recovery).
+   * password; the second factor, then a new password, are owed, and the browser is then signed
+   * in (`pwd`, with `mfa` when a second factor was given) and goes on with the request.
    */
   recovery?: true;
 }
@@ -49,6 +49,15 @@ export interface Interaction {
   lifetime?: number;
   /** The account page's own sign-in (account-sign-in.ts): where the browser goes back to at the end. */
   returnTo?: string;
+  /** The account page asking the signed-in user to confirm it is them before a change. */
+  confirm?: AccountConfirmation;
+}
+
+/** A sign-in that confirms who is signed in: the account is fixed (not typed), and the page says why. */
+export interface AccountConfirmation {
+  username: string;
+  /** What the change is about, for the page's words. */
+  purpose: 'password' | 'factors' | 'account';
 }
 
 /** How long a user has to get through the sign-in pages. */
@@ -65,7 +74,7 @@ export interface InteractionStore {
    * A new interaction with the write that stores it (for the caller to send, batched); short-lived
    * when `anonymous` (the browser has no signed-in session).
    */
-  create(request: AuthorizationRequest, sessionKey: string, anonymous: boolean, returnTo?: string): { interaction: Interaction; write: EphemeralWrite };
+  create(request: AuthorizationRequest, sessionKey: string, anonymous: boolean, returnTo?: string, confirm?: AccountConfirmation): { interaction: Interaction; write: EphemeralWrite };
   load(id: string): Promise<Interaction | undefined>;
   saveWrite(interaction: Interaction): EphemeralWrite;
   save(interaction: Interaction): Promise<void>;
@@ -84,7 +93,7 @@ export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock):
   const saveWrite = (interaction: Interaction): EphemeralWrite =>
     ({ op: 'set', ns: NAMESPACES.interaction, key: hashToken(interaction.id), value: interaction, ttlSeconds: remaining(interaction) });
   return {
-    create(request, sessionKey, anonymous, returnTo) {
+    create(request, sessionKey, anonymous, returnTo, confirm) {
       const interaction: Interaction = {
         id: randomToken(),
         request,
@@ -96,6 +105,7 @@ export function createInteractionStore(ephemeral: EphemeralStore, clock: Clock):
         createdAt: epochSeconds(clock),
         lifetime: anonymous ? UNSTARTED_INTERACTION_TTL_SECONDS : INTERACTION_TTL_SECONDS,
         ...(returnTo === undefined ? {} : { returnTo }),
+        ...(confirm === undefined ? {} : { confirm }),
       };
       return { interaction, write: saveWrite(interaction) };
     },

@@ -50,8 +50,9 @@ export function createPasswordForm(deps: PasswordFormDeps) {
   const signInAgain = async (bound: BoundInteraction, feedback: StepFeedback) => deps.renderStep(await flow.loadFlowState(bound), feedback, 'sign-in');
 
   async function signIn(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {
-    const username = (form.username ?? '').trim();
     const opened = await deps.openInteraction(browser, id, form.csrf_token);
+    // Confirming who is signed in: the account is the signed-in one, whatever was posted.
+    const username = opened.interaction.confirm?.username ?? (form.username ?? '').trim();
     if (source.kind === 'oidc') throw new OAuthError('invalid_request', 'Sign-in happens at the sign-in provider.', { redirectable: false });
     // Someone is signing in: the interaction now lives its full time (it was short-lived while
     // only an anonymous request stood behind it). Saved here unless the next step saves it.

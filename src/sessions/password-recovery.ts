@@ -34,9 +34,10 @@ export interface RecoveryRecord {
   account: string;
   codeMac: string;
   expiresAt: number;
-  /** The authorization request whose sign-in page it was asked from, to return to. */
+  /** The authorization request whose sign-in page it was asked from (or the account page's), to return to. */
   request: AuthorizationRequest | null;
   interactionId: string | null;
+  returnTo?: string | null;
 }
 
 export interface PasswordRecoveryDeps {
@@ -54,6 +55,8 @@ export interface PasswordRecoveryDeps {
 export interface RecoveryOrigin {
   request: AuthorizationRequest | null;
   interactionId: string | null;
+  /** The account page's sign-in (account-sign-in.ts): where the browser goes at the end. Absent in records made before it was kept. */
+  returnTo?: string | null;
 }
 
 export type CodeCheck =
@@ -146,7 +149,7 @@ export function createPasswordRecovery(deps: PasswordRecoveryDeps) {
     const consumed = await ephemeral.deleteAndWrite(NAMESPACES.passwordRecovery, key, { deleted: [], missing: [] });
     await attempt.giveBack();
     if (!consumed) return { ok: false, problem: 'expired' };
-    return { ok: true, userId: record.userId, origin: { request: record.request, interactionId: record.interactionId } };
+    return { ok: true, userId: record.userId, origin: { request: record.request, interactionId: record.interactionId, returnTo: record.returnTo ?? null } };
   }
 
   return { request, isLive, checkCode };

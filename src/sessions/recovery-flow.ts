@@ -5,10 +5,13 @@
  * factor and password pages (step-forms.ts), so every second factor a sign-in offers is offered
  * here too. The browser that types the code need not be the one that asked (the link may be
  * opened on a phone): it gets an interaction of its own for the same authorization request.
+ * Opened without a sign-in page of this browser behind it (a bookmark, a help desk's link), the
+ * recovery is the account page's: it ends there.
  */
 import { OAuthError } from '../errors.ts';
 import type { UserRepository } from '../store/types.ts';
 import type { Keyring } from '../tokens/secret-box.ts';
+import { accountSignInRequest } from './account-sign-in.ts';
 import type { LoadedSession, SessionStore } from './browser-session.ts';
 import { isValidSessionCsrfToken, sessionCsrfToken } from './csrf.ts';
 import type { BrowserRequest, FlowResult } from './flow-types.ts';
@@ -27,6 +30,8 @@ export interface RecoveryFlowDeps {
   users: Pick<UserRepository, 'getById'>;
   csrfKey: Keyring;
   canonicalAccountName(typed: string): string;
+  /** The account page: where a recovery asked from no sign-in page ends. */
+  accountPath: string;
 }
 
 /** A page's browser session, made (with a cookie to set) when the browser has none. */
@@ -63,11 +68,15 @@ export function createRecoveryFlow(deps: RecoveryFlowDeps) {
     return loaded;
   }
 
-  /** The authorization request whose sign-in page linked here, when it is this browser's. */
-  async function originOf(loaded: LoadedSession, interactionId: string | undefined): Promise<RecoveryOrigin | undefined> {
+  /** The authorization request whose sign-in page linked here, when it is this browser's; else the account page's. */
+  async function originOf(loaded: LoadedSession, interactionId: string | undefined): Promise<RecoveryOrigin> {
     const interaction = interactionId ? await deps.interactions.load(interactionId) : undefined;
-    if (!interaction || interaction.sessionKey !== loaded.key) return undefined;
-    return { request: interaction.request, interactionId: interaction.id };
+    if (!interaction || interaction.sessionKey !== loaded.key) {
+      // Ends at the account page, saying what changed.
+      const returnTo = `${deps.accountPath}?done=password`;
+      return { request: accountSignInRequest(returnTo, false), interactionId: null, returnTo };
+    }
+    return { request: interaction.request, interactionId: interaction.id, returnTo: interaction.returnTo ?? null };
   }
 
   /**
@@ -78,7 +87,7 @@ export function createRecoveryFlow(deps: RecoveryFlowDeps) {
     const [user, asked] = await Promise.all([deps.users.getById(userId), origin.interactionId ? deps.interactions.load(origin.interactionId) : undefined]);
     if (!user || !origin.request) throw gone();
     let interaction = asked?.sessionKey === loaded.key ? asked : undefined;
-    interaction ??= deps.interactions.create(origin.request, loaded.key, false).interaction;
+    interaction ??= deps.interactions.create(origin.request, loaded.key, false, origin.returnTo ?? undefined).interaction;
     browser.trust(interaction.request);
     const pending: PendingSignIn = { userId, username: deps.canonicalAccountName(user.username), amr: [], enrolSecretSealed: null, recovery: true };
     const bound = { interaction: { ...withFullLifetime(interaction), pending }, loaded };
@@ -90,11 +99,10 @@ export function createRecoveryFlow(deps: RecoveryFlowDeps) {
     postedSession,
     originOf,
     /** Posts the request form: the code form's recovery id, whatever was typed. */
-    async request(browser: BrowserRequest, form: Record<string, string>): Promise<{ recoveryId: string } | { noOrigin: true }> {
+    async request(browser: BrowserRequest, form: Record<string, string>): Promise<{ recoveryId: string; interactionId: string | null }> {
       const loaded = await postedSession(browser, form.csrf_token);
       const origin = await originOf(loaded, form.interaction);
-      if (!origin) return { noOrigin: true };
-      return { recoveryId: await deps.recovery.request(form.identifier ?? '', origin, browser.audit) };
+      return { recoveryId: await deps.recovery.request(form.identifier ?? '', origin, browser.audit), interactionId: origin.interactionId };
     },
     /** What the mailed link's page says before anything is typed: undefined when the code can still be used. */
     async linkProblem(recoveryId: string): Promise<string | undefined> {

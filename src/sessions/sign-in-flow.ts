@@ -16,7 +16,7 @@ import type { DeviceCookies } from './device-cookie.ts';
 import { ACCOUNT_CLIENT, accountSignInRequest } from './account-sign-in.ts';
 import { completeAuthorization } from './complete-authorization.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState } from './flow-types.ts';
-import type { Interaction, InteractionStore, PendingSignIn } from './interaction.ts';
+import type { AccountConfirmation, Interaction, InteractionStore, PendingSignIn } from './interaction.ts';
 import { nextStep } from './steps.ts';
 import type { SignInThrottle } from './throttle.ts';
 
@@ -70,15 +70,15 @@ export function createSignInFlow(deps: SignInFlowDeps) {
    * without one gets a cookie with a new id, but nothing is stored for it: a session is written
    * only at sign-in, and an anonymous visitor's interaction is short-lived (interaction.ts).
    */
-  async function begin(browser: BrowserRequest, request: AuthorizationRequest, returnTo?: string): Promise<FlowResult> {
+  async function begin(browser: BrowserRequest, request: AuthorizationRequest, returnTo?: string, confirm?: AccountConfirmation): Promise<FlowResult> {
     const loaded = await deps.sessions.loadBrowser(browser.sessionId);
-    if (loaded) return start(browser, request, loaded, returnTo);
+    if (loaded) return start(browser, request, loaded, returnTo, confirm);
     const { sid, key, session } = deps.sessions.create();
-    return withCookie(sid, () => start(browser, request, { key, session }, returnTo));
+    return withCookie(sid, () => start(browser, request, { key, session }, returnTo, confirm));
   }
 
-  async function start(browser: BrowserRequest, request: AuthorizationRequest, loaded: LoadedSession, returnTo: string | undefined): Promise<FlowResult> {
-    const { interaction, write } = deps.interactions.create(request, loaded.key, loaded.session.userId === null, returnTo);
+  async function start(browser: BrowserRequest, request: AuthorizationRequest, loaded: LoadedSession, returnTo: string | undefined, confirm: AccountConfirmation | undefined): Promise<FlowResult> {
+    const { interaction, write } = deps.interactions.create(request, loaded.key, loaded.session.userId === null, returnTo, confirm);
     await deps.ephemeral.write([write]);
     return continueFlow(browser, await loadFlowState({ interaction, loaded }), false);
   }
@@ -87,7 +87,7 @@ export function createSignInFlow(deps: SignInFlowDeps) {
    * The pending user passed every step: the browser session becomes theirs, under a new id
    * (an id planted before sign-in is worthless: no session fixation). Not yet written.
    */
-  function rotation({ loaded }: FlowState, pending: PendingSignIn): NewSession {
+  function rotation({ loaded }: FlowState, pending: PendingSignIn, browser: BrowserRequest): NewSession {
     const signedInAt = now();
     const sameUser = loaded.session.userId === pending.userId;
     return deps.sessions.rotation(loaded, {
@@ -97,6 +97,7 @@ export function createSignInFlow(deps: SignInFlowDeps) {
       clients: sameUser ? loaded.session.clients : [],
       createdAt: signedInAt,
       upstreamIdToken: pending.upstreamIdToken,
+      device: { userAgent: browser.userAgent, address: browser.address },
     });
   }
 
@@ -135,7 +136,7 @@ export function createSignInFlow(deps: SignInFlowDeps) {
   async function continueFlow(browser: BrowserRequest, current: FlowState, changed: boolean): Promise<FlowResult> {
     const pending = current.step === 'finish-sign-in' ? current.interaction.pending : null;
     if (!pending) return completeOrRedirect(current, [], changed);
-    const rotated = rotation(current, pending);
+    const rotated = rotation(current, pending, browser);
     return withCookie(rotated.sid, async () => {
       const writes = [...rotated.writes, deps.throttle.successWrite(pending.username, browser.address)];
       const result = await completeOrRedirect(await signedInState(current, rotated), writes, true);
@@ -163,9 +164,10 @@ export function createSignInFlow(deps: SignInFlowDeps) {
     begin,
     /**
      * Signs the browser in for the account page (account-sign-in.ts), then back to `returnTo`;
-     * `fresh` asks for the password (and second factor) even with a session.
+     * `confirm` asks the signed-in user for the password (and second factor) again, for a change.
      */
-    beginAccount: (browser: BrowserRequest, returnTo: string, fresh: boolean) => begin(browser, accountSignInRequest(returnTo, fresh), returnTo),
+    beginAccount: (browser: BrowserRequest, returnTo: string, confirm?: AccountConfirmation) =>
+      begin(browser, accountSignInRequest(returnTo, confirm !== undefined), returnTo, confirm),
     loadFlowState,
     withNextStep,
     pageUrl,

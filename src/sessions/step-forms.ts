@@ -20,7 +20,6 @@ import type { Form, StepFormsDeps } from './step-form-deps.ts';
 import type { Step } from './steps.ts';
 
 const expired = () => new OAuthError('invalid_request', 'This sign-in has expired or was already used. Start again from the application.', { redirectable: false });
-const PASSWORD_RECOVERED = 'Your password was changed, and the applications and other browsers signed in to your account were signed out. Sign in with your new password.';
 const foreign = () => new OAuthError('invalid_request', 'This form was not sent from the browser that started the sign-in.', { redirectable: false });
 
 /** The page a step is shown on: its own, or the sign-in page for a step that has none. */
@@ -102,15 +101,13 @@ export function createStepForms(deps: StepFormsDeps) {
         const invalid = [(form.new_password ?? '') === (form.confirm_password ?? '') ? 'new_password' : 'confirm_password'];
         return renderStep(current, { error: problem, invalid });
       }
-      const recovery = current.interaction.pending.recovery === true;
+      const { recovery, ...pending } = current.interaction.pending;
       await deps.passwordChanged(pendingUser, recovery ? 'recovery' : 'required_change', browser.audit, current.loaded.key);
-      if (recovery) {
-        // A recovery signs no one in: the sign-in page of the same request, where the new password works.
-        const interaction = { ...current.interaction, pending: null };
-        await deps.interactions.save(interaction);
-        return renderStep({ ...current, interaction, pendingUser: undefined }, { notice: PASSWORD_RECOVERED }, 'sign-in');
-      }
-      return flow.saveAndAdvance(browser, flow.withNextStep({ ...current, pendingUser: { ...pendingUser, mustChangePassword: false } }));
+      // After a recovery the new password stands for the password (CONTRACT: the user never types
+      // it, nor the second factor just given, twice in a row): signed in with `pwd` (and `mfa`).
+      const signingIn = recovery ? { ...pending, amr: ['pwd', ...pending.amr.filter((method) => method !== 'pwd')] } : pending;
+      const interaction = { ...current.interaction, pending: signingIn };
+      return flow.saveAndAdvance(browser, flow.withNextStep({ ...current, interaction, pendingUser: { ...pendingUser, mustChangePassword: false } }));
     },
 
     async consent(browser: BrowserRequest, id: string, form: Form): Promise<FlowResult> {

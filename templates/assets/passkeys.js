@@ -1,5 +1,5 @@
 /*
- * The service's one script, on the pages that offer a passkey (their Content-Security-Policy
+ * One of the service's two scripts, on the pages that offer a passkey (their Content-Security-Policy
  * allows this file only). A form with `data-passkey` ("get" to sign in, "create" to register)
  * carries the WebAuthn options the server made in `data-options`; on submit, the browser's
  * authenticator answers them, and the answer goes back in the form's `passkey_response`.

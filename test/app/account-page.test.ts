@@ -25,7 +25,7 @@ const serverSeconds = () => Math.floor(clock() / 1000);
 
 let app: InProcessApp;
 beforeAll(async () => {
-  app = await startInProcess({ seed: SEED, clock, env: { LOG_LEVEL: 'info' } });
+  app = await startInProcess({ seed: SEED, clock, env: { LOG_LEVEL: 'info', IDP_BRAND_NAME: 'Wonderland' } });
 });
 afterAll(async () => {
   await app?.close();
@@ -103,27 +103,33 @@ describe('the account page', () => {
     expect(isAccountPage(await other.browser.get(accountUrl()))).toBe(true);
   });
 
-  it('sends a security change more than 5 minutes after the sign-in to sign in again, then takes it', async () => {
+  it('sends a security change more than 5 minutes after the sign-in to confirm it is the user (saying why, the account fixed), then back to that change', async () => {
     const { browser, page } = await signedInBrowser();
     offsetMs += 6 * 60 * 1000;
     const stale = await browser.get(accountUrl());
-    expect(stale.body).toContain('asked to sign in again');
+    expect(stale.body).toContain("asked to confirm it's you first");
     const before = await userRow();
     const change = { csrf_token: csrfOf(page), current_password: CAROL.password, new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD };
     const answer = await post(browser, '/password', change);
     expect(answer.status).toBe(303);
-    expect(answer.location).toBe(`${accountUrl()}/sign-in-again`);
+    expect(answer.location).toBe(`${accountUrl()}/sign-in-again?for=password`);
     expect(await userRow()).toStrictEqual(before);
     // The password is asked again although the session is signed in, then back to the page.
     // The passkey forms too: to sign in again first, before anything is looked at.
-    for (const [path, form] of [['/passkeys', { passkey_name: 'Laptop', passkey_response: '{}' }], ['/passkeys/rename', { passkey_id: 'any', name: 'Laptop' }], ['/passkeys/remove', { passkey_id: 'any' }]] as const) {
+    for (const [path, form, action] of [['/passkeys', { passkey_name: 'Laptop', passkey_response: '{}' }, 'passkeys'], ['/passkeys/rename', { passkey_id: 'any', name: 'Laptop' }, 'passkey-rename'], ['/passkeys/remove', { passkey_id: 'any' }, 'passkey-remove']] as const) {
       const stalePasskey = await post(browser, path, { csrf_token: csrfOf(page), ...form });
       expect(stalePasskey.status, path).toBe(303);
-      expect(stalePasskey.location).toBe(`${accountUrl()}/sign-in-again`);
+      expect(stalePasskey.location).toBe(`${accountUrl()}/sign-in-again?for=${action}`);
     }
-    const again = await signIn(browser, await browser.follow(answer, app.base));
-    expect(isAccountPage(again)).toBe(true);
-    expect(again.body).not.toContain('asked to sign in again');
+    // The page says why, and the account is the signed-in one: another name typed changes nothing.
+    const confirmPage = await browser.follow(answer, app.base);
+    expect(confirmPage.body).toContain("Confirm it&#39;s you to change your password.");
+    expect(confirmPage.body).toMatch(/name="username" type="text" value="carol"[^>]*readonly/);
+    const again = await signIn(browser, confirmPage, { ...CAROL, username: 'someone-else' });
+    expect(isAccountPage(again), again.body.slice(0, 300)).toBe(true);
+    expect(again.url).toBe(`${accountUrl()}?confirmed=password`);
+    expect(again.body).toMatch(/<p class="notice" role="status" id="password-notice" tabindex="-1" autofocus>Thank you, it&#39;s you. You can now change your password.<\/p>/);
+    expect(again.body).not.toContain('asked to confirm');
     // Now the passkey forms are read: a passkey that is not the user's is refused on the page.
     for (const [path, form] of [['/passkeys/rename', { passkey_id: 'any', name: 'Laptop' }], ['/passkeys/remove', { passkey_id: 'any' }]] as const) {
       const read = await post(browser, path, { csrf_token: csrfOf(again), ...form });
@@ -150,6 +156,9 @@ describe('the account page', () => {
     expect(setUp.status).toBe(200);
     expect(setUp.body).toContain('QR code');
     expect(setUp.headers.get('content-security-policy')).not.toContain('script-src');
+    // The app lists the account under the brand's name, not the host.
+    expect(setUp.body).toContain('<strong class="issuer-name">Wonderland</strong>');
+    expect(setUp.body).toMatch(/otpauth:\/\/totp\/Wonderland:[^"]*issuer=Wonderland/);
     const secret = (/<p class="secret"><code>([^<]+)<\/code>/.exec(setUp.body)?.[1] ?? '').replace(/\s+/g, '');
     const { action, fields } = readForm(setUp.body, setUp.url);
     const wrong = await browser.post(action, { ...fields, otp: '000000' === (await totp(secret, serverSeconds())) ? '111111' : '000000' });

@@ -52,6 +52,19 @@ describe('administration API: users, keys, pages', () => {
     expect(isProblem(await call(url('/users/nobody'), 'GET', { token }), 404)).toBe(true);
   });
 
+  it('keeps name following given_name and family_name, unless it was set on its own', async () => {
+    const made = await call(url('/users'), 'POST', { token, body: { username: 'nina', password: 'a long and good password', given_name: 'Nina', family_name: 'Holt' } });
+    expect(made.body).toMatchObject({ name: 'Nina Holt' });
+    const patch = async (body: object, etag: string) => call(url(`/users/${made.body.sub}`), 'PATCH', { token, body, headers: { 'if-match': etag } });
+    const renamed = await patch({ given_name: 'Ninette' }, made.headers.get('etag') as string);
+    expect(renamed.body).toMatchObject({ given_name: 'Ninette', name: 'Ninette Holt' });
+    const own = await patch({ name: 'Nin' }, renamed.headers.get('etag') as string);
+    expect(own.body).toMatchObject({ name: 'Nin' });
+    const kept = await patch({ family_name: 'Holt-Berg' }, own.headers.get('etag') as string);
+    expect(kept.body).toMatchObject({ family_name: 'Holt-Berg', name: 'Nin' });
+    expect(adminChanges(s.logs())).toContainEqual(expect.objectContaining({ resource_id: made.body.sub, fields: ['given_name', 'name'] }));
+  });
+
   it('locks a user with If-Match: their tokens end at once, as with idp users lock; a factor change moves the ETag', async () => {
     const access = await aliceAccessToken();
     expect((await userinfo(s.base, access)).status).toBe(200);

@@ -85,27 +85,46 @@ describe.runIf(chromiumReady)('passkeys on the account page in a browser', () =>
     expect(problems).toEqual([]);
   });
 
-  it('renames the passkey', async () => {
-    await page.getByLabel('New name for Work laptop', { exact: true }).fill('Desk key');
+  it('renames the passkey, behind its disclosure', async () => {
+    const field = page.getByLabel('New name for Work laptop', { exact: true });
+    await expect(field.isVisible()).resolves.toBe(false);
+    await page.locator('summary', { hasText: 'Rename' }).click();
+    await field.fill('Desk key');
     await page.getByRole('button', { name: 'Rename', exact: true }).click();
     await expect(notice()).resolves.toContain('The passkey was renamed.');
     expect(await passkeyNames()).toEqual(['Desk key']);
   });
 
-  it('refuses to remove the last second factor', async () => {
-    await page.getByRole('button', { name: 'Remove Desk key', exact: true }).click();
+  /** "Remove" asks first; its confirmation's own button removes. */
+  async function removePasskey(name: string): Promise<void> {
+    await page.getByRole('button', { name: `Remove ${name}`, exact: true }).click();
+    await page.getByRole('group', { name: `Remove the passkey ${name}?` }).getByRole('button', { name: `Remove ${name}`, exact: true }).click();
+  }
+
+  it('refuses to remove the last second factor, the refusal beside the passkey and focused', async () => {
+    await removePasskey('Desk key');
     await expect(page.locator('#passkeys-error').innerText()).resolves.toContain('This is your last second factor');
+    await expect(page.locator('#passkeys-error').evaluate((element) => element === document.activeElement)).resolves.toBe(true);
     expect(await passkeyNames()).toEqual(['Desk key']);
     expect(auditLines(server.output(), 'mfa_removed')).toEqual([]);
     expect(await axeViolations(page, 'passkey-refused', 'account-passkeys')).toEqual([]);
   });
 
-  it('signs in again with the passkey as the second factor', async () => {
-    await page.goto(`${accountUrl()}/sign-in-again`);
-    await enterPassword();
+  it('confirms it is the user with the passkey as the second factor: the account fixed, the reason said', async () => {
+    await page.goto(`${accountUrl()}/sign-in-again?for=passkey-remove`);
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe("Confirm it's you");
+    await expect(page.locator('.lead').innerText()).resolves.toBe("Confirm it's you to change your second factors.");
+    const username = page.getByLabel('Username', { exact: true });
+    await expect(username.inputValue()).resolves.toBe(USERNAME);
+    await expect(username.isEditable()).resolves.toBe(false);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('button', { name: 'Use a passkey', exact: true }).click();
     await page.getByRole('heading', { name: 'Passkeys' }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/account');
+    // Back at the action that asked, its section saying what can be done now, with the focus.
+    await expect(notice()).resolves.toBe("Thank you, it's you. You can now remove the passkey.");
+    await expect(page.locator('#passkeys-notice').evaluate((element) => element === document.activeElement)).resolves.toBe(true);
     await expect(page.locator('.account-list li').first().innerText()).resolves.toContain('last used');
     expect(auditLines(server.output(), 'sign_in').at(-1)).toMatchObject({ result: 'success', amr: ['pwd', 'mfa'] });
   });
@@ -121,7 +140,7 @@ describe.runIf(chromiumReady)('passkeys on the account page in a browser', () =>
     await page.getByRole('button', { name: 'Continue', exact: true }).click();
     await expect(notice()).resolves.toContain('authenticator app is set up');
 
-    await page.getByRole('button', { name: 'Remove Desk key', exact: true }).click();
+    await removePasskey('Desk key');
     await expect(notice()).resolves.toContain('The passkey was removed.');
     expect(await passkeyNames()).toEqual([]);
     expect(auditLines(server.output(), 'mfa_removed')).toEqual([expect.objectContaining({ kinds: ['passkey'], actor: 'user' })]);

@@ -141,7 +141,8 @@ describe.runIf(chromiumReady)('every page, accessible and branded', () => {
     expect(enrolled.length).toBeGreaterThanOrEqual(26);
     // A phone cannot scan its own screen: the QR code's URI is a link as well. (Soft: the walk
     // through the pages goes on either way.)
-    const issuer = new URL(server.url).host;
+    // The app lists the account under the name people know the service by (IDP_BRAND_NAME).
+    const issuer = BRAND_NAME;
     const links = await page.getByRole('link', { name: 'Open in authenticator app' }).evaluateAll((found) => found.map((a) => a.getAttribute('href') ?? ''));
     expect.soft(links).toHaveLength(1);
     const link = new URL(links[0] ?? 'otpauth://none');

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/process.ts';
 import { postgresAvailable } from '../helpers/services.ts';
-import { AddressedBrowser, expectKind, recoveryCodesOf, signIn, startAuthorization, submit } from './account-support.ts';
+import { AddressedBrowser, decodeJwt, expectKind, recoveryCodesOf, signIn, startAuthorization, submit } from './account-support.ts';
 import {
   ALICE, Balancer, MIA, TOTP_SECRET, WEB_REDIRECT, WEB_SECRET, rawRequest, seedOf, startDeployment, startOwnRedis, webClient,
   type Deployment, type OwnRedis,
@@ -26,6 +26,8 @@ const user = (username: string) => ({ username, password: `the long old password
 const [BOB, CAROL, DAVE, FRANK, GINA, HANK, IVY, ERIN, JILL] = [
   user('bob'), user('carol'), user('dave'), user('frank'), user('gina'), user('hank'), user('ivy'), user('erin'), user('jill'),
 ] as const;
+/** Recovers from a bookmark of the recovery page. */
+const LEO = user('leo');
 const NEW_PASSWORD = 'a brand new password for recovery 7';
 /** Enrols at her first sign-in: an authenticator app and recovery codes. */
 const KATE = { username: 'kate', password: 'the long old password of 4 letters', must_enrol_mfa: true };
@@ -42,7 +44,7 @@ describe.runIf(postgresAvailable)('forgot password', () => {
   beforeAll(async () => {
     [redis, lb] = await Promise.all([startOwnRedis(), Balancer.start()]);
     deployment = await startDeployment({
-      seed: seedOf([webClient('web')], [ALICE, MIA, BOB, CAROL, DAVE, FRANK, GINA, HANK, IVY, ERIN, JILL, KATE]),
+      seed: seedOf([webClient('web')], [ALICE, MIA, BOB, CAROL, DAVE, FRANK, GINA, HANK, IVY, ERIN, JILL, KATE, LEO]),
       env: { IDP_BASE_URL: lb.url, REDIS_URL: redis.url, IDP_TRUST_PROXY: 'true', IDP_LOGIN_MAX_FAILURES_PER_ADDRESS: '8' },
       instances: 2,
     });
@@ -58,11 +60,15 @@ describe.runIf(postgresAvailable)('forgot password', () => {
 
   const mailCount = (to: string) => mailsIn(servers).filter((m) => m.to === to && m.subject.includes('password reset code')).length;
 
+  /** The PKCE verifier of the last sign-in page's authorization request. */
+  let verifier = '';
+
   /** A sign-in page of a new authorization request, in `browser`. */
   async function signInPage(browser: Browser): Promise<Page> {
-    const { page } = await beginAuthorization(browser, lb.url, 'web', WEB_REDIRECT, { scope: 'openid offline_access' });
-    expect(isSignInPage(page), page.body.slice(0, 300)).toBe(true);
-    return page;
+    const begun = await beginAuthorization(browser, lb.url, 'web', WEB_REDIRECT, { scope: 'openid offline_access' });
+    expect(isSignInPage(begun.page), begun.page.body.slice(0, 300)).toBe(true);
+    verifier = begun.verifier;
+    return begun.page;
   }
 
   /** Asks for a code for `identifier` (of `who`) and returns the code form and the code mailed. */
@@ -71,10 +77,19 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     const form = await askForCode(browser, await signInPage(browser), identifier);
     expect(isCodeForm(form), form.body.slice(0, 500)).toBe(true);
     const mail = await nthMailTo(servers, email(who), before + 1);
-    return { form, mail, code: codeIn(mail) };
+    return { form, mail, code: codeIn(mail), verifier };
   }
 
-  it('recovers: the mailed link opens the filled-in form (consuming nothing), then the new password; old tokens refused, the new password signs in', async () => {
+  /** The `amr` of the ID token the redirect's code is redeemed for (by the request of `verifier`). */
+  async function amrOf(redirect: Page, pkceVerifier: string): Promise<unknown> {
+    expect(redirect.location?.startsWith(`${WEB_REDIRECT}?code=`), redirect.location ?? redirect.body.slice(0, 300)).toBe(true);
+    const code = new URL(redirect.location ?? '').searchParams.get('code') ?? '';
+    const tokens = await redeem(lb.url, code, WEB_REDIRECT, pkceVerifier, WEB);
+    expect(tokens.status, tokens.text).toBe(200);
+    return decodeJwt(tokens.body.id_token).payload.amr;
+  }
+
+  it('recovers: the mailed link opens the filled-in form (consuming nothing), then the new password signs the browser in (amr pwd) and the request goes on; old tokens refused', async () => {
     // Before: a refresh token from a sign-in with the old password.
     const earlier = new Browser();
     const { code: authCode, verifier } = await authorize(earlier, lb.url, 'web', WEB_REDIRECT, ALICE, 'openid offline_access');
@@ -84,7 +99,7 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     const silent = await beginAuthorization(earlier, lb.url, 'web', WEB_REDIRECT, { scope: 'openid' });
     expect(silent.page.location?.startsWith(`${WEB_REDIRECT}?code=`), silent.page.body.slice(0, 300)).toBe(true);
 
-    const { mail, code } = await codeFor(new Browser(), ALICE, 'Alice@Example.com');
+    const { mail, code, verifier: asked } = await codeFor(new Browser(), ALICE, 'Alice@Example.com');
     expect(mail.subject).toContain('password reset code');
     const link = linkIn(mail);
     expect(link.startsWith(`${lb.url}/account/recover/code?`)).toBe(true);
@@ -107,9 +122,9 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     const { action, fields } = readForm(steps.body, steps.url);
     const shortOne = await phone.post(action, { ...fields, new_password: 'short', confirm_password: 'short' });
     expect(alertOf(shortOne)).toMatch(/at least 12 characters/);
-    const changed = await phone.post(action, { ...fields, new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD });
-    expect(isSignInPage(changed), changed.body.slice(0, 500)).toBe(true);
-    expect(changed.body).toContain('Your password was changed');
+    // Signed in with the new password: on with the authorization request, nothing typed again.
+    const changed = await phone.follow(await phone.post(action, { ...fields, new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD }), lb.url);
+    expect(await amrOf(changed, asked)).toEqual(['pwd']);
 
     // The refresh token from before is refused; the old password no longer signs in.
     const refreshed = await refresh(lb.url, WEB, String(tokens.body.refresh_token));
@@ -122,8 +137,8 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     const afterwards = await beginAuthorization(earlier, lb.url, 'web', WEB_REDIRECT, { scope: 'openid' });
     expect(isSignInPage(afterwards.page), afterwards.page.location ?? afterwards.page.body.slice(0, 300)).toBe(true);
 
-    // The sign-in page shown (of the same authorization request) takes the new password.
-    const signedIn = await phone.follow(await submitSignIn(phone, changed, { username: 'alice', password: NEW_PASSWORD }), lb.url);
+    // The new password signs in.
+    const signedIn = await other.follow(await submitSignIn(other, withOld, { username: 'alice', password: NEW_PASSWORD }), lb.url);
     expect(signedIn.status, signedIn.body.slice(0, 300)).toBe(302);
     expect(signedIn.location?.startsWith(`${WEB_REDIRECT}?code=`), signedIn.location).toBe(true);
 
@@ -158,7 +173,7 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     expect(formTo(next, 'password'), next.body.slice(0, 500)).toBe(true);
   });
 
-  it('takes a recovery code as the second factor, as a sign-in does', async () => {
+  it('takes a recovery code as the second factor, as a sign-in does, and signs in with amr pwd and mfa', async () => {
     // Kate enrols at her first sign-in and is shown her recovery codes.
     const enrolling = new Browser();
     const started = await startAuthorization(enrolling, lb.url);
@@ -170,7 +185,7 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     expect(codes).toHaveLength(10);
 
     const browser = new Browser();
-    const { form, code } = await codeFor(browser, KATE);
+    const { form, code, verifier: asked } = await codeFor(browser, KATE);
     const otpPage = await browser.follow(await enterCode(browser, form, code), lb.url);
     expectKind(otpPage, 'otp');
     const link = /<a href="([^"]*\/recovery)">Use a recovery code<\/a>/.exec(otpPage.body)?.[1] ?? '';
@@ -179,7 +194,7 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     const next = await submit(browser, recoveryPage, lb.url, { recovery_code: codes[0] ?? '' });
     expect(formTo(next, 'password'), next.body.slice(0, 500)).toBe(true);
     const changed = await submit(browser, next, lb.url, { new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD });
-    expectKind(changed, 'sign-in');
+    expect(await amrOf(changed, asked)).toEqual(['pwd', 'mfa']);
   });
 
   it('a new request voids the previous code; 5 wrong codes void a code; 5 messages an hour, the sixth request changing nothing', async () => {
@@ -250,8 +265,8 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     // Gina's own code, on her own form: her recovery, her password.
     const page = await attacker.follow(await enterCode(attacker, gina.form, gina.code), lb.url);
     const { action, fields } = readForm(page.body, page.url);
-    const changed = await attacker.post(action, { ...fields, new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD });
-    expect(isSignInPage(changed)).toBe(true);
+    const changed = await attacker.follow(await attacker.post(action, { ...fields, new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD }), lb.url);
+    expect(changed.location?.startsWith(`${WEB_REDIRECT}?code=`), changed.location ?? changed.body.slice(0, 300)).toBe(true);
     const bobSignsIn = await authorize(new Browser(), lb.url, 'web', WEB_REDIRECT, BOB, 'openid');
     expect(bobSignsIn.code).not.toBe('');
     const ginaSignsIn = await authorize(new Browser(), lb.url, 'web', WEB_REDIRECT, { username: 'gina', password: NEW_PASSWORD }, 'openid');
@@ -301,7 +316,7 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     expect(Math.abs(k - u), `median ${k.toFixed(1)} ms (account) vs ${u.toFixed(1)} ms (none)`).toBeLessThan(Math.max(15, 0.5 * Math.max(k, u)));
   });
 
-  it('every form needs its CSRF token; the recovery form needs a sign-in page of this browser', async () => {
+  it('every form needs its CSRF token; opened without a sign-in page of this browser, it ends at the account page', async () => {
     const browser = new Browser();
     const form = await askForCode(browser, await signInPage(browser), 'nobody');
     const { action, fields } = readForm(form.body, form.url);
@@ -310,10 +325,24 @@ describe.runIf(postgresAvailable)('forgot password', () => {
     expect(forged.body).toContain('This form was not sent from this browser');
     const noToken = await new Browser().post(`${lb.url}/account/recover`, { identifier: 'alice' });
     expect(noToken.status).toBe(400);
-    const bare = await new Browser().get(`${lb.url}/account/recover`);
-    expect(bare.status).toBe(400);
-    expect(bare.body).toContain('choose &quot;Forgot password?&quot; on its sign-in page');
     expect(forgotLink(await signInPage(new Browser()))).toMatch(/\/account\/recover\?interaction=/);
+    // A bookmark: the request form, the code, the new password, then the account page, signed in.
+    const bookmark = new Browser();
+    const bare = await bookmark.get(`${lb.url}/account/recover`);
+    expect(bare.status, bare.body.slice(0, 300)).toBe(200);
+    expect(bare.body).toContain('Back to sign in');
+    const before = mailCount(email(LEO));
+    const request = readForm(bare.body, bare.url);
+    const codeForm = await bookmark.post(request.action, { ...request.fields, identifier: LEO.username });
+    expect(isCodeForm(codeForm), codeForm.body.slice(0, 300)).toBe(true);
+    expect(codeForm.body).toContain('Send a new code');
+    const steps = await bookmark.follow(await enterCode(bookmark, codeForm, codeIn(await nthMailTo(servers, email(LEO), before + 1))), lb.url);
+    expect(formTo(steps, 'password'), steps.body.slice(0, 500)).toBe(true);
+    const landed = await submit(bookmark, steps, lb.url, { new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD });
+    expect(landed.status, landed.body.slice(0, 300)).toBe(200);
+    expect(landed.url).toBe(`${lb.url}/account?done=password`);
+    expect(landed.body).toContain('<h1>Your account</h1>');
+    expect(landed.body).toContain('Your password was changed');
   });
 });
 
@@ -343,13 +372,15 @@ describe.runIf(postgresAvailable)('forgot password through a real SMTP server', 
     expect(mail.from).toContain('<no-reply@example.com>');
     const code = codeIn(mail);
     expect(mail.html).toContain(code);
+    // In the HTML part, the link is a link.
+    expect(mail.html).toMatch(/<a href="http[^"]*\/account\/recover\/code\?[^"]*"[^>]*>http/);
     const phone = new Browser();
     const opened = await phone.get(linkIn(mail));
     expect(opened.body).toContain(`value="${code}"`);
     const steps = await phone.follow(await enterCode(phone, opened, code), base);
     const { action, fields } = readForm(steps.body, steps.url);
-    const changed = await phone.post(action, { ...fields, new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD });
-    expect(isSignInPage(changed), changed.body.slice(0, 300)).toBe(true);
+    const changed = await phone.follow(await phone.post(action, { ...fields, new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD }), base);
+    expect(changed.location?.startsWith(`${WEB_REDIRECT}?code=`), changed.location ?? changed.body.slice(0, 300)).toBe(true);
     const notice = await smtp.waitForMessage((m) => m.to === email(ALICE) && m.subject.includes('Your password was changed'));
     expect(notice.text).toContain('If this was not you');
     expect(/\d{8}/.test(notice.text)).toBe(false);

@@ -13,6 +13,8 @@ const VIEWS = resolve(import.meta.dirname, '../../templates');
 const eta = new Eta({ views: VIEWS, autoEscape: true });
 
 const HOSTILE = `<script>alert(1)</script>"'&`;
+/** A time as the account page shows it (sessions/readable-time.ts). */
+const TIME = { iso: '2026-11-27T10:00:00.000Z', ago: '3 hours ago', exact: '2026-11-27 10:00 UTC' };
 const ESCAPED = '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;';
 const QR_SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 21 21"><path d="M0 0h7v7H0z"/></svg>';
 
@@ -49,14 +51,20 @@ const PAGES: Record<string, Data> = {
     otpauthUri: 'otpauth://totp/idp.example:alice?secret=JBSWY3DPEHPK3PXP&issuer=idp.example', account: 'alice', issuer: 'idp.example', error: 'That code did not work.', invalid: ['otp'],
     fields: [{ name: 'enrolment', value: 'sealed-1' }], cancelUrl: '/account' },
   account: {
-    accountPath: '/account', csrfToken: 'csrf-7', username: 'alice', notice: 'Your password was changed.', emailCode: '12345678',
+    accountPath: '/account', csrfToken: 'csrf-7', username: 'alice', emailCode: '12345678',
+    message: { section: 'password', kind: 'error', text: 'The current password is not right.', invalid: ['current_password'] },
     profile: [{ label: 'Name', claim: 'name', value: 'Alice Liddell' }, { label: 'Email', claim: 'email', value: 'alice@example.com' }],
+    names: { givenName: 'Alice', familyName: 'Liddell' },
     email: 'alice@example.com', emailVerified: false, canChangePassword: true, factorsHere: true, recent: false,
-    totp: { since: '2026-11-27 10:00 UTC', lastUsed: '2026-11-27 11:00 UTC' }, recoveryCodes: { offered: true, left: 7, total: 10 }, rules: ['be at least 12 characters long'],
-    errors: { password: 'The current password is not right.', email: 'That code is not right.' },
-    invalid: ['password.current_password', 'email.code'],
-    applications: [{ clientId: 'web', name: 'Web shop', since: '2026-11-27 09:00 UTC', lastUsed: '2026-11-27 12:00 UTC' }],
-    sessions: [{ signedIn: '2026-11-27 10:00 UTC', methods: 'with password', current: true }, { signedIn: '2026-11-26 10:00 UTC', methods: 'with password', current: false }],
+    totp: { since: TIME, lastUsed: TIME }, recoveryCodes: { offered: true, left: 7, total: 10 }, rules: ['be at least 12 characters long'],
+    invalid: ['password.current_password'],
+    confirming: { action: 'access-remove', id: 'web' },
+    passkeys: [{ id: 'pk-1', name: 'Laptop', since: TIME, lastUsed: null }],
+    applications: [{ clientId: 'web', name: 'Web shop', since: TIME, lastUsed: TIME }],
+    sessions: [
+      { id: 's-1', device: 'Chrome on Linux', address: '192.0.2.1', signedIn: TIME, lastActive: TIME, methods: 'with password', current: true },
+      { id: 's-2', device: 'Firefox on Android', address: '192.0.2.2', signedIn: TIME, lastActive: TIME, methods: 'with password', current: false },
+    ],
     otherSessions: 1,
   },
   password: {
@@ -120,9 +128,11 @@ describe('templates', () => {
 
   describe.each(Object.keys(PAGES))('%s', (page) => {
     const data = PAGES[page] ?? {};
-    // Pages title themselves after their heading; the QR code is trusted markup; `invalid`
-    // names fields and is never printed.
-    const paths = stringPaths(data).filter((p) => p[0] !== 'qrSvg' && p[0] !== 'invalid');
+    // Pages title themselves after their heading; the QR code is trusted markup; `invalid` and is never printed.
+    // names fields and is never printed; nor are the account page's selectors (which section a
+    // message is in, which action asks to confirm) nor the current session's id (no "Sign out").
+    const selector = (p: Array<string | number>) => p.includes('invalid') || p[0] === 'confirming' || (p[0] === 'message' && p[1] !== 'text') || p.join('.') === 'sessions.0.id';
+    const paths = stringPaths(data).filter((p) => p[0] !== 'qrSvg' && !selector(p));
 
     it.each(paths.map((p) => [p.join('.'), p] as const))('escapes a hostile %s', (_name, path) => {
       const html = eta.render(page, withValue({ assetBase: '', ...data }, path, HOSTILE));
@@ -160,6 +170,9 @@ describe('templates', () => {
         expect(scripts).toHaveLength(1);
         expect(attrs(scripts[0]?.[1] ?? '')).toEqual({ nonce: 'bm9uY2U' });
         expect(scripts[0]?.[2]).toBe('document.forms[0].submit()');
+      } else if (page === 'recovery-codes') {
+        // "Copy codes", an enhancement: the service's own file, nothing inline.
+        expect(scripts.map((m) => [attrs(m[1] ?? ''), m[2]])).toEqual([[{ src: '/idp/assets/recovery-codes.js', defer: '' }, '']]);
       } else {
         expect(html).not.toMatch(/<script\b/i);
       }
@@ -190,7 +203,9 @@ describe('templates', () => {
     for (const file of readdirSync(VIEWS).filter((f) => f.endsWith('.eta'))) {
       const source = readFileSync(join(VIEWS, file), 'utf8');
       // The passkey partial is a template too, escaped as every other: including it is no raw value.
-      const raw = [...source.matchAll(/<%~\s*([\s\S]*?)\s*%>/g)].map((m) => m[1]).filter((r) => !/^include\('partials\/passkey', \{ \.\.\.it, primary: [\w.]+ \}\)$/.test(r ?? ''));
+      // So are the account page's partials, and its helpers that include them (messageIn, time).
+      const partial = /^(include\('partials\/[\w-]+', [\s\S]*\)|messageIn\('\w+'\)|time\([\w.]+\))$/;
+      const raw = [...source.matchAll(/<%~\s*([\s\S]*?)\s*%>/g)].map((m) => m[1]).filter((r) => !partial.test(r ?? ''));
       const allowed = file === 'layout.eta' ? ['it.body'] : file === 'enrol.eta' ? ['it.qrSvg'] : [];
       expect(raw, file).toEqual(allowed);
     }
@@ -296,7 +311,9 @@ describe('the pages, with the names of the README\'s Pages section', () => {
     const f = formOf(html, '/signin/recovery-codes');
     expect(f.hidden).toEqual([{ type: 'hidden', name: 'csrf_token', value: 'csrf-8' }]);
     expect(f.visible).toEqual([]);
-    expect(f.buttons.map((b) => b.text)).toEqual(['Continue']);
+    // "Copy codes" is hidden until the page's script shows it.
+    expect(f.buttons.map((b) => b.text)).toEqual(['Copy codes', 'Continue']);
+    expect(html).toMatch(/<a [^>]*href="data:text\/plain;charset=utf-8,[^"]*k7xq-2mfp-9d[^"]*" download="recovery-codes.txt">Download as a text file<\/a>/);
     expect(text(html)).toContain('k7xq-2mfp-9d');
     expect(text(html)).toContain('0a1b-2c3d-4e');
   });
@@ -399,9 +416,10 @@ describe('the pages, with the names of the README\'s Pages section', () => {
     expect(text(html)).toContain('You have signed out');
     expect(tags(html, 'a')).toEqual([{ class: 'button button-primary', href: 'https://shop.example/' }]);
     expect(html).toMatch(/<a [^>]*>Return to Web shop<\/a>/);
+    // Without an application to return to (signed out from the account page): the way back in.
     const unknown = render('signed-out', {});
-    expect(tags(unknown, 'a')).toEqual([]);
-    expect(text(unknown)).toContain('You can now close this window.');
+    expect(tags(unknown, 'a')).toEqual([{ class: 'button button-secondary', href: '/idp/account' }]);
+    expect(text(unknown)).toContain('You can now close this window, or sign in again.');
     expect(text(render('signed-out', { ...PAGES['signed-out'], stillSignedIn: true }))).toContain('You are still signed in');
   });
 

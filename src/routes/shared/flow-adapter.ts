@@ -12,6 +12,9 @@ import { deviceCookieName, readCookie, readSessionCookie, setDeviceCookie, setSe
 import type { PageContext } from './pages.ts';
 import { renderStepPage, type ForgotPasswordLink } from './step-pages.ts';
 
+/** Of a User-Agent header, what a session keeps: enough to name the browser and system. */
+const USER_AGENT_MAX = 400;
+
 export interface FlowAdapterOptions {
   page: PageContext;
   secureCookies: boolean;
@@ -30,6 +33,7 @@ export function createFlowAdapter({ page, secureCookies, audit, basePath, forgot
       return {
         sessionId: readSessionCookie(request, secureCookies),
         address: request.ip,
+        userAgent: (request.headers['user-agent'] ?? '').slice(0, USER_AGENT_MAX),
         cookie: (name) => readCookie(request, deviceCookieName(name, secureCookies)),
         audit: (event) => audit(request, event),
         trust: (target) => {

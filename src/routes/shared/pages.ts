@@ -23,7 +23,7 @@ export function formActionSource(uri: string): string {
 function pageCsp(formActions: readonly string[], script: boolean): string {
   return [
     "default-src 'none'",
-    // Only the pages that use WebAuthn run script, and only the service's own file.
+    // Only the pages that need it run script (WebAuthn; copying recovery codes), and only the service's own files.
     ...(script ? ["script-src 'self'"] : []),
     "style-src 'self'",
     "img-src 'self' data:",
@@ -37,7 +37,7 @@ export interface PageOptions {
   status?: number;
   /** Extra origins forms on this page may post (or be redirected) to. */
   formActions?: readonly string[];
-  /** The page runs the service's own script (the passkey pages): `script-src 'self'`. */
+  /** The page runs the service's own script (the passkey pages, the recovery codes page): `script-src 'self'`. */
   script?: boolean;
 }
 

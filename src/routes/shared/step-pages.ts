@@ -11,6 +11,13 @@ import { describeScopes } from './scope-descriptions.ts';
 const PASSWORD_CHANGE_REASON = 'Your administrator requires a new password for this account before you continue.';
 const RECOVERY_REASON = 'Choose a new password for your account.';
 
+/** Why the account page asks the signed-in user to sign in again. */
+const CONFIRM_REASONS = {
+  password: "Confirm it's you to change your password.",
+  factors: "Confirm it's you to change your second factors.",
+  account: "Confirm it's you to change your account.",
+} as const;
+
 /** What the enrolment page shows of an enrolment (the key in groups of four, as apps show it). */
 export function enrolPageData(enrolment: Enrolment | undefined): Record<string, unknown> {
   return {
@@ -54,7 +61,7 @@ export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Ex
     case 'recovery':
       return renderPage(reply, page, 'recovery', { ...common, ...otherFactor(pendingUser, pageUrl), ...feedback }, options);
     case 'recovery-codes':
-      return renderPage(reply, page, 'recovery-codes', { ...common, codes: shown.recoveryCodes ?? [] }, options);
+      return renderPage(reply, page, 'recovery-codes', { ...common, codes: shown.recoveryCodes ?? [] }, { ...options, script: true });
     case 'password':
       return renderPage(reply, page, 'password', {
         ...common, reason: interaction.pending?.recovery ? RECOVERY_REASON : PASSWORD_CHANGE_REASON, rules: passwordRules(), ...feedback,
@@ -62,6 +69,9 @@ export function renderStepPage(reply: FastifyReply, page: PageContext, shown: Ex
     case 'enrol':
       return renderPage(reply, page, 'enrol', { ...common, ...enrolPageData(enrolment), ...feedback }, options);
     default:
-      return renderPage(reply, page, 'sign-in', { ...common, username: '', forgotPasswordUrl: forgotPassword?.(interaction.id), ...feedback }, options);
+      return renderPage(reply, page, 'sign-in', {
+        ...common, username: '', forgotPasswordUrl: forgotPassword?.(interaction.id), ...feedback,
+        ...(interaction.confirm ? { username: interaction.confirm.username, usernameFixed: true, reason: CONFIRM_REASONS[interaction.confirm.purpose] } : {}),
+      }, options);
   }
 }

@@ -75,7 +75,7 @@ function harness(clientOverrides: Partial<ClientRecord> = {}) {
   /** One browser: it keeps the cookie it is given. */
   let sessionId: string | undefined;
   const browser = (): BrowserRequest => ({
-    sessionId, address: '192.0.2.1', cookie: () => undefined, audit: ({ type, ...fields }) => void audits.push({ event: type, ...fields }), trust: (target) => trusted.push(target),
+    sessionId, address: '192.0.2.1', userAgent: 'test', cookie: () => undefined, audit: ({ type, ...fields }) => void audits.push({ event: type, ...fields }), trust: (target) => trusted.push(target),
   });
   const answer = (result: FlowResult) => {
     if (result.newSessionId !== undefined) sessionId = result.newSessionId;
