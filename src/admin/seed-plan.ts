@@ -11,6 +11,7 @@ import { AdminError, type FieldPath, type FieldProblem } from './errors.ts';
 import { canonicalUsername } from './rules.ts';
 import { seedClientRecord, seedUserInput, type SeedTotp } from './seed-records.ts';
 import type { SeedClient, SeedUser } from './seed-schema.ts';
+import { passwordOrHashProblem } from './user-fields.ts';
 import { prepareUserChange, type UserChange } from './user-update.ts';
 
 export type ClientPlan = { kind: 'create'; record: ClientRecord; fields: string[] } | { kind: 'update'; change: ClientChange };
@@ -55,9 +56,9 @@ export function planClients(durable: DurableStore, entries: readonly SeedClient[
 async function planUser(durable: DurableStore, entry: SeedUser, totpKey: Buffer): Promise<UserPlan> {
   const existing = await durable.users.getByUsername('local', canonicalUsername(entry.username));
   if (existing) return { kind: 'update', change: await prepareUserChange(existing, entry, totpKey) };
-  const { password } = entry;
-  if (password === undefined) throw new AdminError('invalid', `user ${entry.username} refused`, [{ path: ['password'], message: 'required for a new user' }]);
-  return { kind: 'create', ...(await seedUserInput({ ...entry, password }, totpKey)), fields: givenFields(entry, 'username') };
+  const problem = passwordOrHashProblem(entry, entry.username, true);
+  if (problem) throw new AdminError('invalid', `user ${entry.username} refused`, [problem]);
+  return { kind: 'create', ...(await seedUserInput(entry, totpKey)), fields: givenFields(entry, 'username') };
 }
 
 /** argon2 runs here, outside the transaction that writes the plans. */

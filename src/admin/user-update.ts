@@ -5,7 +5,7 @@
  * password ends the user's tokens (src/admin/passwords.ts), in the transaction of the change.
  */
 import type { Clock } from '../clock.ts';
-import { hashPassword, verifyPassword } from '../sources/passwords.ts';
+import { hashPassword, needsRehash, verifyPassword } from '../sources/passwords.ts';
 import { TOTP_FACTOR_NAME } from '../sessions/mfa.ts';
 import { totpFactor, type UserInput, type UserRecord } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
@@ -14,11 +14,13 @@ import { AdminError, refuseOtherVersion, staleOrGone } from './errors.ts';
 import { kept, keptList, sameValue } from './patch.ts';
 import { revokeAfterPasswordChange } from './passwords.ts';
 import { seedTotpSecret, type SeedTotp } from './seed-records.ts';
-import { profileProblems, quoted, refusePassword, refuseProfileProblems } from './user-fields.ts';
+import { profileProblems, quoted, refusePassword, refusePasswordOrHash, refuseProfileProblems } from './user-fields.ts';
 
 /** The fields to change, by their wire names (OpenID Connect claims). */
 export interface UserPatch {
   password?: string | undefined;
+  /** A hash made elsewhere (a seed file's, an import's): see newPasswordHash. */
+  password_hash?: string | undefined;
   given_name?: string | null | undefined;
   family_name?: string | null | undefined;
   name?: string | null | undefined;
@@ -55,9 +57,20 @@ export interface UserChange {
   changed: string[];
 }
 
-async function newPasswordHash(user: UserRecord, password: string | undefined): Promise<string | null> {
-  if (password === undefined) return user.passwordHash;
+/**
+ * An imported hash replaces the stored one, unless the stored one is already the service's own
+ * argon2id: the user has signed in (or set a password) here since, and that password is the
+ * current one. So importing the same file again changes nothing.
+ */
+function importedPasswordHash(user: UserRecord, hash: string): string | null {
+  refusePasswordOrHash({ password_hash: hash }, user.username, false);
+  return user.passwordHash !== null && !needsRehash(user.passwordHash) ? user.passwordHash : hash;
+}
+
+async function newPasswordHash(user: UserRecord, password: string | undefined, hash?: string): Promise<string | null> {
+  if (password === undefined && hash === undefined) return user.passwordHash;
   if (user.source !== 'local') throw new AdminError('invalid', `user ${quoted(user.username)} signs in through ${user.source}: it has no password here`, [{ path: ['password'], message: 'not a local account' }]);
+  if (password === undefined) return importedPasswordHash(user, hash ?? '');
   refusePassword(password, user.username);
   if (user.passwordHash !== null && (await verifyPassword(user.passwordHash, password))) return user.passwordHash;
   return hashPassword(password);
@@ -66,7 +79,7 @@ async function newPasswordHash(user: UserRecord, password: string | undefined): 
 export async function prepareUserChange(user: UserRecord, patch: UserPatch, totpKey: Buffer): Promise<UserChange> {
   refuseProfileProblems(user.username, profileProblems({ ...patch, username: user.username, roles: patch.roles ?? [] }));
   const after: Pick<UserInput, Column> = {
-    passwordHash: await newPasswordHash(user, patch.password),
+    passwordHash: await newPasswordHash(user, patch.password, patch.password_hash),
     givenName: kept(user.givenName, patch.given_name),
     familyName: kept(user.familyName, patch.family_name),
     name: kept(user.name, patch.name),

@@ -11,12 +11,14 @@ import { createOnly } from './create-only.ts';
 import { AdminError, staleOrGone } from './errors.ts';
 import { readPage, type Page } from './pages.ts';
 import { canonicalUsername, isPlainText } from './rules.ts';
-import { NEW_USER_DEFAULTS, profileProblems, refusePassword, refuseProfileProblems } from './user-fields.ts';
+import { NEW_USER_DEFAULTS, profileProblems, refusePasswordOrHash, refuseProfileProblems } from './user-fields.ts';
 
 /** A local account to add: its profile (the full name is made of the parts given) and password. */
 export interface NewLocalUser {
   username: string;
-  password: string;
+  /** The password, or `passwordHash`: a hash made elsewhere (src/sources/password-hashes.ts), stored as given. */
+  password?: string | undefined;
+  passwordHash?: string | undefined;
   givenName: string | null;
   familyName: string | null;
   email: string | null;
@@ -31,7 +33,7 @@ function refuseProblems(input: NewLocalUser): void {
     username: input.username, given_name: input.givenName, family_name: input.familyName,
     email: input.email, phone_number: input.phoneNumber, roles: input.roles,
   }));
-  refusePassword(input.password, input.username);
+  refusePasswordOrHash({ password: input.password, password_hash: input.passwordHash }, input.username, true);
 }
 
 export async function createUser(durable: DurableStore, input: NewLocalUser): Promise<{ kind: 'created'; user: UserRecord }> {
@@ -40,7 +42,7 @@ export async function createUser(durable: DurableStore, input: NewLocalUser): Pr
   const taken = (store: DurableStore) => store.users.getByUsername('local', username);
   // Named as typed: the administrator recognises their own spelling.
   if (await taken(durable)) throw new AdminError('conflict', `user ${input.username} already exists`);
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = input.passwordHash ?? (await hashPassword(input.password ?? ''));
   const id = randomToken(16);
   const { givenName, familyName } = input;
   const user: UserInput = {
