@@ -30,7 +30,7 @@ async function collect<T>(at: FieldPath, problems: FieldProblem[], plan: () => P
 
 const givenFields = (entry: object, key: string): string[] => Object.keys(entry).filter((field) => field !== key);
 
-async function planClient(durable: DurableStore, entry: SeedClient): Promise<ClientPlan> {
+export async function planClient(durable: DurableStore, entry: SeedClient): Promise<ClientPlan> {
   const existing = await durable.clients.get(entry.client_id);
   if (existing) return { kind: 'update', change: applyClientPatch(existing, entry) };
   const record = seedClientRecord(entry);
@@ -53,12 +53,13 @@ export function planClients(durable: DurableStore, entries: readonly SeedClient[
   return planEach('clients', entries, problems, (entry) => planClient(durable, entry));
 }
 
-async function planUser(durable: DurableStore, entry: SeedUser, totpKey: Buffer): Promise<UserPlan> {
+/** What one entry does to its user; a new user takes `subject` as `sub` when given (an import keeps the one another provider gave). */
+export async function planUser(durable: DurableStore, entry: SeedUser, totpKey: Buffer, subject?: string): Promise<UserPlan> {
   const existing = await durable.users.getByUsername('local', canonicalUsername(entry.username));
   if (existing) return { kind: 'update', change: await prepareUserChange(existing, entry, totpKey) };
   const problem = passwordOrHashProblem(entry, entry.username, true);
   if (problem) throw new AdminError('invalid', `user ${entry.username} refused`, [problem]);
-  return { kind: 'create', ...(await seedUserInput(entry, totpKey)), fields: givenFields(entry, 'username') };
+  return { kind: 'create', ...(await seedUserInput(entry, totpKey, subject)), fields: givenFields(entry, 'username') };
 }
 
 /** argon2 runs here, outside the transaction that writes the plans. */
