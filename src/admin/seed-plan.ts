@@ -4,7 +4,7 @@
  * an entry for one that exists is a patch (what it leaves out is kept, `null` clears). Every
  * refusal is collected with its path in the file, so a refused file names them all.
  */
-import type { ClientRecord, UserInput } from '../store/records.ts';
+import type { ClientRecord, UserInput, UserRecord } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { applyClientPatch, changedClientProblems, type ClientChange } from './client-update.ts';
 import { AdminError, type FieldPath, type FieldProblem } from './errors.ts';
@@ -53,9 +53,15 @@ export function planClients(durable: DurableStore, entries: readonly SeedClient[
   return planEach('clients', entries, problems, (entry) => planClient(durable, entry));
 }
 
-/** What one entry does to its user; a new user takes `subject` as `sub` when given (an import keeps the one another provider gave). */
-export async function planUser(durable: DurableStore, entry: SeedUser, totpKey: Buffer, subject?: string): Promise<UserPlan> {
-  const existing = await durable.users.getByUsername('local', canonicalUsername(entry.username));
+async function planUser(durable: DurableStore, entry: SeedUser, totpKey: Buffer): Promise<UserPlan> {
+  return planUserAgainst(await durable.users.getByUsername('local', canonicalUsername(entry.username)), entry, totpKey);
+}
+
+/**
+ * What one entry does to its user, `existing` being the stored one found by its name; a new
+ * user takes `subject` as `sub` when given (an import keeps the one another provider gave).
+ */
+export async function planUserAgainst(existing: UserRecord | undefined, entry: SeedUser, totpKey: Buffer, subject?: string): Promise<UserPlan> {
   if (existing) return { kind: 'update', change: await prepareUserChange(existing, entry, totpKey) };
   const problem = passwordOrHashProblem(entry, entry.username, true);
   if (problem) throw new AdminError('invalid', `user ${entry.username} refused`, [problem]);

@@ -70,6 +70,10 @@ export interface UserRepository {
   list(): Promise<UserRecord[]>;
   /** Inserts or replaces by (source, username); keeps the existing id. */
   upsert(user: UserInput): Promise<UpsertResult>;
+  /** The users of these names within one source (case-insensitive), in one statement (an import's batch). */
+  getManyByUsername(source: SignInSourceKind, usernames: readonly string[]): Promise<UserRecord[]>;
+  /** Inserts new users in one statement (an import's batch); throws, inserting none, when one of them exists. */
+  insertMany(users: readonly UserInput[]): Promise<void>;
   update(id: string, change: Partial<Omit<UserInput, 'id' | 'source'>>, ifVersion?: IfVersion): Promise<boolean>;
   remove(id: string, ifVersion?: IfVersion): Promise<boolean>;
   /** Users by id; with `username`, only those of that name (case-insensitive, any source). */
