@@ -1,5 +1,5 @@
 /**
- * Leaving another provider (CONTRACT section 13), from outside: exports built in Keycloak's and
+ * Leaving another provider, from outside: exports built in Keycloak's and
  * Auth0's documented formats (and the seed file's), their hashes computed here, imported with
  * `idp import` on PostgreSQL and on the embedded database, then each imported user signs in
  * through the pages with their old password (one with their old authenticator app) at the
