@@ -71,27 +71,63 @@ export async function importEntries(deps: ImportDeps, entries: AsyncIterable<Imp
     counts[SECTION[result.type]][result.result] += 1;
     options.onResult?.(result);
   };
+  // Two batches in flight: one written while the next is read and planned (the database's time
+  // and the parsing's overlap). A write that fails stops the import at the next batch.
+  let writing: Promise<void> = Promise.resolve();
+  const next = async (batch: readonly ImportEntry[]) => {
+    const planned = await planBatch(state, batch);
+    await writing;
+    writing = writePlanned(state, planned).then((results) => results.forEach(tell));
+    writing.catch(() => {});
+  };
   let batch: ImportEntry[] = [];
   for await (const entry of entries) {
     batch.push(entry);
     if (batch.length < (options.batchSize ?? 200)) continue;
-    for (const result of await importBatch(state, batch)) tell(result);
+    await next(batch);
     batch = [];
   }
-  for (const result of await importBatch(state, batch)) tell(result);
+  await next(batch);
+  await writing;
   return counts;
 }
 
 type State = { deps: ImportDeps; options: ImportOptions; totpKey: Buffer; seen: Set<string>; scopes: string[] };
 
+const ATTEMPTS = 3;
+const PAUSE_MS = 1000;
+
+/**
+ * Runs a statement again after a pause when it failed for a passing reason (a timeout on a busy
+ * database): a large import is thousands of them and should not stop at the first hiccup. A
+ * refusal, or a row the database refuses (SQLSTATE class 23), fails at once.
+ */
+async function retrying<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      const refused = error instanceof AdminError || String((error as { code?: unknown }).code ?? '').startsWith('23');
+      if (refused || attempt >= ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, PAUSE_MS * attempt));
+    }
+  }
+}
+
 /** The stored users the batch's user entries name, by canonical name: one statement for the batch. */
 async function storedUsers(state: State, batch: readonly ImportEntry[]): Promise<Map<string, UserRecord>> {
   const names = batch.flatMap((entry) => (entry.type === 'user' && typeof entry.user.username === 'string' ? [canonicalUsername(entry.user.username)] : []));
-  const found = await state.deps.durable.users.getManyByUsername('local', [...new Set(names)]);
+  const found = await retrying(() => state.deps.durable.users.getManyByUsername('local', [...new Set(names)]));
   return new Map(found.map((user) => [user.username, user]));
 }
 
-async function importBatch(state: State, batch: readonly ImportEntry[]): Promise<ImportResult[]> {
+interface PlannedBatch {
+  /** Each entry's result, in order: a planned one's as it will be once written. */
+  results: ImportResult[];
+  plans: Array<Plan & { index: number }>;
+}
+
+async function planBatch(state: State, batch: readonly ImportEntry[]): Promise<PlannedBatch> {
   const results: ImportResult[] = [];
   const plans: Array<Plan & { index: number }> = [];
   const stored = await storedUsers(state, batch);
@@ -103,16 +139,20 @@ async function importBatch(state: State, batch: readonly ImportEntry[]): Promise
       results.push(outcome(entry, planned.plan.kind, planned.plan.value));
     }
   }
+  return { results, plans };
+}
+
+async function writePlanned(state: State, { results, plans }: PlannedBatch): Promise<ImportResult[]> {
   if (state.options.dryRun || plans.length === 0) return results;
   const now = new Date(state.deps.clock());
   const write = (tx: DurableStore, { plan }: Plan) => (plan.kind === 'user' ? writeUser(tx, plan.value, emptySummary(), now) : writeClient(tx, plan.value, emptySummary()));
   try {
-    await state.deps.durable.transaction((tx) => writeBatch(tx, plans, write));
+    await retrying(() => state.deps.durable.transaction((tx) => writeBatch(tx, plans, write)));
   } catch {
     // One write failed and took its batch with it: each on its own, so only that one is refused.
     for (const plan of plans) {
       try {
-        await state.deps.durable.transaction((tx) => write(tx, plan));
+        await retrying(() => state.deps.durable.transaction((tx) => write(tx, plan)));
       } catch (error) {
         if (!(error instanceof AdminError)) throw error;
         const problems = error.problems.length > 0 ? problemsOf(plan.entry, error.problems) : [{ field: '', message: error.message }];
