@@ -53,6 +53,8 @@ async function keycloakExport(): Promise<object> {
     await user(KC.otp, [await password(KC.otp, 'pbkdf2-sha256', 27500), keycloakOtpCredential(OTP_TEXT)]),
     // Beyond the bounds: refused by pointer, and nothing else with it.
     await user(KC.costly, [costlier(await password(KC.costly, 'pbkdf2-sha256', 1000))]),
+    // The same id as another user's: refused (a sub names one user), and only this one.
+    keycloakUser({ id: KC.sha256.sub, username: 'kc-same-id', credentials: [await password(KC.sha1, 'pbkdf2-sha256', 1000)] }),
     keycloakUser({ username: 'kc-locked', enabled: false, requiredActions: ['UPDATE_PASSWORD', 'CONFIGURE_TOTP'], credentials: [await password(KC.sha1, 'pbkdf2-sha256', 1000)] }),
   ], [keycloakClient(SHOP.clientId, SHOP_REDIRECT, SHOP.secret)]);
 }
@@ -143,15 +145,16 @@ describe.each(TARGETS.map((make) => [make().name, make]))('idp import on %s', (_
   it('imports a Keycloak realm export record by record: a dry run writes nothing, a refused user refuses nothing else, a second import changes nothing', async () => {
     const dry = await importFile('realm-export.json', 'keycloak', '--dry-run');
     expect(dry.code, dry.stderr).toBe(1);
-    expect(dry.stdout).toContain('dry run, nothing written: users: 6 created, 0 updated, 0 skipped, 1 refused; clients: 1 created, 0 updated, 2 skipped, 0 refused');
+    expect(dry.stdout).toContain('dry run, nothing written: users: 6 created, 0 updated, 0 skipped, 2 refused; clients: 1 created, 0 updated, 2 skipped, 0 refused');
     const done = await importFile('realm-export.json', 'keycloak');
     expect(done.code, done.stderr).toBe(1);
-    expect(done.stdout).toContain('users: 6 created, 0 updated, 0 skipped, 1 refused; clients: 1 created, 0 updated, 2 skipped, 0 refused');
+    expect(done.stdout).toContain('users: 6 created, 0 updated, 0 skipped, 2 refused; clients: 1 created, 0 updated, 2 skipped, 0 refused');
     expect(done.stdout).toContain(`user ${KC.costly.username}: refused: /users/5/credentials/0: has 10000001 PBKDF2 iterations: from 1 to 10000000 are accepted`);
+    expect(done.stdout).toContain('user kc-same-id: refused: /users/6/id: repeats a record earlier in the file');
     expect(done.stdout).toContain('client account: skipped (Keycloak\'s own client)');
     expect(done.stdout + done.stderr).not.toMatch(/\$pbkdf2|\$argon2|secretData|hashIterations/);
     const again = await importFile('realm-export.json', 'keycloak', '--json');
-    expect(JSON.parse(again.stdout)).toMatchObject({ dry_run: false, users: { created: 0, updated: 0, skipped: 6, refused: 1 }, clients: { created: 0, updated: 0, skipped: 3 } });
+    expect(JSON.parse(again.stdout)).toMatchObject({ dry_run: false, users: { created: 0, updated: 0, skipped: 6, refused: 2 }, clients: { created: 0, updated: 0, skipped: 3 } });
     const durable = await target.open();
     try {
       const locked = await durable.users.getByUsername('local', 'kc-locked');
@@ -168,7 +171,7 @@ describe.each(TARGETS.map((make) => [make().name, make]))('idp import on %s', (_
 
   it('imports Auth0\'s user export (one object a line) and the seed file\'s format with password_hash, naming each refused line or field', async () => {
     const auth0 = await importFile('users.ndjson', 'auth0');
-    expect(auth0.code).toBe(1);
+    expect(auth0.code, auth0.stderr).toBe(1);
     expect(auth0.stdout).toContain('user ?: refused: line 2: is not JSON');
     expect(auth0.stdout).toContain('user cat@auth0.example: refused: line 3 /passwordHash: is malformed');
     expect(auth0.stdout).toContain('users: 2 created, 0 updated, 0 skipped, 2 refused');
@@ -198,6 +201,6 @@ describe.each(TARGETS.map((make) => [make().name, make]))('idp import on %s', (_
     }
     // The hash of a user who has signed in here since is the current one: importing again keeps it.
     const again = await importFile('realm-export.json', 'keycloak');
-    expect(again.stdout).toContain('users: 0 created, 0 updated, 6 skipped, 1 refused');
+    expect(again.stdout).toContain('users: 0 created, 0 updated, 6 skipped, 2 refused');
   });
 });

@@ -204,6 +204,7 @@ async function planUserEntry(state: State, entry: ImportEntry & { type: 'user' }
   const user = parsed.data as NonNullable<typeof parsed.data>;
   const name = canonicalUsername(user.username);
   refuseRepeat(state, `user ${name}`, 'username');
+  if (entry.subject !== undefined) refuseRepeat(state, `sub ${entry.subject}`, 'sub');
   return planUserAgainst(stored.get(name), user, state.totpKey, entry.subject);
 }
 

@@ -33,7 +33,7 @@ export function auth0User(record: unknown, at: string): ImportEntry {
   if (subject === undefined) problems.push({ field: '/user_id', message: 'required (it becomes the sub)' });
   return {
     type: 'user', at, name: username ?? '?', user, subject, problems, notes: [],
-    origin: { ...origin, username: record.username === undefined ? '/email' : '/username', locked: '/blocked' },
+    origin: { ...origin, username: record.username === undefined ? '/email' : '/username', sub: '/user_id', locked: '/blocked' },
   };
 }
 

@@ -62,7 +62,7 @@ export function keycloakUser(record: unknown, at: string): ImportEntry {
   if (subject === undefined || subject === '') problems.push({ field: '/id', message: 'required (it becomes the sub)' });
   return {
     type: 'user', at, name: stringField(record, 'username') ?? '?', user, subject, problems, notes: credentials.notes,
-    origin: { ...origin, ...credentials.origin, locked: '/enabled', must_change_password: '/requiredActions', must_enrol_mfa: '/requiredActions' },
+    origin: { ...origin, ...credentials.origin, sub: '/id', locked: '/enabled', must_change_password: '/requiredActions', must_enrol_mfa: '/requiredActions' },
   };
 }
 
