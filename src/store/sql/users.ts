@@ -94,7 +94,9 @@ export function sqlUsers(db: Db): UserRepository {
     },
     async getManyByUsername(source, usernames) {
       if (usernames.length === 0) return [];
-      const rows = await selectUsers().where('source', '=', source).where(sql<string>`lower(username)`, 'in', usernames.map((u) => u.toLowerCase())).execute();
+      // One array parameter: a list of hundreds of parameters costs more to plan than to run.
+      const lowered = usernames.map((u) => u.toLowerCase());
+      const rows = await selectUsers().where('source', '=', source).where(sql<boolean>`lower(username) = any(${lowered}::text[])`).execute();
       return rows.map(toRecord);
     },
     async insertMany(users) {
