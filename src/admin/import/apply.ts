@@ -17,6 +17,7 @@ import type { UserRecord } from '../../store/records.ts';
 import { writeTotp } from '../user-update.ts';
 import { unknownScopeReason, unknownScopes } from '../scopes.ts';
 import { fieldPointer, pointerOf, type ImportEntry } from './entries.ts';
+import { retrying } from './retry.ts';
 
 export interface ImportDeps {
   durable: DurableStore;
@@ -93,26 +94,6 @@ export async function importEntries(deps: ImportDeps, entries: AsyncIterable<Imp
 }
 
 type State = { deps: ImportDeps; options: ImportOptions; totpKey: Buffer; seen: Set<string>; scopes: string[] };
-
-const ATTEMPTS = 3;
-const PAUSE_MS = 1000;
-
-/**
- * Runs a statement again after a pause when it failed for a passing reason (a timeout on a busy
- * database): a large import is thousands of them and should not stop at the first hiccup. A
- * refusal, or a row the database refuses (SQLSTATE class 23), fails at once.
- */
-async function retrying<T>(run: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (error) {
-      const refused = error instanceof AdminError || String((error as { code?: unknown }).code ?? '').startsWith('23');
-      if (refused || attempt >= ATTEMPTS) throw error;
-      await new Promise((resolve) => setTimeout(resolve, PAUSE_MS * attempt));
-    }
-  }
-}
 
 /** The stored users the batch's user entries name, by canonical name: one statement for the batch. */
 async function storedUsers(state: State, batch: readonly ImportEntry[]): Promise<Map<string, UserRecord>> {
