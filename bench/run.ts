@@ -13,6 +13,7 @@
  *   npm run bench -- --scale       # refresh and introspection on an empty vs a large database
  *   npm run bench -- --webhooks    # code exchange and refresh with a token_issued webhook vs without; delivery rate
  *   npm run bench -- --admin       # the administration API's user list, page by page through 100,000 users
+ *   npm run bench -- --import      # idp import of a Keycloak realm export: 10,000 and 100,000 users, seconds and peak RSS
  *   npm run bench -- --help        # the options; a mistyped one stops the run with one line naming it
  *   options: --out FILE (JSON path), --keep-logs (keep the servers' log files); for experiments:
  *   --only refresh,userinfo  --rounds 1  --concurrency 16  --no-peer  --no-floor  --no-per-core
@@ -28,6 +29,7 @@ import { exchangeCode, mintCodes, seed, signIn } from './prepare.ts';
 import { checks, comparisons, formatCapacity, formatChecks, formatComparisons, formatStartup, formatTable } from './report.ts';
 import { accessTokenAt, runScenarioRound, type RoundSettings, type Target, type TargetContext } from './rounds.ts';
 import { runAdminBench } from './admin-api.ts';
+import { runImportBench } from './import.ts';
 import { runScale } from './scale.ts';
 import { runWebhookBench } from './webhooks.ts';
 import { BACKGROUND, seedRows, type SeedRows } from './scale-seed.ts';
@@ -169,9 +171,9 @@ function writeJson(report: unknown, out: string | undefined, prefix: string): st
   return file;
 }
 
-const USAGE = 'usage: npm run bench [-- --smoke | --scale | --webhooks | --admin] [--out FILE] [--keep-logs] [--only SCENARIO,...] [--rounds N] [--concurrency N] [--no-peer] [--no-floor] [--no-per-core]';
+const USAGE = 'usage: npm run bench [-- --smoke | --scale | --webhooks | --admin | --import] [--out FILE] [--keep-logs] [--only SCENARIO,...] [--rounds N] [--concurrency N] [--no-peer] [--no-floor] [--no-per-core]';
 
-type BenchCommand = { kind: 'help' } | { kind: 'webhooks' } | { kind: 'scale'; out?: string; keepLogs: boolean } | { kind: 'admin'; out?: string; keepLogs: boolean } | { kind: 'standard'; settings: Settings; out?: string; keepLogs: boolean };
+type BenchCommand = { kind: 'help' } | { kind: 'webhooks' } | { kind: 'scale'; out?: string; keepLogs: boolean } | { kind: 'admin'; out?: string; keepLogs: boolean } | { kind: 'import'; out?: string } | { kind: 'standard'; settings: Settings; out?: string; keepLogs: boolean };
 
 function positiveInteger(name: string, value: string): number {
   if (!/^[1-9][0-9]{0,5}$/.test(value)) throw new Error(`--${name} must be a positive whole number, not '${value}'`);
@@ -196,7 +198,7 @@ function readBenchArgs(args: string[]): BenchCommand {
     ({ values } = parseArgs({
       args,
       options: {
-        help: { type: 'boolean', short: 'h' }, smoke: { type: 'boolean' }, scale: { type: 'boolean' }, webhooks: { type: 'boolean' }, admin: { type: 'boolean' }, out: { type: 'string' }, 'keep-logs': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' }, smoke: { type: 'boolean' }, scale: { type: 'boolean' }, webhooks: { type: 'boolean' }, admin: { type: 'boolean' }, import: { type: 'boolean' }, out: { type: 'string' }, 'keep-logs': { type: 'boolean' },
         only: { type: 'string' }, rounds: { type: 'string' }, concurrency: { type: 'string' },
         'no-peer': { type: 'boolean' }, 'no-floor': { type: 'boolean' }, 'no-per-core': { type: 'boolean' },
       },
@@ -209,6 +211,10 @@ function readBenchArgs(args: string[]): BenchCommand {
   if (values.webhooks) {
     if (values.smoke || values.scale) throw new Error('--webhooks is a run of its own; give it alone');
     return { kind: 'webhooks' };
+  }
+  if (values.import) {
+    if (values.smoke || values.scale || values.admin || values.webhooks) throw new Error('--import is a run of its own; give it alone');
+    return { kind: 'import', out: values.out };
   }
   if (values.admin) {
     if (values.smoke || values.scale) throw new Error('--admin, --scale and --smoke are different runs; choose one');
@@ -247,6 +253,8 @@ if (import.meta.main) {
   } else if (command.kind === 'admin') {
     const report = await runAdminBench({ keepLogs: command.keepLogs });
     console.log(`\nJSON: ${writeJson(report, command.out, 'admin')}`);
+  } else if (command.kind === 'import') {
+    console.log(`\nJSON: ${writeJson(await runImportBench(), command.out, 'import')}`);
   } else if (command.kind === 'scale') {
     const report = await runScale({ keepLogs: command.keepLogs });
     console.log(`\nJSON: ${writeJson(report, command.out, 'scale')}`);

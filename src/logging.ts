@@ -9,6 +9,7 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 export const SECRET_KEYS: ReadonlySet<string> = new Set([
   'authorization', 'cookie', 'set-cookie', 'password', 'new_password', 'confirm_password', 'client_secret', 'code',
   'code_verifier', 'refresh_token', 'access_token', 'id_token', 'id_token_hint', 'token', 'otp', 'secret', 'recovery_code',
+  'password_hash', 'passwordhash', 'secretdata', 'totp_secret',
 ]);
 const CENSOR = '[redacted]';
 const MAX_DEPTH = 3;

@@ -4,7 +4,7 @@
  * an entry for one that exists is a patch (what it leaves out is kept, `null` clears). Every
  * refusal is collected with its path in the file, so a refused file names them all.
  */
-import type { ClientRecord, UserInput } from '../store/records.ts';
+import type { ClientRecord, UserInput, UserRecord } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { applyClientPatch, type ClientChange } from './client-update.ts';
 import { refuseClientProblems } from './clients.ts';
@@ -12,6 +12,7 @@ import { AdminError, type FieldPath, type FieldProblem } from './errors.ts';
 import { canonicalUsername } from './rules.ts';
 import { seedClientRecord, seedUserInput, type SeedTotp } from './seed-records.ts';
 import type { SeedClient, SeedUser } from './seed-schema.ts';
+import { passwordOrHashProblem } from './user-fields.ts';
 import { prepareUserChange, type UserChange } from './user-update.ts';
 
 export type ClientPlan = { kind: 'create'; record: ClientRecord; fields: string[] } | { kind: 'update'; change: ClientChange };
@@ -30,7 +31,7 @@ async function collect<T>(at: FieldPath, problems: FieldProblem[], plan: () => P
 
 const givenFields = (entry: object, key: string): string[] => Object.keys(entry).filter((field) => field !== key);
 
-async function planClient(durable: DurableStore, entry: SeedClient): Promise<ClientPlan> {
+export async function planClient(durable: DurableStore, entry: SeedClient): Promise<ClientPlan> {
   const existing = await durable.clients.get(entry.client_id);
   if (existing) return { kind: 'update', change: applyClientPatch(existing, entry) };
   const record = seedClientRecord(entry);
@@ -53,11 +54,18 @@ export function planClients(durable: DurableStore, entries: readonly SeedClient[
 }
 
 async function planUser(durable: DurableStore, entry: SeedUser, totpKey: Buffer): Promise<UserPlan> {
-  const existing = await durable.users.getByUsername('local', canonicalUsername(entry.username));
+  return planUserAgainst(await durable.users.getByUsername('local', canonicalUsername(entry.username)), entry, totpKey);
+}
+
+/**
+ * What one entry does to its user, `existing` being the stored one found by its name; a new
+ * user takes `subject` as `sub` when given (an import keeps the one another provider gave).
+ */
+export async function planUserAgainst(existing: UserRecord | undefined, entry: SeedUser, totpKey: Buffer, subject?: string): Promise<UserPlan> {
   if (existing) return { kind: 'update', change: await prepareUserChange(existing, entry, totpKey) };
-  const { password } = entry;
-  if (password === undefined) throw new AdminError('invalid', `user ${entry.username} refused`, [{ path: ['password'], message: 'required for a new user' }]);
-  return { kind: 'create', ...(await seedUserInput({ ...entry, password }, totpKey)), fields: givenFields(entry, 'username') };
+  const problem = passwordOrHashProblem(entry, entry.username, true);
+  if (problem) throw new AdminError('invalid', `user ${entry.username} refused`, [problem]);
+  return { kind: 'create', ...(await seedUserInput(entry, totpKey, subject)), fields: givenFields(entry, 'username') };
 }
 
 /** argon2 runs here, outside the transaction that writes the plans. */

@@ -58,16 +58,19 @@ export interface SeedUserInput {
   totp: SeedTotp;
 }
 
-/** A new user from a seed file's entry, its password hashed and its TOTP secret sealed. */
-export async function seedUserInput(user: SeedUser & { password: string }, totpKey: Buffer): Promise<SeedUserInput> {
+/**
+ * A new user from a seed file's entry, its password hashed (a `password_hash` is stored as
+ * given) and its TOTP secret sealed. `subject` keeps the `sub` another provider gave the user.
+ */
+export async function seedUserInput(user: SeedUser, totpKey: Buffer, subject?: string): Promise<SeedUserInput> {
   const id = randomToken(16);
   const input: UserInput = {
     ...NEW_USER_DEFAULTS,
     id,
     source: 'local',
-    subject: id,
+    subject: subject ?? id,
     username: canonicalUsername(user.username),
-    passwordHash: await hashPassword(user.password),
+    passwordHash: user.password_hash ?? (await hashPassword(user.password ?? '')),
     givenName: user.given_name ?? null,
     familyName: user.family_name ?? null,
     name: user.name ?? null,

@@ -9,6 +9,7 @@ import {
   RESERVED_SCOPES, RULE_MESSAGES, canonicalUsername, isBase32, isClientId, isEmailAddress, isGrantType, isLifetime, isOrigin,
   isPlainText, isRedirectUri, isScopeToken, parseInstant,
 } from './rules.ts';
+import { passwordHashProblem } from '../sources/password-hashes.ts';
 import { passwordProblem } from './user-fields.ts';
 
 const ruled = (rule: (value: string) => boolean, message: string) => z.string().refine(rule, message);
@@ -50,6 +51,11 @@ export const userSchema = z.strictObject({
   username: ruled((v) => v.trim() !== '', RULE_MESSAGES.notEmpty).pipe(plainText()),
   // Required for a new user only (src/admin/seed-plan.ts): an existing one keeps its password.
   password: ruled((v) => v !== '', RULE_MESSAGES.notEmpty).optional(),
+  // Or the password as another provider hashed it (src/sources/password-hashes.ts), stored as given.
+  password_hash: z.string().superRefine((hash, ctx) => {
+    const problem = passwordHashProblem(hash);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  }).optional(),
   given_name: optionalText,
   family_name: optionalText,
   name: optionalText,
@@ -128,6 +134,7 @@ function crossFieldProblems(raw: unknown): FieldProblem[] {
   rows(raw, 'users').forEach((user, i) => {
     // The rules of the password change page (NIST SP 800-63B §3.1.1.2) hold for seeded passwords too.
     const { username, password } = user;
+    if (password !== undefined && user.password_hash !== undefined) problems.push({ path: ['users', i, 'password_hash'], message: 'give password or password_hash, not both' });
     if (typeof username !== 'string' || username.trim() === '' || typeof password !== 'string' || password === '') return;
     const problem = passwordProblem(password, username);
     if (problem !== undefined) problems.push({ path: ['users', i, 'password'], message: problem });

@@ -57,7 +57,7 @@ export interface SeedRecord {
   fields: string[];
 }
 
-function emptySummary(): SeedSummary {
+export function emptySummary(): SeedSummary {
   return {
     kind: 'seeded',
     clients: { created: 0, updated: 0, unchanged: 0 },
@@ -67,7 +67,7 @@ function emptySummary(): SeedSummary {
   };
 }
 
-async function writeClient(tx: DurableStore, plan: ClientPlan, summary: SeedSummary): Promise<void> {
+export async function writeClient(tx: DurableStore, plan: ClientPlan, summary: SeedSummary): Promise<void> {
   if (plan.kind === 'create') {
     const { clientId } = plan.record;
     await refuseConstraintViolations(`client ${clientId}`, () => tx.clients.upsert(plan.record));
@@ -81,7 +81,7 @@ async function writeClient(tx: DurableStore, plan: ClientPlan, summary: SeedSumm
   summary.clients[change.changed.length > 0 ? 'updated' : 'unchanged'] += 1;
 }
 
-async function writeUser(tx: DurableStore, plan: UserPlan, summary: SeedSummary, now: Date): Promise<void> {
+export async function writeUser(tx: DurableStore, plan: UserPlan, summary: SeedSummary, now: Date): Promise<void> {
   if (plan.kind === 'create') {
     const { username, id } = plan.user;
     await refuseConstraintViolations(`user ${username}`, () => tx.users.upsert(plan.user));

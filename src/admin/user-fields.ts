@@ -4,6 +4,7 @@
  * policy allows, and the defaults of a new account.
  */
 import { escapeControlCharacters } from '../control-characters.ts';
+import { passwordHashProblem } from '../sources/password-hashes.ts';
 import { newPasswordProblem } from '../sources/password-policy.ts';
 import type { UserInput } from '../store/records.ts';
 import { AdminError, formatPath, type FieldProblem } from './errors.ts';
@@ -62,6 +63,31 @@ export function passwordProblem(password: string, username: string): string | un
 export function refusePassword(password: string, username: string): void {
   const problem = passwordProblem(password, username);
   if (problem !== undefined) throw new AdminError('invalid', `password of ${username} refused: ${problem}`, [{ path: ['password'], message: problem }]);
+}
+
+/**
+ * A new account's password comes as the password itself or as a hash made elsewhere
+ * (`password_hash`, src/sources/password-hashes.ts): one of the two, never both. The problem
+ * with what was given, by field, or undefined.
+ */
+export function passwordOrHashProblem(given: { password?: string | undefined; password_hash?: string | undefined }, username: string, isNew: boolean): FieldProblem | undefined {
+  const { password, password_hash: hash } = given;
+  if (password !== undefined && hash !== undefined) return { path: ['password_hash'], message: 'give password or password_hash, not both' };
+  if (hash !== undefined) {
+    const problem = passwordHashProblem(hash);
+    return problem === undefined ? undefined : { path: ['password_hash'], message: problem };
+  }
+  if (password !== undefined) {
+    const problem = passwordProblem(password, username);
+    return problem === undefined ? undefined : { path: ['password'], message: problem };
+  }
+  return isNew ? { path: ['password'], message: 'required for a new user (or password_hash)' } : undefined;
+}
+
+/** Refuses what passwordOrHashProblem finds. */
+export function refusePasswordOrHash(given: { password?: string | undefined; password_hash?: string | undefined }, username: string, isNew: boolean): void {
+  const problem = passwordOrHashProblem(given, username, isNew);
+  if (problem) throw new AdminError('invalid', `${problem.path.join('.')} of ${username} refused: ${problem.message}`, [problem]);
 }
 
 /** A value as an error line may quote it: control characters escaped, never sent to a terminal. */

@@ -4,7 +4,7 @@
  * leaves out keeps its stored value, `null` clears it (roles to `[]`), a value sets it. A new
  * password ends the user's tokens (src/admin/passwords.ts), in the transaction of the change.
  */
-import { hashPassword, verifyPassword } from '../sources/passwords.ts';
+import { hashPassword, needsRehash, verifyPassword } from '../sources/passwords.ts';
 import { TOTP_FACTOR_NAME } from '../sessions/mfa.ts';
 import { totpFactor, type UserInput, type UserRecord, type Versioned } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
@@ -16,13 +16,15 @@ import { canonicalUsername } from './rules.ts';
 import { revokeAfterPasswordChange } from './passwords.ts';
 import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { seedTotpSecret, type SeedTotp } from './seed-records.ts';
-import { profileProblems, quoted, refusePassword, refuseProfileProblems } from './user-fields.ts';
+import { profileProblems, quoted, refusePassword, refusePasswordOrHash, refuseProfileProblems } from './user-fields.ts';
 
 /** The fields to change, by their wire names (OpenID Connect claims). */
 export interface UserPatch {
   /** A local account's new username (stored in the canonical form); the `sub` stays. */
   username?: string | undefined;
   password?: string | undefined;
+  /** A hash made elsewhere (a seed file's, an import's): see newPasswordHash. */
+  password_hash?: string | undefined;
   given_name?: string | null | undefined;
   family_name?: string | null | undefined;
   name?: string | null | undefined;
@@ -62,10 +64,19 @@ export interface UserChange {
 /**
  * The stored hash when a seed file repeats the password (applying a file again changes nothing);
  * a new hash, and so the end of the user's tokens, whenever a password is set explicitly.
+ * An imported hash replaces the stored one, unless the stored one is already the service's own
+ * argon2id: the user has signed in (or set a password) here since, and that password is the
+ * current one. So importing the same file again changes nothing.
  */
-async function newPasswordHash(user: UserRecord, password: string | undefined, explicit: boolean): Promise<string | null> {
-  if (password === undefined) return user.passwordHash;
+function importedPasswordHash(user: UserRecord, hash: string): string | null {
+  refusePasswordOrHash({ password_hash: hash }, user.username, false);
+  return user.passwordHash !== null && !needsRehash(user.passwordHash) ? user.passwordHash : hash;
+}
+
+async function newPasswordHash(user: UserRecord, password: string | undefined, explicit: boolean, hash?: string): Promise<string | null> {
+  if (password === undefined && hash === undefined) return user.passwordHash;
   if (user.source !== 'local') throw new AdminError('invalid', `user ${quoted(user.username)} signs in through ${user.source}: it has no password here`, [{ path: ['password'], message: 'not a local account' }]);
+  if (password === undefined) return importedPasswordHash(user, hash ?? '');
   refusePassword(password, user.username);
   if (!explicit && user.passwordHash !== null && (await verifyPassword(user.passwordHash, password))) return user.passwordHash;
   return hashPassword(password);
@@ -89,7 +100,7 @@ export async function prepareUserChange(user: UserRecord, patch: UserPatch, totp
   const parts = { givenName: kept(user.givenName, patch.given_name), familyName: kept(user.familyName, patch.family_name) };
   const after: Pick<UserInput, Column> = {
     username: newUsername(user, patch.username),
-    passwordHash: await newPasswordHash(user, patch.password, explicit),
+    passwordHash: await newPasswordHash(user, patch.password, explicit, patch.password_hash),
     ...parts,
     name: nameAfter(user, parts, patch.name),
     email: kept(user.email, patch.email),

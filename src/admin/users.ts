@@ -13,12 +13,14 @@ import { readPage, type Page } from './pages.ts';
 import { USER_FIELDS } from './seed-schema.ts';
 import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { canonicalUsername, isPlainText } from './rules.ts';
-import { NEW_USER_DEFAULTS, profileProblems, refusePassword, refuseProfileProblems } from './user-fields.ts';
+import { NEW_USER_DEFAULTS, profileProblems, refusePasswordOrHash, refuseProfileProblems } from './user-fields.ts';
 
 /** A local account to add: its profile (the full name is made of the parts given) and password. */
 export interface NewLocalUser {
   username: string;
-  password: string;
+  /** The password, or `passwordHash`: a hash made elsewhere (src/sources/password-hashes.ts), stored as given. */
+  password?: string | undefined;
+  passwordHash?: string | undefined;
   givenName: string | null;
   familyName: string | null;
   email: string | null;
@@ -33,7 +35,7 @@ function refuseProblems(input: NewLocalUser): void {
     username: input.username, given_name: input.givenName, family_name: input.familyName,
     email: input.email, phone_number: input.phoneNumber, roles: input.roles,
   }));
-  refusePassword(input.password, input.username);
+  refusePasswordOrHash({ password: input.password, password_hash: input.passwordHash }, input.username, true);
 }
 
 /** Adds a local account: an insert that fails on conflict (another spelling of the name included). */
@@ -43,7 +45,7 @@ export async function createUser(deps: ChangeDeps, input: NewLocalUser, actor: C
   // Named as typed: the administrator recognises their own spelling.
   const subject = `user ${input.username}`;
   if (await deps.durable.users.getByUsername('local', username)) throw new AdminError('conflict', `${subject} already exists`);
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = input.passwordHash ?? (await hashPassword(input.password ?? ''));
   const id = randomToken(16);
   const { givenName, familyName } = input;
   const user: UserInput = {

@@ -10,6 +10,7 @@ export const USAGE = [
   '  serve                                  start the service',
   '  migrate                                apply database migrations',
   '  seed FILE.json                         upsert the API scopes, clients and users in FILE',
+  '  import FILE [--format keycloak|auth0|idp] [--dry-run]   users (and clients) from another provider',
   '  clients add --id ID [--name N] [--public] [--grant G]... [--scope S]... [--redirect-uri U]...',
   '              [--post-logout-redirect-uri U]... [--cors-origin O]... [--access-token-lifetime SEC]',
   '              [--require-consent] [--secret-expires-at ISO8601]',
@@ -45,6 +46,7 @@ export const USAGE = [
 const COMMANDS: Record<string, [string[], string]> = {
   serve: [['idp serve'], 'Starts the service (what npm start runs); it applies pending migrations first.'],
   migrate: [['idp migrate'], 'Applies pending database migrations and names each one applied.'],
+  import: [['idp import FILE [--format keycloak|auth0|idp] [--dry-run]'], 'Imports the users (with their password hashes) and clients of another provider\'s export, record by record: a refused record refuses nothing else; --dry-run writes nothing and reports the same.'],
   seed: [['idp seed FILE.json'], 'Upserts the API scopes, clients and users of FILE in one transaction; a file with a wrong field is refused whole.'],
   'clients add': [[
     'idp clients add --id ID [--name N] [--public] [--grant G]... [--scope S]... [--redirect-uri U]...',

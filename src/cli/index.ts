@@ -9,6 +9,7 @@ import { runClients } from './clients.ts';
 import { RefusedError, UsageError, type CliContext, type ExitCode } from './context.ts';
 import { doctorCommand } from './doctor.ts';
 import { USAGE, helpText, wantsHelp } from './help.ts';
+import { runImport } from './import.ts';
 import { runKeys } from './keys.ts';
 import { runMigrate } from './migrate.ts';
 import { runScopes } from './scopes.ts';
@@ -24,6 +25,7 @@ type Command = (args: string[], context: CliContext) => Promise<ExitCode>;
 const COMMANDS: Record<string, Command> = {
   migrate: runMigrate,
   seed: runSeed,
+  import: runImport,
   clients: runClients,
   users: runUsers,
   scopes: runScopes,

@@ -136,8 +136,8 @@ export interface AdminChange {
   actor: 'cli' | 'api';
   /** The administration API's caller. */
   client_id?: string;
-  action: 'create' | 'update' | 'delete' | 'seed' | 'reseal';
-  resource: 'client' | 'user' | 'api_scope' | 'seed_file' | 'sealed_values' | 'webhook';
+  action: 'create' | 'update' | 'delete' | 'seed' | 'import' | 'reseal';
+  resource: 'client' | 'user' | 'api_scope' | 'seed_file' | 'import_file' | 'sealed_values' | 'webhook';
   /** The client id, the user's `sub`, the scope's name, the seed file's path, the webhook endpoint's id. */
   resource_id: string;
   /** The names of the fields written, never their values. */

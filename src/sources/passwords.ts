@@ -3,7 +3,8 @@
  * (m = 19 MiB, t = 2, p = 1), encoded as PHC strings so parameters can change later.
  */
 import { availableParallelism } from 'node:os';
-import { hash, verify } from '@node-rs/argon2';
+import { hash } from '@node-rs/argon2';
+import { verifyHash } from './password-hashes.ts';
 
 // algorithm 2 is Argon2id in @node-rs/argon2 (a const enum, which type stripping cannot read).
 export const ARGON2_PARAMS = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
@@ -21,10 +22,13 @@ export function hashPassword(password: string): Promise<string> {
   return limitArgon2(() => hash(password, ARGON2_PARAMS));
 }
 
-/** Whether the password matches; false (never a throw) for a malformed stored hash. */
+/**
+ * Whether the password matches the service's argon2id hash or an imported one
+ * (src/sources/password-hashes.ts); false (never a throw) for a malformed stored hash.
+ */
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {
   try {
-    return await limitArgon2(() => verify(stored, password));
+    return await limitArgon2(() => verifyHash(stored, password));
   } catch {
     return false;
   }

@@ -76,6 +76,10 @@ export interface UserRepository {
   upsert(user: UserInput): Promise<UpsertResult>;
   /** Inserts a new user and returns them with their version; undefined when the name (or id) is taken (nothing written). */
   insert(user: UserInput): Promise<Versioned<UserRecord> | undefined>;
+  /** The users of these names within one source (case-insensitive), in one statement (an import's batch). */
+  getManyByUsername(source: SignInSourceKind, usernames: readonly string[]): Promise<UserRecord[]>;
+  /** Inserts new users in one statement (an import's batch); throws, inserting none, when one of them exists. */
+  insertMany(users: readonly UserInput[]): Promise<void>;
   update(id: string, change: Partial<Omit<UserInput, 'id' | 'source'>>, ifVersion?: IfVersion): Promise<boolean>;
   /** `update`, returning the user as written with their new version (undefined where `update` is false). */
   change(id: string, change: Partial<Omit<UserInput, 'id' | 'source'>>, ifVersion?: IfVersion): Promise<Versioned<UserRecord> | undefined>;

@@ -4,6 +4,7 @@
  * eviction, a new password ending their tokens, removed), keys without a private member, and
  * pages that neither skip nor repeat while rows come and go.
  */
+import { hash as bcrypt } from '@node-rs/bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pkce } from '../helpers/oauth.ts';
 import { Browser, authorizeThroughPages, codeFrom, codeRequest, introspect, redeem, userinfo } from '../helpers/relying-party.ts';
@@ -63,6 +64,25 @@ describe('administration API: users, keys, pages', () => {
     const kept = await patch({ family_name: 'Holt-Berg' }, own.headers.get('etag') as string);
     expect(kept.body).toMatchObject({ family_name: 'Holt-Berg', name: 'Nin' });
     expect(adminChanges(s.logs())).toContainEqual(expect.objectContaining({ resource_id: made.body.sub, fields: ['given_name', 'name'] }));
+  });
+
+  it('creates a user from a bcrypt password_hash: refused out of bounds by pointer, never shown; the first sign-in makes it argon2id', async () => {
+    const hash = await bcrypt('dinah the cat 1865', 4);
+    const costly = await call(url('/users'), 'POST', { token, body: { username: 'dinah', password_hash: hash.replace('$2b$04$', '$2b$16$') } });
+    expect(isProblem(costly, 400)).toBe(true);
+    expect(costly.body.errors).toEqual([{ pointer: '/password_hash', detail: expect.stringMatching(/bcrypt cost of 16/) }]);
+    const both = await call(url('/users'), 'POST', { token, body: { username: 'dinah', password: 'a long and good password', password_hash: hash } });
+    expect(both.body.errors).toEqual([{ pointer: '/password_hash', detail: 'give password or password_hash, not both' }]);
+    const made = await call(url('/users'), 'POST', { token, body: { username: 'dinah', password_hash: hash } });
+    expect(made.status).toBe(201);
+    expect(JSON.stringify(made.body)).not.toContain(hash.slice(7));
+    expect(s.logs()).not.toContain(hash.slice(7));
+    const stored = async () => String((await s.sql('SELECT password_hash FROM users WHERE username = $1', ['dinah']))[0]?.password_hash);
+    expect(await stored()).toBe(hash);
+    const { challenge } = pkce();
+    const page = await authorizeThroughPages(new Browser(), s.base, codeRequest(s.base, 'web', WEB_REDIRECT, challenge), { username: 'dinah', password: 'dinah the cat 1865' });
+    codeFrom(page, WEB_REDIRECT, `${s.base}/`);
+    expect(await stored()).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
   });
 
   it('locks a user with If-Match: their tokens end at once, as with idp users lock; a factor change moves the ETag', async () => {

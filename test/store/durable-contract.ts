@@ -361,6 +361,18 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect(await store.users.getByUsername('local', local.username)).toMatchObject({ id: local.id, subject: local.id, email: 'grace@example.test' });
       });
 
+      it('insertMany adds a batch in one statement, or none of it when one exists; getManyByUsername finds a batch by name, case aside', async () => {
+        const batch = [sampleUser(), sampleUser(), sampleUser({ subject: uniqueId('kept-sub') })];
+        await store.users.insertMany(batch);
+        expect(await store.users.getById(batch[2]!.id)).toMatchObject({ subject: batch[2]!.subject });
+        const found = await store.users.getManyByUsername('local', [batch[0]!.username.toUpperCase(), batch[2]!.username, uniqueId('nobody')]);
+        expect(found.map((u) => u.id).sort()).toEqual([batch[0]!.id, batch[2]!.id].sort());
+        expect(await store.users.getManyByUsername('ldap', [batch[0]!.username])).toEqual([]);
+        const fresh = sampleUser();
+        await expect(store.users.insertMany([fresh, { ...batch[1]!, id: uniqueId('again') }])).rejects.toThrow();
+        expect(await store.users.getById(fresh.id)).toBeUndefined();
+      });
+
       it('getByUsername is case-insensitive and looks within one source only', async () => {
         const user = sampleUser({ source: 'ldap', username: uniqueId('MixedCase') });
         await store.users.upsert(user);

@@ -12,7 +12,7 @@ import { pageAnswer, pageQueryFields, pageRequest, totalIfAsked } from './pages.
 
 const PROFILE = { given_name: true, family_name: true, email: true, email_verified: true, phone_number: true, phone_number_verified: true, roles: true } as const;
 const password = z.string().describe('Under the password policy of the password change page.');
-const newUser = userSchema.pick({ username: true, ...PROFILE }).extend({ password });
+const newUser = userSchema.pick({ username: true, ...PROFILE, password_hash: true }).extend({ password: password.optional() });
 // RFC 7396: a member left out is kept, null clears it. The password has its own resource.
 // A new username keeps the user's sub (and so every token and consent), in the canonical form.
 const userPatch = userSchema.pick({ ...PROFILE, name: true, locked: true, must_change_password: true, must_enrol_mfa: true })
@@ -46,7 +46,7 @@ export const USER_OPERATIONS: Operation[] = [
     responses: { 201: { description: 'The user', body: userWire, etag: true } },
     handle: async ({ deps, body, actor }) => {
       const { user: { record: user, version } } = await createUser(deps, {
-        username: body.username, password: body.password, givenName: body.given_name ?? null, familyName: body.family_name ?? null,
+        username: body.username, password: body.password, passwordHash: body.password_hash, givenName: body.given_name ?? null, familyName: body.family_name ?? null,
         email: body.email ?? null, emailVerified: body.email_verified ?? false, phoneNumber: body.phone_number ?? null,
         phoneNumberVerified: body.phone_number_verified ?? false, roles: body.roles ?? [],
       }, actor, Object.keys(body));

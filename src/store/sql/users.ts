@@ -99,6 +99,17 @@ export function sqlUsers(db: Db): UserRepository {
       const rows = await selectUsers().orderBy('source').orderBy('username').execute();
       return rows.map(toRecord);
     },
+    async getManyByUsername(source, usernames) {
+      if (usernames.length === 0) return [];
+      // One array parameter: a list of hundreds of parameters costs more to plan than to run.
+      const lowered = usernames.map((u) => u.toLowerCase());
+      const rows = await selectUsers().where('source', '=', source).where(sql<boolean>`lower(username) = any(${lowered}::text[])`).execute();
+      return rows.map(toRecord);
+    },
+    async insertMany(users) {
+      if (users.length === 0) return;
+      await db.insertInto('users').values(users.map(({ id, source, ...rest }) => ({ id, source, ...(toColumns(rest) as UserColumns) }))).execute();
+    },
     async upsert(user): Promise<UpsertResult> {
       const existing = await byUsername(user.source, user.username).executeTakeFirst();
       const { id, source, ...rest } = user;
