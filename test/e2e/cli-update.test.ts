@@ -141,8 +141,8 @@ describe.runIf(postgresAvailable)('changing some fields of a client or a user', 
     await liveFamily(before?.id as string, 'alice-family-2');
     const result = await idp(['users', 'update', 'alice', '--email', 'a@example.org', '--no-email-verified', '--phone', '+15555550100', '--role', 'ops', '--given-name', 'Al'], undefined);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout.trim()).toBe('user alice: given_name, email, phone_number, roles');
-    expect(await user()).toMatchObject({ subject: before?.subject, given_name: 'Al', email: 'a@example.org', email_verified: false, phone_number: '+15555550100', roles: ['ops'] });
+    expect(result.stdout.trim()).toBe('user alice: given_name, name, email, phone_number, roles');
+    expect(await user()).toMatchObject({ subject: before?.subject, given_name: 'Al', name: expect.stringMatching(/^Al /), email: 'a@example.org', email_verified: false, phone_number: '+15555550100', roles: ['ops'] });
     expect(await familyReason('alice-family-2')).toBeNull();
     const roles = await idp(['users', 'update', 'alice', '--add-role', 'audit', '--remove-role', 'ops', '--json']);
     expect(JSON.parse(roles.stdout)).toMatchObject({ username: 'alice', roles: ['audit'], changed: ['roles'] });
