@@ -37,7 +37,7 @@ export function createAccountServices(services: ServicesBase, userSessions: User
     recoveryCodes: services.recoveryCodes,
     notices: services.notices,
     changePassword: services.changePassword,
-    passwordChanged: createPasswordChanged({ notices: services.notices, endOtherSessions: userSessions.endOtherBrowserSessions }),
+    passwordChanged: createPasswordChanged({ notices: services.notices, endOtherSessions: userSessions.endOtherBrowserSessionsAfterPasswordChange }),
   });
   const passkeys = createAccountPasskeys({ passkeys: services.passkeys, factors: durable.factors, recoveryCodes: services.recoveryCodes, notices: services.notices });
   const email = createEmailVerification({

@@ -5,7 +5,7 @@
  */
 import type { ServicesBase } from './services-base.ts';
 import { listApplications, removeApplicationAccess, type Application, type ApplicationsDeps } from './admin/applications.ts';
-import { endOtherBrowserSessions, endUserSession, endUserSessions, listUserSessions, type UserSessions, type UserSessionsDeps } from './admin/sessions.ts';
+import { endOtherBrowserSessions, endOtherBrowserSessionsAfterPasswordChange, endUserSession, endUserSessions, listUserSessions, type UserSessions, type UserSessionsDeps } from './admin/sessions.ts';
 import { createGrants, type Grants, type GrantsDeps } from './grants/index.ts';
 import type { EndSessionDeps } from './sessions/end-session.ts';
 import type { IntrospectionDeps } from './protocol/introspection.ts';
@@ -40,6 +40,7 @@ export interface UserSessionServices {
   endUserSessions(userId: string): ReturnType<typeof endUserSessions>;
   endUserSession(userId: string, sessionId: string): ReturnType<typeof endUserSession>;
   endOtherBrowserSessions(userId: string, exceptKey: string | undefined): Promise<number>;
+  endOtherBrowserSessionsAfterPasswordChange(userId: string, exceptKey: string): Promise<number>;
   listApplications(userId: string): Promise<Application[]>;
   removeApplicationAccess(userId: string, clientId: string): Promise<void>;
 }
@@ -50,6 +51,7 @@ function userSessionServices(deps: UserSessionsDeps & ApplicationsDeps): UserSes
     endUserSessions: (userId) => endUserSessions(deps, userId),
     endUserSession: (userId, sessionId) => endUserSession(deps, userId, sessionId),
     endOtherBrowserSessions: (userId, exceptKey) => endOtherBrowserSessions(deps, userId, exceptKey),
+    endOtherBrowserSessionsAfterPasswordChange: (userId, exceptKey) => endOtherBrowserSessionsAfterPasswordChange(deps, userId, exceptKey),
     listApplications: (userId) => listApplications(deps, userId),
     removeApplicationAccess: (userId, clientId) => removeApplicationAccess(deps, userId, clientId),
   };
@@ -96,7 +98,7 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     passkeys: services.passkeys,
     users,
     changePassword: services.changePassword,
-    passwordChanged: createPasswordChanged({ notices: services.notices, endOtherSessions: userSessions.endOtherBrowserSessions }),
+    passwordChanged: createPasswordChanged({ notices: services.notices, endOtherSessions: userSessions.endOtherBrowserSessionsAfterPasswordChange }),
     canonicalAccountName,
     ...(upstream ? { startUpstream: (interaction) => startUpstreamSignIn(upstream, interaction) } : {}),
   });

@@ -114,13 +114,28 @@ async function endBrowserSession(deps: Pick<UserSessionsDeps, 'sessions'> & Clie
   await deps.sessions.destroy(browser.key, userId);
 }
 
+/** The user's browser sessions but the one of `exceptKey` (a session's store key; none kept when undefined). */
+async function otherBrowserSessions(deps: Pick<UserSessionsDeps, 'sessions'>, userId: string, exceptKey: string | undefined): Promise<LoadedSession[]> {
+  return (await deps.sessions.listForUser(userId)).filter(({ key }) => key !== exceptKey);
+}
+
 /**
- * Ends the user's browser sessions but the one of `exceptKey` (a session's store key; none kept
- * when undefined), each with its tokens as `endUserSession` ends one (a stolen laptop's
- * applications are signed out too); returns how many ended.
+ * Ends the user's browser sessions but the one of `exceptKey`, each with its tokens as
+ * `endUserSession` ends one (a stolen laptop's applications are signed out too); returns how
+ * many ended.
  */
 export async function endOtherBrowserSessions(deps: Pick<UserSessionsDeps, 'sessions'> & ClientTokenRevocationDeps, userId: string, exceptKey: string | undefined): Promise<number> {
-  const others = (await deps.sessions.listForUser(userId)).filter(({ key }) => key !== exceptKey);
+  const others = await otherBrowserSessions(deps, userId, exceptKey);
   await Promise.all(others.map((browser) => endBrowserSession(deps, userId, browser)));
+  return others.length;
+}
+
+/**
+ * Ends the user's browser sessions but the one of `exceptKey`, after a new password: its change
+ * revoked every token of the user already, so only the sessions are left to end.
+ */
+export async function endOtherBrowserSessionsAfterPasswordChange(deps: Pick<UserSessionsDeps, 'sessions'>, userId: string, exceptKey: string): Promise<number> {
+  const others = await otherBrowserSessions(deps, userId, exceptKey);
+  await Promise.all(others.map(({ key }) => deps.sessions.destroy(key, userId)));
   return others.length;
 }
