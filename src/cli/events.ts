@@ -24,7 +24,7 @@ function limitOf(text: string | undefined): number {
   return n;
 }
 
-/** The fields a line shows in its own columns are left out of its summary. */
+/** The fields a line shows in its own columns (as the filters read them) are left out of its summary. */
 const OWN_COLUMNS = new Set(['user_id', 'client_id']);
 
 function summary(data: Record<string, unknown>): string {
@@ -32,10 +32,8 @@ function summary(data: Record<string, unknown>): string {
     .map(([name, value]) => `${name}=${typeof value === 'string' ? value : JSON.stringify(value)}`).join(' ');
 }
 
-const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : '-');
-
 function row(entry: AuditLogEntry): string[] {
-  return [entry.occurredAt.toISOString(), entry.type, text(entry.data.user_id), text(entry.data.client_id), summary(entry.data)];
+  return [entry.occurredAt.toISOString(), entry.type, entry.userId ?? '-', entry.clientId ?? '-', summary(entry.data)];
 }
 
 export async function runEvents(args: string[], context: CliContext): Promise<ExitCode> {

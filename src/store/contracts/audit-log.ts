@@ -36,6 +36,9 @@ export interface AuditLogEntry {
   type: string;
   occurredAt: Date;
   data: Record<string, unknown>;
+  /** The user the event is about and its client, as the filters see them (null when it names none). */
+  userId: string | null;
+  clientId: string | null;
   /** Where a page that ends with this event continues. */
   cursor: AuditLogCursor;
 }

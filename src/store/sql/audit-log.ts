@@ -33,13 +33,14 @@ export function sqlAuditLog(db: Db): AuditLogRepository {
       const { cursor } = query;
       // The cursor's time back to a timestamp exactly: to_timestamp would round through a double.
       const after = cursor === undefined ? [] : [sql<boolean>`(occurred_at, id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.id}::text)`];
-      const { rows } = await sql<{ id: string; type: string; occurred_at: Date | string; data: Record<string, unknown> | string; micros: string }>`
-        SELECT id, type, occurred_at, data, ${MICROS}::text AS micros FROM events
+      const { rows } = await sql<{ id: string; type: string; occurred_at: Date | string; data: Record<string, unknown> | string; user_id: string | null; client_id: string | null; micros: string }>`
+        SELECT id, type, occurred_at, data, user_id, client_id, ${MICROS}::text AS micros FROM events
         WHERE ${allOf([...conditions(query), ...after])}
         ORDER BY occurred_at DESC, id DESC LIMIT ${query.limit}`.execute(db);
       return rows.map((row) => ({
         id: row.id, type: row.type, occurredAt: date(row.occurred_at),
         data: typeof row.data === 'string' ? (JSON.parse(row.data) as Record<string, unknown>) : row.data,
+        userId: row.user_id, clientId: row.client_id,
         cursor: { micros: row.micros, id: row.id },
       }));
     },
