@@ -22,7 +22,8 @@ function documentedRows(): Row[] {
   const table = text.slice(text.indexOf('\n| variable | default | meaning |'));
   const lines = table.split('\n').slice(1).filter((line, i, all) => all.slice(0, i + 1).every((l) => l.startsWith('|')));
   return lines.slice(2).map((line) => {
-    const cells = line.replace(/\\\|/g, '\u0000').split('|').map((cell) => cell.replace(/\u0000/g, '|').trim());
+    // A cell may hold an escaped pipe (`\|`): split only on the others.
+    const cells = line.split(/(?<!\\)\|/).map((cell) => cell.replace(/\\\|/g, '|').trim());
     return { variables: [...(cells[1] ?? '').matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1] as string), defaults: cells[2] ?? '' };
   });
 }
