@@ -68,6 +68,12 @@ describe('the documentation\'s links', () => {
     expect(PAGES.flatMap(brokenLinks)).toStrictEqual([]);
   });
 
+  it('reach every page of docs/ from the README\'s map', () => {
+    const linked = new Set(relativeTargets(readFileSync(join(ROOT, 'README.md'), 'utf8')).map((target) => target.split('#')[0]));
+    const unlisted = markdownUnder(join(ROOT, 'docs')).map((page) => relative(ROOT, page)).filter((page) => !linked.has(page));
+    expect(unlisted, 'add each page to the Documentation section of README.md').toStrictEqual([]);
+  });
+
   it('are anchored as GitHub anchors headings', () => {
     const anchors = anchorsOf('# Checking a deployment: idp doctor\n## 2. Try it: `--dry-run` writes nothing\n## If they move to a new domain\'s passkeys\n## Notes\n## Notes\n```\n# not a heading\n```\n');
     expect([...anchors]).toStrictEqual(['checking-a-deployment-idp-doctor', '2-try-it---dry-run-writes-nothing', 'if-they-move-to-a-new-domains-passkeys', 'notes', 'notes-1']);
