@@ -33,6 +33,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ConsoleDeps } from './deps.ts';
 import { consoleSessionRoutes } from './session-routes.ts';
 import { overviewRoutes } from './overview.ts';
+import { clientRoutes } from './clients.ts';
 
 /**
  * Every answer of the console: never stored, never framed, script only from this origin (the
@@ -70,4 +71,5 @@ async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<v
   });
   consoleSessionRoutes(app, deps);
   overviewRoutes(app, deps);
+  clientRoutes(app, deps);
 }
