@@ -34,6 +34,7 @@ import type { ConsoleDeps } from './deps.ts';
 import { consoleSessionRoutes } from './session-routes.ts';
 import { overviewRoutes } from './overview.ts';
 import { clientRoutes } from './clients.ts';
+import { userRoutes } from './users.ts';
 
 /**
  * Every answer of the console: never stored, never framed, script only from this origin (the
@@ -72,4 +73,5 @@ async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<v
   consoleSessionRoutes(app, deps);
   overviewRoutes(app, deps);
   clientRoutes(app, deps);
+  userRoutes(app, deps);
 }
