@@ -63,6 +63,12 @@ describe('the console entry', () => {
     const overview = await browser.get(`${app.base}/admin`);
     expect(overview.status).toBe(303);
     expect(overview.location).toBe(`${app.base}/admin/webhooks`);
+    for (const path of ['/clients', '/users', '/clients/new']) {
+      const refused = await browser.get(`${app.base}/admin${path}`);
+      expect(refused.status).toBe(403);
+      expect(refused.body).not.toContain('<table');
+    }
+    expect(await browser.post(`${app.base}/admin/clients`, { client_id: 'by-hooks' }).then((r) => r.status)).toBe(403);
   });
 });
 
