@@ -53,7 +53,9 @@ export interface ConsoleSignIn {
   finish(input: { query: Record<string, string | undefined>; cookieState: string | undefined; browserSessionId: string | undefined; audit: Audit }): Promise<SignInOutcome>;
 }
 
-const consolePath = (basePath: string, returnTo: string) => (returnTo.startsWith(`${basePath}/admin`) && !returnTo.startsWith('//') ? returnTo : `${basePath}/admin`);
+/** A path of the console to come back to (of a bounded length); else the overview. */
+const consolePath = (basePath: string, returnTo: string) =>
+  returnTo.startsWith(`${basePath}/admin`) && !returnTo.startsWith('//') && returnTo.length <= 2000 ? returnTo : `${basePath}/admin`;
 
 export function createConsoleSignIn(deps: ConsoleSignInDeps): ConsoleSignIn {
   const client = consoleClient(deps.baseUrl);
