@@ -5,7 +5,7 @@
  * at its absolute limit (the clock is moved), when the user is locked, or with "Sign out".
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Browser } from '../helpers/browser-http.ts';
+import { Browser, readForm } from '../helpers/browser-http.ts';
 import { consoleUser, csrfOf, signInToConsole } from '../helpers/console.ts';
 import { startInProcess, type InProcessApp } from '../helpers/in-process.ts';
 
@@ -110,6 +110,30 @@ describe('the console session', () => {
       if (status === 200) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(status).toBe(303);
+  });
+
+  it('ends at the next request once the user loses their console role', async () => {
+    const { browser } = await signIn(AUDITOR);
+    await app.sql("UPDATE users SET roles = '{gardener}' WHERE username = 'audrey'");
+    let status = 200;
+    for (let i = 0; i < 50 && status === 200; i++) {
+      status = (await browser.get(`${app.base}/admin`)).status;
+      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(status).toBe(303);
+    await app.sql("UPDATE users SET roles = '{idp-auditor}' WHERE username = 'audrey'");
+  });
+
+  it('ends at the next request once the browser session it came from signed out', async () => {
+    const { browser } = await signIn(ADMIN);
+    const confirm = await browser.get(`${app.base}/connect/logout`);
+    const form = readForm(confirm.body, confirm.url);
+    const out = await browser.post(form.action, form.fields);
+    expect(out.status).toBeLessThan(400);
+    expect(out.body + (out.location ?? '')).not.toContain('Sign out</button>');
+    const after = await browser.get(`${app.base}/admin`);
+    expect(after.status).toBe(303);
+    expect(after.location).toContain('/connect/authorize?');
   });
 
   it('ends with "Sign out" (a form with its CSRF token), and not without the token', async () => {
