@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, readForm } from '../helpers/browser-http.ts';
-import { consoleUser, csrfOf, signInToConsole } from '../helpers/console.ts';
+import { consoleUser, csrfOf, signInToConsole, submit } from '../helpers/console.ts';
+import { totp } from '../helpers/totp.ts';
 import { startInProcess, type InProcessApp } from '../helpers/in-process.ts';
 
 const ADMIN = consoleUser('ada');
@@ -49,13 +50,20 @@ describe('the console entry', () => {
     expect(page.body).not.toContain('Clients');
   });
 
-  it('leads a user without a second factor to enrol one first', async () => {
+  it('leads a user without a second factor to enrol one first, then opens the console', async () => {
     const browser = new Browser();
     let page = await browser.follow(await browser.get(`${app.base}/admin`), app.base);
-    const { submit } = await import('../helpers/console.ts');
     page = await submit(browser, page, { username: NOVICE.username, password: NOVICE.password }, app.base);
     expect(page.body).toContain('name="otp"');
     expect(page.body.toLowerCase()).toContain('authenticator');
+    // Set up, it opens the console.
+    const secret = (/<p class="secret"><code>([^<]+)<\/code>/.exec(page.body)?.[1] ?? '').replace(/\s/g, '');
+    page = await submit(browser, page, { otp: await totp(secret, serverSeconds()) }, app.base);
+    expect(page.body).toContain('>Continue<');
+    page = await submit(browser, page, {}, app.base);
+    expect(page.url).toBe(`${app.base}/admin`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<h1>Overview</h1>');
   });
 
   it('sends the webhooks role to its one page, and refuses it every other', async () => {
