@@ -112,6 +112,8 @@ function toConfig(env: Env, signIn: SignIn) {
     management: managementOf(env),
     /** IDP_ADMIN_API: the administration API on the public port, on the management port only, or off. */
     adminApi: env.IDP_ADMIN_API,
+    /** IDP_ADMIN_CONSOLE: the administration console at /admin, wherever the API is served (on the public port). */
+    adminConsole: env.IDP_ADMIN_CONSOLE && env.IDP_ADMIN_API !== 'off',
     /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported there (OTLP/HTTP) when set. */
     otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
     databaseUrl: env.DATABASE_URL,

@@ -21,6 +21,7 @@ import { createLocalSource } from './sources/local.ts';
 import { createUpstreamSource } from './sources/upstream-oidc.ts';
 import type { SignInSource } from './sources/types.ts';
 import { createClientsCache } from './store/clients-cache.ts';
+import { withConsoleClient } from './console/built-in-client.ts';
 import { createCachedUsers, factorsForgettingUsers } from './store/users-cache.ts';
 import { createMemoryEphemeralStore } from './store/ephemeral/memory.ts';
 import { createRedisEphemeralStore } from './store/ephemeral/redis.ts';
@@ -123,7 +124,8 @@ export async function openServices(options: OpenOptions): Promise<Services> {
       : createMemoryEphemeralStore(clock);
   const secrets: MasterSecrets = { current: secret, previous: config.previousSecrets };
   const keys = createSigningKeyManager(durable, secrets, clock);
-  const clients = createClientsCache(durable);
+  const tableClients = createClientsCache(durable);
+  const clients = config.adminConsole ? withConsoleClient(tableClients, config.baseUrl) : tableClients;
   const revocations = createRevocationList({ durable, ephemeral }, clock);
   const mailer = createMailer(config, {
     info: (fields, message) => options.logger?.info(fields, message),

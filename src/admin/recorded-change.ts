@@ -11,14 +11,14 @@ import { recordInTransaction } from '../events/in-transaction.ts';
 import type { DurableStore } from '../store/types.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
 
-/** Who makes a change (the command line, or the administration API's calling client), and where its events are logged. */
+/** Who makes a change (the command line, the administration API's calling client, or the console's administrator), and where its events are logged. */
 export interface ChangeActor {
-  by: { actor: 'cli' } | { actor: 'api'; client_id: string };
+  by: { actor: 'cli' } | { actor: 'api'; client_id: string } | { actor: 'console'; admin_sub: string };
   /** Logs an event its change wrote to the outbox, once the change committed. */
   logged(event: AuditEvent): void;
 }
 
-export type ChangeFields = Omit<AdminChange, 'type' | 'actor' | 'client_id'>;
+export type ChangeFields = Omit<AdminChange, 'type' | 'actor' | 'client_id' | 'admin_sub'>;
 
 /** What a write made: its result, the change it made (absent: nothing changed, no event), and other events of it. */
 export interface Written<T> {

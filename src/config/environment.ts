@@ -62,6 +62,7 @@ export const EXAMPLES: Record<string, string> = {
   IDP_MAIL_FROM: 'Acme sign-in <no-reply@example.com>',
   IDP_ALLOW_INSECURE_MAIL: '1',
   IDP_ADMIN_API: 'management',
+  IDP_ADMIN_CONSOLE: 'off',
   IDP_WEBAUTHN_RP_ID: 'example.com',
 };
 
@@ -143,6 +144,8 @@ export const envSchema = z.object({
   // Where the administration API is served: the public port, the management port only, or nowhere.
   IDP_ADMIN_API: optionalText.transform((v) => v ?? 'public')
     .pipe(z.enum(['public', 'management', 'off'], { message: 'must be public, management or off' })),
+  // The administration console, served where the API is: off turns it off alone.
+  IDP_ADMIN_CONSOLE: onOff(true),
   IDP_WEBAUTHN_RP_ID: optionalText,
 });
 
