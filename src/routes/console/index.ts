@@ -33,6 +33,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ConsoleDeps } from './deps.ts';
 import { consoleSessionRoutes } from './session-routes.ts';
 import { overviewRoutes } from './overview.ts';
+import { apiScopeRoutes } from './api-scopes.ts';
+import { keyRoutes } from './keys.ts';
+import { webhookRoutes } from './webhooks.ts';
 
 /**
  * Every answer of the console: never stored, never framed, script only from this origin (the
@@ -70,4 +73,7 @@ async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<v
   });
   consoleSessionRoutes(app, deps);
   overviewRoutes(app, deps);
+  apiScopeRoutes(app, deps);
+  keyRoutes(app, deps);
+  webhookRoutes(app, deps);
 }
