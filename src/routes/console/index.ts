@@ -36,6 +36,7 @@ import { overviewRoutes } from './overview.ts';
 import { apiScopeRoutes } from './api-scopes.ts';
 import { keyRoutes } from './keys.ts';
 import { webhookRoutes } from './webhooks.ts';
+import { eventRoutes } from './events.ts';
 
 /**
  * Every answer of the console: never stored, never framed, script only from this origin (the
@@ -76,4 +77,5 @@ async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<v
   apiScopeRoutes(app, deps);
   keyRoutes(app, deps);
   webhookRoutes(app, deps);
+  eventRoutes(app, deps);
 }
