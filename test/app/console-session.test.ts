@@ -117,3 +117,19 @@ describe('the console session', () => {
     expect((await browser.get(`${app.base}/admin`)).status).toBe(303);
   });
 });
+
+describe('the console overview', () => {
+  it('shows the database, the store, mail, the current signing key and its next rotation, and the locked accounts', async () => {
+    await app.sql("UPDATE users SET locked = true WHERE username = 'nobody'");
+    const { page } = await signIn(AUDITOR);
+    const text = page.body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+    expect(text).toMatch(/Database Up/);
+    expect(text).toMatch(/Short-lived store Up/);
+    expect(text).toMatch(/Mail Up/);
+    const kid = (await app.sql<{ kid: string }>("SELECT kid FROM signing_keys WHERE state = 'current'"))[0]?.kid ?? 'none';
+    expect(text).toContain(`Current key ${kid}`);
+    expect(text).toMatch(/Next rotation \d{4}-\d\d-\d\dT/);
+    expect(page.body).toMatch(/href="[^"]*\/admin\/users\/[^"]+">nobody</);
+    expect(text).toContain('Sign-ins of the last 24 hours');
+  });
+});
