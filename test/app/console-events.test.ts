@@ -33,12 +33,12 @@ beforeAll(async () => {
     SELECT 'evt_change_' || i, 'admin_change', timestamptz '2026-11-20 12:00:00+00' + i * interval '1 minute',
       jsonb_build_object('actor', 'cli', 'action', 'update', 'resource', 'user', 'resource_id', 'u-' || (i + 1), 'fields', jsonb_build_array('roles'))
     FROM generate_series(1, 3) AS i`);
-  // The chart's hour: 4 successes, 2 failures, 1 throttled; one of 30 hours ago is outside the 24.
+  // The chart's hour: 4 successes, 2 failures, 1 throttled; a throttled one of 30 hours ago is outside the 24.
   await app.sql(`INSERT INTO events (id, type, occurred_at, data)
     SELECT 'evt_chart_' || i, 'sign_in', $1::timestamptz + i * interval '1 minute',
       jsonb_build_object('result', CASE WHEN i <= 4 THEN 'success' WHEN i <= 6 THEN 'failure' ELSE 'throttled' END, 'username', 'vic')
     FROM generate_series(1, 7) AS i`, [twoHoursAgo]);
-  await app.sql(`INSERT INTO events (id, type, occurred_at, data) VALUES ('evt_chart_old', 'sign_in', now() - interval '30 hours', '{"result":"failure","username":"vic"}')`);
+  await app.sql(`INSERT INTO events (id, type, occurred_at, data) VALUES ('evt_chart_old', 'sign_in', now() - interval '30 hours', '{"result":"throttled","username":"vic"}')`);
   admin = (await signInToConsole(app.base, ADMIN)).browser;
   auditor = (await signInToConsole(app.base, AUDITOR)).browser;
   hooks = (await signInToConsole(app.base, HOOKS, { path: '/webhooks' })).browser;
@@ -95,5 +95,22 @@ describe('/admin/events', () => {
     expect(eventIds(await open(auditor, '/events?type=admin_change&until=2026-11-21T00:00:00Z'))).toHaveLength(3);
     const refused = await open(hooks, '/events', 403);
     expect(refused.body).not.toContain('evt_');
+  });
+});
+
+describe('the overview\'s sign-ins of the last 24 hours', () => {
+  it('counts the audit log\'s sign-ins per hour by result, drawn as SVG with a title, a description and the numbers as a table', async () => {
+    const page = await open(admin, '');
+    const hour = twoHoursAgo.toISOString();
+    const label = `${String(twoHoursAgo.getUTCHours()).padStart(2, '0')}:00`;
+    expect(page.body).toContain(`<th scope="row"><time datetime="${hour}">${label}</time></th><td>4</td><td>2</td><td>1</td>`);
+    expect(page.body.match(/<tr><th scope="row"><time/g)).toHaveLength(24);
+    // The throttled one of 30 hours ago is outside the 24 hours; the seeded ones of 2026-11-20 too.
+    expect(page.body).toContain('Throttled: 1</li>');
+    expect(page.body).toMatch(/<svg viewBox="0 0 720 220" role="img" aria-labelledby="sign-ins-chart-title sign-ins-chart-desc"/);
+    expect(page.body).toContain('<title id="sign-ins-chart-title">Sign-ins per hour, last 24 hours (UTC)</title>');
+    expect(page.body).toMatch(/<desc id="sign-ins-chart-desc">\d+ successes, \d+ failures and 1 throttled over 24 hours/);
+    expect(page.body.match(/<rect class="chart-throttled"/g)).toHaveLength(1);
+    expect(page.body.match(/<rect class="chart-failure"/g)?.length).toBeGreaterThanOrEqual(1);
   });
 });
