@@ -44,7 +44,7 @@ const post = (browser: Browser, page: Page, path: string, fields: Record<string,
 const alertOf = (page: Page) => decode(/role="alert"[^>]*>([^<]*)</.exec(page.body)?.[1] ?? '');
 const fieldErrorOf = (page: Page, name: string) => decode(new RegExp(`id="f-${name}-error">([^<]*)<`).exec(page.body)?.[1] ?? '');
 const secretOf = (page: Page) => /id="one-time-secret">([^<]*)</.exec(page.body)?.[1];
-const versionIn = (page: Page, action: string) => new RegExp(`action="[^"]*${action}"[^>]*>\\s*<input type="hidden" name="csrf_token" value="[^"]*">\\s*<input type="hidden" name="version" value="(\\d+)"`).exec(page.body)?.[1] ?? '';
+const versionIn = (page: Page, action: string) => new RegExp(`action="[^"]*${action}"[^>]*>(?:(?!</form>)[\\s\\S])*?name="version" value="(\\d+)"`).exec(page.body)?.[1] ?? '';
 const decode = (text: string) => text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 
 /** The audit lines of `type` logged so far. */
@@ -153,7 +153,7 @@ describe('/admin/webhooks', () => {
     const bad = await post(hooks, list, '/webhooks', { url: 'ftp://example.com/hooks', event_types: 'sign_in\nno_such_event', description: 'Ops' });
     expect(bad.status).toBe(400);
     expect(fieldErrorOf(bad, 'url')).not.toBe('');
-    expect(fieldErrorOf(bad, 'event_types')).toBe('unknown event type "no_such_event" (an audit event\'s type, or *)');
+    expect(fieldErrorOf(bad, 'event_types')).toBe('event_types[1]: unknown event type "no_such_event" (an audit event\'s type, or *)');
     expect(bad.body).toContain('value="ftp://example.com/hooks"');
 
     const made = await post(hooks, list, '/webhooks', { url: 'http://127.0.0.1:9/ops', event_types: 'sign_in\r\nadmin_change\n', description: 'Ops' });

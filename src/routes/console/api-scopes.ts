@@ -9,7 +9,8 @@ import { mayChange } from '../../console/access.ts';
 import type { ConsoleAdmin } from '../../console/session.ts';
 import type { ConsoleDeps } from './deps.ts';
 import { consolePage } from './guard.ts';
-import { changeActorOf, listPageOf, nextPageQuery, pageRefusalOf, postedForm, postedText, postedVersion, type PageRefusal } from './page-forms.ts';
+import { actorOf, formOf, textOf } from './forms.ts';
+import { listPageOf, nextPageQuery, pageRefusalOf, requiredVersionOf, type PageRefusal } from './page-forms.ts';
 import { renderConsole } from './render.ts';
 
 const SCOPES_PER_PAGE = 100;
@@ -34,9 +35,9 @@ export function apiScopeRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     showScopes(reply, admin, request.query as Record<string, unknown>)));
 
   app.post('/api-scopes', consolePage(deps, 'api-scopes', 'change', async (request, reply, admin) => {
-    const name = (postedText(postedForm(request), 'name') ?? '').trim();
+    const name = (textOf(formOf(request), 'name') ?? '').trim();
     try {
-      await addApiScope(deps.admin, name, changeActorOf(request, admin, deps));
+      await addApiScope(deps.admin, name, actorOf(request, admin, deps));
       return await showScopes(reply, admin, {}, { notice: `API scope ${name} added.` }, 201);
     } catch (error) {
       const refusal = pageRefusalOf(error);
@@ -49,7 +50,7 @@ export function apiScopeRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.post('/api-scopes/:name/remove', consolePage(deps, 'api-scopes', 'change', async (request, reply, admin) => {
     const { name } = (request as FastifyRequest<{ Params: { name: string } }>).params;
     try {
-      await removeApiScope(deps.admin, name, changeActorOf(request, admin, deps), postedVersion(postedForm(request)));
+      await removeApiScope(deps.admin, name, actorOf(request, admin, deps), requiredVersionOf(formOf(request)));
       return await showScopes(reply, admin, {}, { notice: `API scope ${name} removed: it is no longer granted.` });
     } catch (error) {
       const refusal = pageRefusalOf(error);

@@ -14,7 +14,8 @@ import type { ConsoleAdmin } from '../../console/session.ts';
 import type { SigningKeyRecord } from '../../store/records.ts';
 import type { ConsoleDeps } from './deps.ts';
 import { consolePage } from './guard.ts';
-import { pageRefusalOf, postedForm, postedText, type PageRefusal } from './page-forms.ts';
+import { formOf, textOf } from './forms.ts';
+import { pageRefusalOf, type PageRefusal } from './page-forms.ts';
 import { renderConsole } from './render.ts';
 
 const STATE_ORDER: Record<SigningKeyRecord['state'], number> = { current: 0, next: 1, previous: 2, retired: 3 };
@@ -54,7 +55,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
 
   app.post('/keys/:kid/retire', consolePage(deps, 'keys', 'change', async (request, reply, admin) => {
     const { kid } = (request as FastifyRequest<{ Params: { kid: string } }>).params;
-    const force = postedText(postedForm(request), 'force') === 'true';
+    const force = textOf(formOf(request), 'force') === 'true';
     try {
       const { invalidated } = await retireKey(keys, kid, { force, clients: await deps.admin.durable.clients.list() });
       deps.audit(request, { type: 'key_retired', kid, actor: 'console' }, { admin_sub: admin.sub });

@@ -1,71 +1,34 @@
 /**
- * What the forms of the API scopes, signing keys, webhooks and audit log pages share: the posted
- * fields as the API's wire fields (a list is one value per line of its textarea), the row
- * version a form carries, the administrator as the actor of a change, an AdminError as the
- * refusal a page shows beside its field, and a list's page from the query (`cursor`).
+ * What the API scopes, signing keys, webhooks and audit log pages add to forms.ts: the row
+ * version a change needs, a refusal with the status of its page, and a list's page from the
+ * query (`cursor`) and the query of the next one.
  */
-import type { FastifyRequest } from 'fastify';
-import { AdminError } from '../../admin/errors.ts';
+import { AdminError, type AdminErrorCode } from '../../admin/errors.ts';
 import { decodeCursor, encodeCursor } from '../../admin/pages.ts';
-import type { ChangeActor } from '../../admin/recorded-change.ts';
-import { consoleActor } from '../../console/actor.ts';
-import type { ConsoleAdmin } from '../../console/session.ts';
 import type { PageRequest } from '../../store/types.ts';
-import type { ConsoleDeps } from './deps.ts';
-
-export type PostedForm = Record<string, string | string[] | undefined>;
-
-export const postedForm = (request: FastifyRequest): PostedForm => (request.body ?? {}) as PostedForm;
-
-/** One value of a field (the first, when sent more than once); undefined when absent. */
-export function postedText(form: PostedForm, name: string): string | undefined {
-  const value = form[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** A list field: each non-empty line of its textarea, trimmed. */
-export function postedLines(form: PostedForm, name: string): string[] {
-  const value = form[name];
-  const values = value === undefined ? [] : Array.isArray(value) ? value : [value];
-  return values.flatMap((v) => v.split(/\r?\n/)).map((line) => line.trim()).filter((line) => line !== '');
-}
+import { refusalOf, versionOf, type FormBody, type Refusal } from './forms.ts';
 
 /**
  * The row version the form was made from: a change over what a page showed needs it (a form
  * without one is not the console's).
  */
-export function postedVersion(form: PostedForm): number {
-  const value = postedText(form, 'version');
-  if (value === undefined || !/^\d{1,15}$/.test(value)) throw new AdminError('invalid', 'the form carries no version of the row it shows: open the page again');
-  return Number(value);
+export function requiredVersionOf(form: FormBody): number {
+  const version = versionOf(form);
+  if (version === undefined) throw new AdminError('invalid', 'the form carries no version of the row it shows: open the page again');
+  return version;
 }
 
-/** The administrator as the actor of a change: its events are logged on the request once it committed. */
-export function changeActorOf(request: FastifyRequest, admin: ConsoleAdmin, deps: ConsoleDeps): ChangeActor {
-  return consoleActor(admin.sub, (event) => deps.audit(request, event, { admin_sub: admin.sub }, { inOutbox: true }));
-}
-
-/** A refusal as a page shows it: its one line (role="alert") and each field's problems by field name. */
-export interface PageRefusal {
-  message: string;
-  fields: Record<string, string[]>;
-  /** The row changed since the form was made: the page shows the current values. */
-  stale: boolean;
-  notFound: boolean;
-  /** The HTTP status of the page that shows it. */
+/** A refusal as a page shows it (forms.ts), with the status of the page that shows it. */
+export interface PageRefusal extends Refusal {
   status: number;
 }
 
-const STALE_MESSAGE = 'Someone changed this since you opened it, so your change was not saved. The page now shows the current values: redo your change on them.';
+const STATUS_OF: Record<AdminErrorCode, number> = { stale: 409, conflict: 409, not_found: 404, invalid: 400, key_reused: 422 };
 
 /** An AdminError as a PageRefusal; any other error is not the form's to show, and is thrown again. */
 export function pageRefusalOf(error: unknown): PageRefusal {
-  if (!(error instanceof AdminError)) throw error;
-  const fields: Record<string, string[]> = {};
-  for (const problem of error.problems) (fields[String(problem.path[0] ?? '')] ??= []).push(problem.message);
-  const stale = error.code === 'stale';
-  const status = { stale: 409, conflict: 409, not_found: 404, invalid: 400, key_reused: 422 }[error.code];
-  return { message: stale ? STALE_MESSAGE : error.message, fields, stale, notFound: error.code === 'not_found', status };
+  const refusal = refusalOf(error);
+  return { ...refusal, status: STATUS_OF[(error as AdminError).code] };
 }
 
 /** A page of a console list: `?cursor=` as the API's cursor; a cursor not of ours starts at the top. */

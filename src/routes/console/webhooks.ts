@@ -15,7 +15,8 @@ import { mayChange } from '../../console/access.ts';
 import type { ConsoleAdmin } from '../../console/session.ts';
 import type { ConsoleDeps } from './deps.ts';
 import { consolePage } from './guard.ts';
-import { changeActorOf, listPageOf, nextPageQuery, pageRefusalOf, postedForm, postedLines, postedText, postedVersion, type PageRefusal, type PostedForm } from './page-forms.ts';
+import { actorOf, formOf, linesOf, textOf, type FormBody } from './forms.ts';
+import { listPageOf, nextPageQuery, pageRefusalOf, requiredVersionOf, type PageRefusal } from './page-forms.ts';
 import { renderConsole } from './render.ts';
 
 const ATTEMPTS_PER_PAGE = 25;
@@ -42,11 +43,11 @@ interface EndpointPageExtra {
 const NEW_ENDPOINT: EndpointValues = { url: '', event_types: '*', description: '' };
 
 /** The endpoint fields of a form, as the API's fields. */
-function endpointFieldsOf(form: PostedForm): { url: string; event_types: string[]; description: string } {
-  return { url: (postedText(form, 'url') ?? '').trim(), event_types: postedLines(form, 'event_types'), description: postedText(form, 'description') ?? '' };
+function endpointFieldsOf(form: FormBody): { url: string; event_types: string[]; description: string } {
+  return { url: (textOf(form, 'url') ?? '').trim(), event_types: linesOf(form, 'event_types'), description: textOf(form, 'description') ?? '' };
 }
 
-const typedValuesOf = (form: PostedForm): EndpointValues => ({ url: postedText(form, 'url') ?? '', event_types: postedText(form, 'event_types') ?? '', description: postedText(form, 'description') ?? '' });
+const typedValuesOf = (form: FormBody): EndpointValues => ({ url: textOf(form, 'url') ?? '', event_types: textOf(form, 'event_types') ?? '', description: textOf(form, 'description') ?? '' });
 
 export function webhookRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const base = `${deps.page.basePath}/admin`;
@@ -81,9 +82,9 @@ export function webhookRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get('/webhooks', consolePage(deps, 'webhooks', 'read', async (_request, reply, admin) => showList(reply, admin)));
 
   app.post('/webhooks', consolePage(deps, 'webhooks', 'change', async (request, reply, admin) => {
-    const form = postedForm(request);
+    const form = formOf(request);
     try {
-      const { endpoint, secret } = await createWebhook(webhookDeps, endpointFieldsOf(form), changeActorOf(request, admin, deps));
+      const { endpoint, secret } = await createWebhook(webhookDeps, endpointFieldsOf(form), actorOf(request, admin, deps));
       return await showEndpoint(reply.header('location', `${base}/webhooks/${endpoint.id}`), admin, endpoint.id, { secret, notice: 'Endpoint created.' }, 201);
     } catch (error) {
       const refusal = pageRefusalOf(error);
@@ -101,12 +102,12 @@ export function webhookRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   }));
 
   /** A change of the endpoint's row at the form's version, then its page saying `notice`. */
-  function changeRoute(path: string, change: (form: PostedForm) => WebhookChange, notice: string, keepTyped: boolean): void {
+  function changeRoute(path: string, change: (form: FormBody) => WebhookChange, notice: string, keepTyped: boolean): void {
     app.post(`/webhooks/:id${path}`, consolePage(deps, 'webhooks', 'change', async (request, reply, admin) => {
       const id = idOf(request);
-      const form = postedForm(request);
+      const form = formOf(request);
       try {
-        await updateWebhook(webhookDeps, id, change(form), changeActorOf(request, admin, deps), postedVersion(form));
+        await updateWebhook(webhookDeps, id, change(form), actorOf(request, admin, deps), requiredVersionOf(form));
         return await showEndpoint(reply, admin, id, { notice });
       } catch (error) {
         return refused(reply, admin, id, error, keepTyped ? typedValuesOf(form) : undefined);
@@ -120,7 +121,7 @@ export function webhookRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.post('/webhooks/:id/secret', consolePage(deps, 'webhooks', 'change', async (request, reply, admin) => {
     const id = idOf(request);
     try {
-      const rotated = await rotateWebhookSecret(webhookDeps, id, changeActorOf(request, admin, deps), postedVersion(postedForm(request)));
+      const rotated = await rotateWebhookSecret(webhookDeps, id, actorOf(request, admin, deps), requiredVersionOf(formOf(request)));
       return await showEndpoint(reply, admin, id, { secret: rotated.secret, previousValidUntil: rotated.previousValidUntil.toISOString() });
     } catch (error) {
       return refused(reply, admin, id, error);
