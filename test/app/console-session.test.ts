@@ -63,6 +63,12 @@ describe('the console entry', () => {
     const overview = await browser.get(`${app.base}/admin`);
     expect(overview.status).toBe(303);
     expect(overview.location).toBe(`${app.base}/admin/webhooks`);
+    for (const path of ['/clients', '/users', '/clients/new']) {
+      const refused = await browser.get(`${app.base}/admin${path}`);
+      expect(refused.status).toBe(403);
+      expect(refused.body).not.toContain('<table');
+    }
+    expect(await browser.post(`${app.base}/admin/clients`, { client_id: 'by-hooks' }).then((r) => r.status)).toBe(403);
   });
 });
 
@@ -119,8 +125,12 @@ describe('the console session', () => {
 });
 
 describe('the console overview', () => {
-  it('shows the database, the store, mail, the current signing key and its next rotation, and the locked accounts', async () => {
+  it('shows the database, the store, mail, the current signing key and its next rotation, the webhook endpoints failing or disabled, and the locked accounts', async () => {
     await app.sql("UPDATE users SET locked = true WHERE username = 'nobody'");
+    await app.sql(`INSERT INTO webhook_endpoints (id, url, event_types, enabled, secret_sealed, disabled_reason, failing_since) VALUES
+      ('ep_failing', 'https://failing.example/hook', '{admin_change}', true, 'sealed', NULL, now() - interval '2 hours'),
+      ('ep_gone', 'https://gone.example/hook', '{admin_change}', false, 'sealed', 'gone', NULL),
+      ('ep_fine', 'https://fine.example/hook', '{admin_change}', true, 'sealed', NULL, NULL)`);
     const { page } = await signIn(AUDITOR);
     const text = page.body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
     expect(text).toMatch(/Database Up/);
@@ -131,5 +141,8 @@ describe('the console overview', () => {
     expect(text).toMatch(/Next rotation \d{4}-\d\d-\d\dT/);
     expect(page.body).toMatch(/href="[^"]*\/admin\/users\/[^"]+">nobody</);
     expect(text).toContain('Sign-ins of the last 24 hours');
+    expect(text).toMatch(/https:\/\/failing\.example\/hook : failing since \d{4}-/);
+    expect(text).toMatch(/https:\/\/gone\.example\/hook : disabled: the endpoint answered 410 Gone/);
+    expect(text).not.toContain('fine.example');
   });
 });

@@ -189,6 +189,15 @@ describe('parseConfig', () => {
     });
   });
 
+  it('serves the administration console where the API is, unless IDP_ADMIN_CONSOLE=off', () => {
+    expect(config({}).adminConsole).toBe(true);
+    expect(config({ IDP_ADMIN_CONSOLE: 'off' }).adminConsole).toBe(false);
+    expect(config({ IDP_ADMIN_API: 'off' }).adminConsole).toBe(false);
+    expect(parseConfig({ IDP_ADMIN_CONSOLE: 'maybe' })).toStrictEqual({
+      ok: false, message: 'configuration error: IDP_ADMIN_CONSOLE must be on or off (example: IDP_ADMIN_CONSOLE=off)',
+    });
+  });
+
   it('never echoes the secret it refuses', () => {
     const result = parseConfig({ IDP_SECRET: 'hunter2-not-long-enough' });
     expect(result.ok).toBe(false);

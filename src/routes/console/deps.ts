@@ -11,7 +11,7 @@ import type { PageContext } from '../shared/pages.ts';
 export interface ConsoleDeps {
   /** The administrative operations' deps: the very ones the API calls them with. */
   admin: AdminApiDeps;
-  services: Pick<Services, 'ephemeral' | 'source' | 'mailer' | 'keys' | 'durable' | 'users' | 'clock' | 'recovery' | 'config'>;
+  services: Pick<Services, 'ephemeral' | 'source' | 'mailer' | 'keys' | 'durable' | 'users' | 'clock' | 'recovery' | 'config' | 'userSessions'>;
   sessions: ConsoleSessions;
   signIn: ConsoleSignIn;
   csrfKey: Keyring;

@@ -49,7 +49,7 @@ export function versionOf(form: FormBody): number | undefined {
 
 /** The administrator as the actor of a change: its events are logged on the request, once it committed. */
 export function actorOf(request: FastifyRequest, admin: ConsoleAdmin, deps: ConsoleDeps): ChangeActor {
-  return consoleActor(admin.sub, (event) => deps.audit(request, event, { admin_sub: admin.sub }, { inOutbox: true }));
+  return consoleActor(admin.sub, (event) => deps.audit(request, event, {}, { inOutbox: true }));
 }
 
 /** A refusal as a page shows it: the one line (in role="alert") and each field's problems beside it, by field name. */

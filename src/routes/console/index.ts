@@ -34,6 +34,7 @@ import type { ConsoleDeps } from './deps.ts';
 import { consoleSessionRoutes } from './session-routes.ts';
 import { overviewRoutes } from './overview.ts';
 import { clientRoutes } from './clients.ts';
+import { userRoutes } from './users.ts';
 import { apiScopeRoutes } from './api-scopes.ts';
 import { keyRoutes } from './keys.ts';
 import { webhookRoutes } from './webhooks.ts';
@@ -76,6 +77,7 @@ async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<v
   consoleSessionRoutes(app, deps);
   overviewRoutes(app, deps);
   clientRoutes(app, deps);
+  userRoutes(app, deps);
   apiScopeRoutes(app, deps);
   keyRoutes(app, deps);
   webhookRoutes(app, deps);
