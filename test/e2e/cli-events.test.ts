@@ -21,13 +21,13 @@ function eventsSuite(name: string, database: () => Promise<{ env: Record<string,
 
     beforeAll(async () => {
       ({ env, drop } = await database());
-      expect((await idp(['migrate'])).code).toBe(0);
       const added = await idp(['users', 'add', '--username', 'grace', '--password', PASSWORD, '--json']);
       expect(added.code, added.stderr).toBe(0);
       sub = (JSON.parse(added.stdout) as { sub: string }).sub;
       expect((await idp(['users', 'lock', 'grace'])).code).toBe(0);
       expect((await idp(['scopes', 'add', 'orders.read'])).code).toBe(0);
-    });
+      // Each command opens (and on first use migrates) the embedded database: slow on a busy machine.
+    }, 600_000);
     afterAll(async () => {
       await drop();
       dataDir.remove();
