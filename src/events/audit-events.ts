@@ -100,10 +100,11 @@ export interface PasskeyCounterRegressed {
 }
 
 /**
- * Who changed signing keys: the rotation schedule of a running server, the command line, or the
- * administration API (whose request's line names the calling client).
+ * Who changed signing keys: the rotation schedule of a running server, the command line, the
+ * administration API (whose request's line names the calling client), or the administration
+ * console (whose line names the administrator's `admin_sub`).
  */
-export type KeyActor = 'schedule' | 'cli' | 'api';
+export type KeyActor = 'schedule' | 'cli' | 'api' | 'console';
 
 /** A new signing key is published in the JWKS ahead of its use (by the rotation schedule). */
 export interface KeyPublished {

@@ -35,6 +35,10 @@ import { consoleSessionRoutes } from './session-routes.ts';
 import { overviewRoutes } from './overview.ts';
 import { clientRoutes } from './clients.ts';
 import { userRoutes } from './users.ts';
+import { apiScopeRoutes } from './api-scopes.ts';
+import { keyRoutes } from './keys.ts';
+import { webhookRoutes } from './webhooks.ts';
+import { eventRoutes } from './events.ts';
 
 /**
  * Every answer of the console: never stored, never framed, script only from this origin (the
@@ -74,4 +78,8 @@ async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<v
   overviewRoutes(app, deps);
   clientRoutes(app, deps);
   userRoutes(app, deps);
+  apiScopeRoutes(app, deps);
+  keyRoutes(app, deps);
+  webhookRoutes(app, deps);
+  eventRoutes(app, deps);
 }

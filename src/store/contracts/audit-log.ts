@@ -49,11 +49,32 @@ export interface AuditLogPurge {
   types?: readonly string[] | undefined;
 }
 
+/** How many events of one type each hour held, by the value of one of their fields (`result` of `sign_in`). */
+export interface HourlyCountQuery {
+  type: string;
+  /** A top-level field of the events' data. */
+  field: string;
+  /** At or after. */
+  since: Date;
+  /** Before. */
+  until: Date;
+}
+
+export interface HourlyCount {
+  /** The start of the hour (UTC, whole hours since the epoch). */
+  hour: Date;
+  /** The field's value as text; null where the event has none. */
+  value: string | null;
+  count: number;
+}
+
 export interface AuditLogRepository {
   /** `limit` events matching the query, newest first (occurred_at, then id, descending), after `cursor`. */
   list(query: AuditLogQuery): Promise<AuditLogEntry[]>;
   /** How many events match (every page together). */
   count(filter: AuditLogFilter): Promise<number>;
+  /** Events of the query's type per hour and value of its field, in one GROUP BY over the type's index; hours without any are left out. */
+  countPerHour(query: HourlyCountQuery): Promise<HourlyCount[]>;
   /**
    * Deletes up to `limit` events of the purge (with their deliveries and attempts), skipping rows
    * another transaction holds; returns how many. Small batches: no lock is held for long.

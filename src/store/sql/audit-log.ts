@@ -48,6 +48,15 @@ export function sqlAuditLog(db: Db): AuditLogRepository {
       const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM events WHERE ${allOf(conditions(filter))}`.execute(db);
       return Number(rows[0]?.n ?? 0);
     },
+    async countPerHour(query) {
+      // Whole hours since the epoch, whatever the session's time zone.
+      const { rows } = await sql<{ hour: string; value: string | null; n: string }>`
+        SELECT (floor(extract(epoch FROM occurred_at) / 3600))::bigint::text AS hour, data->>${query.field}::text AS value, count(*)::text AS n
+        FROM events
+        WHERE type = ${query.type}::text AND occurred_at >= ${query.since}::timestamptz AND occurred_at < ${query.until}::timestamptz
+        GROUP BY 1, 2`.execute(db);
+      return rows.map((row) => ({ hour: new Date(Number(row.hour) * 3600_000), value: row.value, count: Number(row.n) }));
+    },
     async purge(purge, limit) {
       const ofTypes = purge.types === undefined ? [] : [sql<boolean>`type = ANY(${[...purge.types]}::text[])`];
       const { rows } = await sql<{ id: string }>`
