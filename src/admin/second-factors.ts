@@ -5,7 +5,7 @@
 import type { FactorKind, FactorRecord, UserRecord } from '../store/records.ts';
 import { AdminError } from './errors.ts';
 import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
-import type { SecondFactorWire } from './wire-schemas.ts';
+import type { SecondFactorWire } from './answer-schemas.ts';
 
 /** One factor as shown, by wire names; a user's recovery codes are one entry, with how many are left. */
 export type FactorSummary = SecondFactorWire;

@@ -7,7 +7,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AdminError, type AdminErrorCode, type FieldPath } from '../admin/errors.ts';
-import type { ProblemWire } from '../admin/wire-schemas.ts';
+import type { ProblemWire } from '../admin/answer-schemas.ts';
 import { OAuthError } from '../errors.ts';
 import { isStoreUnavailable } from '../store/unavailable.ts';
 import type { AuthorizationTarget } from '../sessions/authorization-request.ts';

@@ -1,6 +1,8 @@
 /**
- * The seed file (the README's "Seed file" section) as one strict zod schema. A file that does not
- * fit is refused whole: `seedFileProblems` names the path of every wrong field, one line each.
+ * What the service accepts, as strict zod schemas by wire names: the seed file (the README's
+ * "Seed file" section), an import's records, and the Administration API's request bodies (what
+ * it answers is answer-schemas.ts). A seed file that does not fit is refused whole:
+ * `seedFileProblems` names the path of every wrong field, one line each.
  */
 import { z } from 'zod';
 import { MIN_CLIENT_SECRET_LENGTH } from '../tokens/opaque.ts';

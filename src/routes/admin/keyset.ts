@@ -1,6 +1,6 @@
 /** The query of every list (`limit`, `cursor`, `count`) and the answer of a page (`items`, `next_cursor`, `total`, Link). */
 import { z } from 'zod';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodeCursor, encodeCursor, type Page } from '../../admin/pages.ts';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodeCursor, encodeCursor, type Page } from '../../admin/keyset.ts';
 import type { AdminArea } from '../../admin/api-access.ts';
 import type { PageRequest } from '../../store/types.ts';
 import type { AdminApiDeps } from './deps.ts';
@@ -52,7 +52,7 @@ export function listOperation<T>(spec: {
   /** How many items all pages hold (for `count=true`). */
   count: (deps: AdminApiDeps) => Promise<number> | number;
   document: (row: T) => unknown;
-  /** The schema of its page (wire-schemas.ts). */
+  /** The schema of its page (answer-schemas.ts). */
   page: z.ZodType;
 }): Operation {
   return operation<undefined, z.output<typeof pageQuery>>({
