@@ -110,7 +110,7 @@ const OWNERS: Array<[RegExp, string[]]> = [
   [/^openid-client$/, ['sources/']],
   [/^@node-rs\/(argon2|bcrypt)$/, ['sources/']],
   [/^stream-(json|chain)(\/|$)/, ['admin/']],
-  [/^otplib$/, ['sessions/', 'factors/']],
+  [/^otplib$/, ['factors/']],
   [/^@simplewebauthn\/server(\/|$)/, ['factors/']],
   [/^nodemailer(\/|$)/, ['mail/']],
   [/^(eta|@fastify\/.*|fastify)$/, ['routes/', 'app.ts']],

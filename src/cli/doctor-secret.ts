@@ -3,7 +3,7 @@
  * does anything still need IDP_SECRET_PREVIOUS (until `idp secrets reseal` has run).
  */
 import { createSigningKeyManager } from '../services.ts';
-import { staleUserSecrets } from '../sessions/mfa.ts';
+import { staleUserSecrets } from '../factors/authenticator-app.ts';
 import { deriveKeyring } from '../tokens/secret-box.ts';
 import { readSecretCheck, WRONG_SECRET, WRONG_SECRET_FIX } from '../tokens/secret-check.ts';
 import { fail, isOutcome, ok, openOrSkip, skip, type DoctorContext, type Outcome } from './doctor-context.ts';

@@ -8,7 +8,7 @@ import type { Audit } from '../events/record.ts';
 import { defaultPasskeyName, passkeyName, removePasskey, renamePasskey } from '../factors/passkey-management.ts';
 import { REGISTERED_ALREADY, type Binding, type Passkeys } from '../factors/passkeys.ts';
 import { generateRecoveryCodes, type RecoveryCodeDeps } from '../factors/recovery-codes.ts';
-import type { SecurityNotices } from '../factors/security-notices.ts';
+import type { SecurityNotices } from '../mail/security-notices.ts';
 import { passkeyFactors } from '../store/records.ts';
 import type { FactorRepository } from '../store/types.ts';
 import type { SignedIn } from './account.ts';

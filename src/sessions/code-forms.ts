@@ -11,7 +11,7 @@ import { endEnrolment } from './enrolment-end.ts';
 import type { PendingSignIn } from './interaction.ts';
 import { judgeAttempt, refusalMessage } from './password-form.ts';
 import type { Form, OpenInteraction, RenderStep, StepFormsDeps } from './step-form-deps.ts';
-import { acceptTotp } from './totp.ts';
+import { acceptTotp } from '../factors/totp.ts';
 
 export interface CodeFormsDeps extends Pick<StepFormsDeps, 'flow' | 'mfa' | 'throttle' | 'canonicalAccountName' | 'deviceCookies' | 'interactions' | 'recoveryCodes' | 'notices'> {
   openInteraction: OpenInteraction;

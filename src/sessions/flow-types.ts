@@ -12,6 +12,9 @@ import type { LoadedSession } from './browser-session.ts';
 import type { DeviceCookie } from './device-cookie.ts';
 import type { Interaction } from './interaction.ts';
 import type { Step } from './steps.ts';
+import type { Enrolment } from '../factors/authenticator-app.ts';
+
+export type { Enrolment } from '../factors/authenticator-app.ts';
 
 /** What the flow needs of the browser request it serves; the route binds it. */
 /** What a sign-in step's audit event says of the attempt; the step adds who. */
@@ -46,16 +49,6 @@ export interface StepFeedback {
  * by recovery code, `recovery-codes` the new codes shown once after enrolment.
  */
 export type ShownStep = 'sign-in' | 'otp' | 'recovery' | 'enrol' | 'recovery-codes' | 'password' | 'consent';
-
-/** MFA enrolment: the new secret, and its otpauth:// URI as a link and as a QR code (SVG made here). */
-export interface Enrolment {
-  secret: string;
-  qrSvg: string;
-  otpauthUri: string;
-  /** The account and the issuer, as the authenticator app will list them. */
-  account: string;
-  issuer: string;
-}
 
 /** A WebAuthn ceremony a page offers: the options for the browser, and where its answer is posted. */
 export interface PasskeyCeremony {

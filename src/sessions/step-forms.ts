@@ -10,7 +10,7 @@ import { OAuthError } from '../errors.ts';
 import { totpFactor } from '../store/records.ts';
 import { trustRequestOf } from './account-sign-in.ts';
 import { isSameBrowser } from './interaction.ts';
-import { enrolmentOf } from './mfa.ts';
+import { enrolmentOf } from '../factors/authenticator-app.ts';
 import { createCodeForms } from './code-forms.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-types.ts';
 import { createPasskeyForms, passkeyCeremony } from './passkey-forms.ts';

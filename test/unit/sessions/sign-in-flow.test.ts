@@ -11,7 +11,7 @@ import { createSessionStore } from '../../../src/sessions/browser-session.ts';
 import type { BrowserRequest, FlowResult } from '../../../src/sessions/flow-types.ts';
 import { createInteractionStore } from '../../../src/sessions/interaction.ts';
 import type { Passkeys } from '../../../src/factors/passkeys.ts';
-import type { MfaSecrets } from '../../../src/sessions/mfa.ts';
+import type { MfaSecrets } from '../../../src/factors/authenticator-app.ts';
 import { createSignInFlow } from '../../../src/sessions/sign-in-flow.ts';
 import { createStepForms } from '../../../src/sessions/step-forms.ts';
 import { createDeviceCookies } from '../../../src/sessions/device-cookie.ts';

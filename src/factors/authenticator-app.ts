@@ -8,7 +8,6 @@ import { totpFactor, type UserRecord } from '../store/records.ts';
 import type { EphemeralStore, FactorRepository } from '../store/types.ts';
 import { asKeyring, openWithKeyring, seal, type Keyring } from '../tokens/secret-box.ts';
 import { totpSealingContext } from '../tokens/sealing-contexts.ts';
-import type { Enrolment } from './flow-types.ts';
 import { newTotpSecret, totpUri } from './totp.ts';
 
 export interface MfaSecrets {
@@ -29,6 +28,16 @@ export interface MfaSecrets {
   used(factorId: string, at: Date): Promise<void>;
   /** The QR code of the otpauth:// URI, as SVG markup made here (safe to embed). */
   qrSvg(account: string, secret: string): Promise<string>;
+}
+
+/** MFA enrolment: the new secret, and its otpauth:// URI as a link and as a QR code (SVG made here). */
+export interface Enrolment {
+  secret: string;
+  qrSvg: string;
+  otpauthUri: string;
+  /** The account and the issuer, as the authenticator app will list them. */
+  account: string;
+  issuer: string;
 }
 
 const userContext = totpSealingContext;

@@ -1,5 +1,5 @@
 /**
- * acceptTotp (src/sessions/totp.ts) with an injected time: RFC 6238 codes (SHA-1, 30 s, 6 digits)
+ * acceptTotp (src/factors/totp.ts) with an injected time: RFC 6238 codes (SHA-1, 30 s, 6 digits)
  * for the current step and one step either way, nothing further, each time step claimable once
  * per user, malformed input refused, on the in-process store and on Redis.
  *
@@ -12,7 +12,7 @@
 import { Redis } from 'ioredis';
 import { createGuardrails, generate } from 'otplib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { acceptTotp } from '../../../src/sessions/totp.ts';
+import { acceptTotp } from '../../../src/factors/totp.ts';
 import { createMemoryEphemeralStore } from '../../../src/store/ephemeral/memory.ts';
 import { createRedisEphemeralStore } from '../../../src/store/ephemeral/redis.ts';
 import type { EphemeralStore } from '../../../src/store/types.ts';

@@ -5,8 +5,8 @@
  * gets the audit event alone.
  */
 import type { Clock } from '../clock.ts';
-import type { Mailer } from '../mail/mailer.ts';
-import { securityNoticeMessage, type MailBrand, type SecurityNotice } from '../mail/messages.ts';
+import type { Mailer } from './mailer.ts';
+import { securityNoticeMessage, type MailBrand, type SecurityNotice } from './messages.ts';
 import type { UserRecord } from '../store/records.ts';
 
 export interface SecurityNotices {
