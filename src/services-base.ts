@@ -8,7 +8,7 @@ import type { DerivedServices } from './services-security.ts';
 import type { Mailer } from './mail/mailer.ts';
 import type { MailBrand } from './mail/messages.ts';
 import type { SessionStore } from './sessions/browser-session.ts';
-import type { InteractionStore } from './sessions/interaction.ts';
+import type { InteractionStore } from './sessions/sign-in/interaction.ts';
 import type { SignInSource } from './sources/types.ts';
 import type { ClientsCache } from './store/clients-cache.ts';
 import type { CachedUsers } from './store/users-cache.ts';

@@ -10,16 +10,16 @@ import { createGrants, type Grants, type GrantsDeps } from './grants/index.ts';
 import type { EndSessionDeps } from './sessions/end-session.ts';
 import type { IntrospectionDeps } from './protocol/introspection.ts';
 import type { RevocationDeps } from './protocol/revocation.ts';
-import { createSignInFlow, type SignInFlow } from './sessions/sign-in-flow.ts';
-import { createStepForms, type StepForms } from './sessions/step-forms.ts';
+import { createSignInFlow, type SignInFlow } from './sessions/sign-in/sign-in-flow.ts';
+import { createStepForms, type StepForms } from './sessions/sign-in/step-forms.ts';
 import { createPasswordChanged } from './sessions/password-changed.ts';
-import { createPasswordRecovery } from './sessions/password-recovery.ts';
-import { createRecoveryFlow, type RecoveryFlow } from './sessions/recovery-flow.ts';
-import { startUpstreamSignIn, upstreamSignOutUrl, type SignOutTrip, type UpstreamDeps } from './sessions/upstream.ts';
+import { createPasswordRecovery } from './sessions/recovery/password-recovery.ts';
+import { createRecoveryFlow, type RecoveryFlow } from './sessions/recovery/recovery-flow.ts';
+import { startUpstreamSignIn, upstreamSignOutUrl, type SignOutTrip, type UpstreamDeps } from './sessions/sign-in/upstream.ts';
 
 export interface ProtocolServices {
   signInFlow: SignInFlow;
-  /** What each sign-in page's form does (sessions/step-forms.ts). */
+  /** What each sign-in page's form does (sessions/sign-in/step-forms.ts). */
   stepForms: StepForms;
   /** The token endpoint's grants, by grant_type. */
   grants: Grants;

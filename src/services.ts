@@ -15,7 +15,7 @@ import type { ServicesBase } from './services-base.ts';
 import { createProtocolServices, type ProtocolServices } from './services-protocol.ts';
 import { createWebhookServices, type WebhookServices } from './services-webhooks.ts';
 import { createSessionStore } from './sessions/browser-session.ts';
-import { createInteractionStore } from './sessions/interaction.ts';
+import { createInteractionStore } from './sessions/sign-in/interaction.ts';
 import { createLdapSource } from './sources/ldap.ts';
 import { createLocalSource } from './sources/local.ts';
 import { createUpstreamSource } from './sources/upstream-oidc.ts';

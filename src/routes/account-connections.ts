@@ -6,8 +6,8 @@
  */
 import Bowser from 'bowser';
 import type { UserSessionServices } from '../services-protocol.ts';
-import type { SignedIn } from '../sessions/account.ts';
-import { readableTime, type ReadableTime } from '../sessions/readable-time.ts';
+import type { SignedIn } from '../sessions/account/signed-in.ts';
+import { readableTime, type ReadableTime } from '../sessions/account/readable-time.ts';
 
 export interface ApplicationRow {
   clientId: string;

@@ -3,14 +3,14 @@
  * complete sign-in, nothing owed), the CSRF token of the page's forms, whether the sign-in is
  * recent enough for a security change.
  */
-import type { Clock } from '../clock.ts';
-import { epochSeconds } from '../clock.ts';
-import type { UserRecord } from '../store/records.ts';
-import type { UserRepository } from '../store/types.ts';
-import type { Keyring } from '../tokens/secret-box.ts';
-import type { LoadedSession, SessionStore } from './browser-session.ts';
-import { isValidSessionCsrfToken, sessionCsrfToken } from './csrf.ts';
-import { owedStep } from './steps.ts';
+import type { Clock } from '../../clock.ts';
+import { epochSeconds } from '../../clock.ts';
+import type { UserRecord } from '../../store/records.ts';
+import type { UserRepository } from '../../store/types.ts';
+import type { Keyring } from '../../tokens/secret-box.ts';
+import type { LoadedSession, SessionStore } from '../browser-session.ts';
+import { isValidSessionCsrfToken, sessionCsrfToken } from '../csrf.ts';
+import { owedStep } from '../sign-in/steps.ts';
 
 /** A password or second-factor change needs a sign-in at most this long ago (then it is asked again). */
 export const RECENT_SIGN_IN_SECONDS = 5 * 60;

@@ -3,18 +3,18 @@
  * authenticator app. The route checks the CSRF token and the recent sign-in first; each change
  * then mails the user and records its audit event. A refusal changes nothing.
  */
-import type { Audit } from '../events/record.ts';
-import { removeOwnFactor } from '../factors/factor-removal.ts';
-import { generateRecoveryCodes, regenerateRecoveryCodes, type RecoveryCodeDeps } from '../factors/recovery-codes.ts';
-import type { SecurityNotices } from '../mail/security-notices.ts';
-import { verifyPassword } from '../sources/passwords.ts';
-import { totpFactor } from '../store/records.ts';
-import type { EphemeralStore, FactorRepository } from '../store/types.ts';
-import type { AccountBase, SignedIn } from './account.ts';
-import type { Enrolment } from './flow-types.ts';
-import { enrolmentOf, type MfaSecrets } from '../factors/authenticator-app.ts';
-import type { AfterPasswordChange } from './password-changed.ts';
-import { acceptTotp } from '../factors/totp.ts';
+import type { Audit } from '../../events/record.ts';
+import { removeOwnFactor } from '../../factors/factor-removal.ts';
+import { generateRecoveryCodes, regenerateRecoveryCodes, type RecoveryCodeDeps } from '../../factors/recovery-codes.ts';
+import type { SecurityNotices } from '../../mail/security-notices.ts';
+import { verifyPassword } from '../../sources/passwords.ts';
+import { totpFactor } from '../../store/records.ts';
+import type { EphemeralStore, FactorRepository } from '../../store/types.ts';
+import type { AccountBase, SignedIn } from './signed-in.ts';
+import type { Enrolment } from '../sign-in/flow-types.ts';
+import { enrolmentOf, type MfaSecrets } from '../../factors/authenticator-app.ts';
+import type { AfterPasswordChange } from '../password-changed.ts';
+import { acceptTotp } from '../../factors/totp.ts';
 
 export interface AccountSecurityDeps {
   base: AccountBase;

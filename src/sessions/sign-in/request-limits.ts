@@ -4,8 +4,8 @@
  * bounds keep what one request can make the service store and send small (README, Account
  * protection, "Authorization request limits").
  */
-import { OAuthError } from '../errors.ts';
-import { SCOPE_CLAIMS, type ClaimsRequest } from '../tokens/claims.ts';
+import { OAuthError } from '../../errors.ts';
+import { SCOPE_CLAIMS, type ClaimsRequest } from '../../tokens/claims.ts';
 
 /**
  * Characters per parameter where the general bound is more than a client needs: `state` and

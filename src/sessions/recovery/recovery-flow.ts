@@ -8,17 +8,17 @@
  * Opened without a sign-in page of this browser behind it (a bookmark, a help desk's link), the
  * recovery is the account page's: it ends there.
  */
-import { OAuthError } from '../errors.ts';
-import type { UserRepository } from '../store/types.ts';
-import type { Keyring } from '../tokens/secret-box.ts';
-import { accountSignInRequest } from './account-sign-in.ts';
-import type { LoadedSession, SessionStore } from './browser-session.ts';
-import { isValidSessionCsrfToken, sessionCsrfToken } from './csrf.ts';
-import type { BrowserRequest, FlowResult } from './flow-types.ts';
-import { withFullLifetime, type InteractionStore, type PendingSignIn } from './interaction.ts';
-import { THROTTLED } from './password-form.ts';
+import { OAuthError } from '../../errors.ts';
+import type { UserRepository } from '../../store/types.ts';
+import type { Keyring } from '../../tokens/secret-box.ts';
+import { accountSignInRequest } from '../sign-in/account-sign-in.ts';
+import type { LoadedSession, SessionStore } from '../browser-session.ts';
+import { isValidSessionCsrfToken, sessionCsrfToken } from '../csrf.ts';
+import type { BrowserRequest, FlowResult } from '../sign-in/flow-types.ts';
+import { withFullLifetime, type InteractionStore, type PendingSignIn } from '../sign-in/interaction.ts';
+import { THROTTLED } from '../sign-in/password-form.ts';
 import type { CodeCheck, PasswordRecovery, RecoveryOrigin } from './password-recovery.ts';
-import type { SignInFlow } from './sign-in-flow.ts';
+import type { SignInFlow } from '../sign-in/sign-in-flow.ts';
 
 const CSRF_PURPOSE = 'password-recovery';
 

@@ -5,7 +5,7 @@
  * looked up, so no row of the clients table can pose as it), it issues no code, its errors never
  * go anywhere but our own pages, and at the end the browser goes back to `returnTo`.
  */
-import type { ClientRecord } from '../store/records.ts';
+import type { ClientRecord } from '../../store/records.ts';
 import type { AuthorizationRequest } from './authorization-request.ts';
 import type { BrowserRequest } from './flow-types.ts';
 import type { Interaction } from './interaction.ts';

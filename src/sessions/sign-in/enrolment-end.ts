@@ -4,8 +4,8 @@
  * first second factor comes with a new set of recovery codes, shown this once on their own page.
  * That page's "Continue" (recovery-form.ts) goes on; so does any other way back to the interaction.
  */
-import { generateRecoveryCodes } from '../factors/recovery-codes.ts';
-import type { UserRecord } from '../store/records.ts';
+import { generateRecoveryCodes } from '../../factors/recovery-codes.ts';
+import type { UserRecord } from '../../store/records.ts';
 import type { BrowserRequest, FlowResult, FlowState } from './flow-types.ts';
 import type { StepFormsDeps } from './step-form-deps.ts';
 

@@ -5,9 +5,9 @@
  * answered. Each challenge belongs to the browser session and the interaction that showed the
  * page; a passkey sign-in counts as the second factor exactly as a code does (`mfa` in amr).
  */
-import { REGISTERED_ALREADY, type Binding, type Passkeys } from '../factors/passkeys.ts';
-import { defaultPasskeyName } from '../factors/passkey-management.ts';
-import { passkeyFactors, type UserRecord } from '../store/records.ts';
+import { REGISTERED_ALREADY, type Binding, type Passkeys } from '../../factors/passkeys.ts';
+import { defaultPasskeyName } from '../../factors/passkey-management.ts';
+import { passkeyFactors, type UserRecord } from '../../store/records.ts';
 import { endEnrolment } from './enrolment-end.ts';
 import type { BrowserRequest, FlowResult, FlowState, PasskeyCeremony } from './flow-types.ts';
 import type { Interaction, PendingSignIn } from './interaction.ts';

@@ -3,15 +3,15 @@
  * stages: first the client and the redirect URI (until both are trusted, errors must never
  * redirect), then everything else (errors go back to the trusted redirect URI).
  */
-import type { Clock } from '../clock.ts';
-import { epochSeconds } from '../clock.ts';
-import { OAuthError } from '../errors.ts';
-import { SERVICE_SCOPES, parseScope } from '../scopes.ts';
-import type { ClientRecord } from '../store/records.ts';
-import { parseClaimsRequest, type ClaimsRequest } from '../tokens/claims.ts';
-import { verifyJwt } from '../tokens/jwt.ts';
-import type { KeyManager } from '../tokens/keys.ts';
-import { S256_CHALLENGE } from '../tokens/pkce.ts';
+import type { Clock } from '../../clock.ts';
+import { epochSeconds } from '../../clock.ts';
+import { OAuthError } from '../../errors.ts';
+import { SERVICE_SCOPES, parseScope } from '../../scopes.ts';
+import type { ClientRecord } from '../../store/records.ts';
+import { parseClaimsRequest, type ClaimsRequest } from '../../tokens/claims.ts';
+import { verifyJwt } from '../../tokens/jwt.ts';
+import type { KeyManager } from '../../tokens/keys.ts';
+import { S256_CHALLENGE } from '../../tokens/pkce.ts';
 import { assertParameterLengths, maxLengthOf, releasableClaims } from './request-limits.ts';
 
 export type ResponseMode = 'query' | 'form_post' | 'fragment';

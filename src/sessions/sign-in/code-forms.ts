@@ -4,14 +4,14 @@
  * throttle, as passwords are (throttle.ts); recovery codes are judged the same way
  * (recovery-form.ts).
  */
-import { epochSeconds } from '../clock.ts';
-import { totpFactor } from '../store/records.ts';
+import { epochSeconds } from '../../clock.ts';
+import { totpFactor } from '../../store/records.ts';
 import type { BrowserRequest, FlowResult, FlowState, SignInOutcome, StepFeedback } from './flow-types.ts';
 import { endEnrolment } from './enrolment-end.ts';
 import type { PendingSignIn } from './interaction.ts';
 import { judgeAttempt, refusalMessage } from './password-form.ts';
 import type { Form, OpenInteraction, RenderStep, StepFormsDeps } from './step-form-deps.ts';
-import { acceptTotp } from '../factors/totp.ts';
+import { acceptTotp } from '../../factors/totp.ts';
 
 export interface CodeFormsDeps extends Pick<StepFormsDeps, 'flow' | 'mfa' | 'throttle' | 'canonicalAccountName' | 'deviceCookies' | 'interactions' | 'recoveryCodes' | 'notices'> {
   openInteraction: OpenInteraction;

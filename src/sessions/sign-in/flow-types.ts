@@ -3,18 +3,18 @@
  * a redirect, the client's response, the cookie to set. Routes turn these into HTTP
  * (routes/shared/flow-adapter.ts); nothing here knows HTTP.
  */
-import type { SignIn } from '../events/audit-events.ts';
-import type { Audit } from '../events/record.ts';
-import type { ClientRecord, UserRecord } from '../store/records.ts';
+import type { SignIn } from '../../events/audit-events.ts';
+import type { Audit } from '../../events/record.ts';
+import type { ClientRecord, UserRecord } from '../../store/records.ts';
 import type { AuthorizationTarget } from './authorization-request.ts';
 import type { ClientResponse } from './authorization-response.ts';
-import type { LoadedSession } from './browser-session.ts';
-import type { DeviceCookie } from './device-cookie.ts';
+import type { LoadedSession } from '../browser-session.ts';
+import type { DeviceCookie } from '../device-cookie.ts';
 import type { Interaction } from './interaction.ts';
 import type { Step } from './steps.ts';
-import type { Enrolment } from '../factors/authenticator-app.ts';
+import type { Enrolment } from '../../factors/authenticator-app.ts';
 
-export type { Enrolment } from '../factors/authenticator-app.ts';
+export type { Enrolment } from '../../factors/authenticator-app.ts';
 
 /** What the flow needs of the browser request it serves; the route binds it. */
 /** What a sign-in step's audit event says of the attempt; the step adds who. */

@@ -8,18 +8,18 @@
  * address (throttle.ts); the right one is consumed in one atomic step, on any instance.
  */
 import { createHash, createHmac, randomInt } from 'node:crypto';
-import { epochSeconds, type Clock } from '../clock.ts';
-import type { Audit } from '../events/record.ts';
-import type { Mailer } from '../mail/mailer.ts';
-import { passwordRecoveryMessage, type MailBrand } from '../mail/messages.ts';
-import { localAccountName } from '../sources/local.ts';
-import type { UserRecord } from '../store/records.ts';
-import type { EphemeralStore, RateCounterStore, UserRepository } from '../store/types.ts';
-import { NAMESPACES } from '../store/types.ts';
-import { sameBytes } from '../tokens/constant-time.ts';
-import { hashToken, randomToken } from '../tokens/opaque.ts';
-import type { AuthorizationRequest } from './authorization-request.ts';
-import type { SignInThrottle } from './throttle.ts';
+import { epochSeconds, type Clock } from '../../clock.ts';
+import type { Audit } from '../../events/record.ts';
+import type { Mailer } from '../../mail/mailer.ts';
+import { passwordRecoveryMessage, type MailBrand } from '../../mail/messages.ts';
+import { localAccountName } from '../../sources/local.ts';
+import type { UserRecord } from '../../store/records.ts';
+import type { EphemeralStore, RateCounterStore, UserRepository } from '../../store/types.ts';
+import { NAMESPACES } from '../../store/types.ts';
+import { sameBytes } from '../../tokens/constant-time.ts';
+import { hashToken, randomToken } from '../../tokens/opaque.ts';
+import type { AuthorizationRequest } from '../sign-in/authorization-request.ts';
+import type { SignInThrottle } from '../throttle.ts';
 
 export const RECOVERY_CODE_TTL_SECONDS = 15 * 60;
 /** Messages one account is sent per hour at most; further requests change nothing for it. */
@@ -55,7 +55,7 @@ export interface PasswordRecoveryDeps {
 export interface RecoveryOrigin {
   request: AuthorizationRequest | null;
   interactionId: string | null;
-  /** The account page's sign-in (account-sign-in.ts): where the browser goes at the end. Absent in records made before it was kept. */
+  /** The account page's sign-in (sign-in/account-sign-in.ts): where the browser goes at the end. Absent in records made before it was kept. */
   returnTo?: string | null;
 }
 

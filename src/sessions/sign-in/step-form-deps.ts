@@ -3,19 +3,19 @@
  * they share, and the two functions step-forms.ts lends the others. Its own module, so that the
  * forms import it rather than each other.
  */
-import type { Passkeys } from '../factors/passkeys.ts';
-import type { RecoveryCodeDeps } from '../factors/recovery-codes.ts';
-import type { SecurityNotices } from '../mail/security-notices.ts';
-import type { SignInSource } from '../sources/types.ts';
-import type { ConsentRepository, UserRepository } from '../store/types.ts';
-import type { SessionStore } from './browser-session.ts';
-import type { DeviceCookies } from './device-cookie.ts';
+import type { Passkeys } from '../../factors/passkeys.ts';
+import type { RecoveryCodeDeps } from '../../factors/recovery-codes.ts';
+import type { SecurityNotices } from '../../mail/security-notices.ts';
+import type { SignInSource } from '../../sources/types.ts';
+import type { ConsentRepository, UserRepository } from '../../store/types.ts';
+import type { SessionStore } from '../browser-session.ts';
+import type { DeviceCookies } from '../device-cookie.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-types.ts';
 import type { Interaction, InteractionStore } from './interaction.ts';
-import type { MfaSecrets } from '../factors/authenticator-app.ts';
+import type { MfaSecrets } from '../../factors/authenticator-app.ts';
 import type { SignInFlow } from './sign-in-flow.ts';
-import type { SignInThrottle } from './throttle.ts';
-import type { AfterPasswordChange } from './password-changed.ts';
+import type { SignInThrottle } from '../throttle.ts';
+import type { AfterPasswordChange } from '../password-changed.ts';
 
 export interface StepFormsDeps {
   flow: SignInFlow;

@@ -3,10 +3,10 @@
  * that deletes the interaction, by the one request that deletes it, so two racing requests
  * cannot both get one), delivered to the client in its response mode.
  */
-import { OAuthError } from '../errors.ts';
-import { NAMESPACES, type EphemeralStore, type EphemeralWrite } from '../store/types.ts';
+import { OAuthError } from '../../errors.ts';
+import { NAMESPACES, type EphemeralStore, type EphemeralWrite } from '../../store/types.ts';
 import { authorizationResponse, type ClientResponse } from './authorization-response.ts';
-import type { SessionStore } from './browser-session.ts';
+import type { SessionStore } from '../browser-session.ts';
 import type { FlowState } from './flow-types.ts';
 import type { InteractionStore } from './interaction.ts';
 

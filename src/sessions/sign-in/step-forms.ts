@@ -6,11 +6,11 @@
  * code), enrol (MFA enrolment, an app or a passkey; recovery-codes, the new codes shown once),
  * password (change), consent. What the request read is read once (sign-in-flow.ts FlowState).
  */
-import { OAuthError } from '../errors.ts';
-import { totpFactor } from '../store/records.ts';
+import { OAuthError } from '../../errors.ts';
+import { totpFactor } from '../../store/records.ts';
 import { trustRequestOf } from './account-sign-in.ts';
 import { isSameBrowser } from './interaction.ts';
-import { enrolmentOf } from '../factors/authenticator-app.ts';
+import { enrolmentOf } from '../../factors/authenticator-app.ts';
 import { createCodeForms } from './code-forms.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState, ShownStep, StepFeedback } from './flow-types.ts';
 import { createPasskeyForms, passkeyCeremony } from './passkey-forms.ts';

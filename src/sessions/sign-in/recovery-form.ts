@@ -4,7 +4,7 @@
  * that showed new codes after enrolment. A code used is gone on every instance; the user is told
  * by mail and the audit records how many are left.
  */
-import { useRecoveryCode } from '../factors/recovery-codes.ts';
+import { useRecoveryCode } from '../../factors/recovery-codes.ts';
 import { codeProblem, type CodeField, type CodeFormsDeps } from './code-forms.ts';
 import type { BrowserRequest, FlowResult } from './flow-types.ts';
 import type { Form } from './step-form-deps.ts';

@@ -4,15 +4,15 @@
  * route checks the CSRF token and the recent sign-in first; each addition or removal is audited
  * and mailed. Removing the user's last authenticator app or passkey is refused.
  */
-import type { Audit } from '../events/record.ts';
-import { defaultPasskeyName, passkeyName, removePasskey, renamePasskey } from '../factors/passkey-management.ts';
-import { REGISTERED_ALREADY, type Binding, type Passkeys } from '../factors/passkeys.ts';
-import { generateRecoveryCodes, type RecoveryCodeDeps } from '../factors/recovery-codes.ts';
-import type { SecurityNotices } from '../mail/security-notices.ts';
-import { passkeyFactors } from '../store/records.ts';
-import type { FactorRepository } from '../store/types.ts';
-import type { SignedIn } from './account.ts';
-import { LAST_FACTOR_REFUSAL, type Refusal, type TotpAdded } from './account-security.ts';
+import type { Audit } from '../../events/record.ts';
+import { defaultPasskeyName, passkeyName, removePasskey, renamePasskey } from '../../factors/passkey-management.ts';
+import { REGISTERED_ALREADY, type Binding, type Passkeys } from '../../factors/passkeys.ts';
+import { generateRecoveryCodes, type RecoveryCodeDeps } from '../../factors/recovery-codes.ts';
+import type { SecurityNotices } from '../../mail/security-notices.ts';
+import { passkeyFactors } from '../../store/records.ts';
+import type { FactorRepository } from '../../store/types.ts';
+import type { SignedIn } from './signed-in.ts';
+import { LAST_FACTOR_REFUSAL, type Refusal, type TotpAdded } from './security.ts';
 
 export interface AccountPasskeysDeps {
   passkeys: Passkeys;

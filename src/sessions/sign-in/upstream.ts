@@ -4,13 +4,13 @@
  * (sent there from end session, back at {IDP_BASE_URL}/signin/oidc/signed-out). Upstream errors
  * end on our error page, never as a crash or a half-made session.
  */
-import { OAuthError } from '../errors.ts';
-import type { UpstreamChecks, UpstreamSource } from '../sources/upstream-oidc.ts';
-import type { EphemeralStore } from '../store/types.ts';
-import { randomToken } from '../tokens/opaque.ts';
+import { OAuthError } from '../../errors.ts';
+import type { UpstreamChecks, UpstreamSource } from '../../sources/upstream-oidc.ts';
+import type { EphemeralStore } from '../../store/types.ts';
+import { randomToken } from '../../tokens/opaque.ts';
 import { withQuery } from './authorization-response.ts';
 import { trustRequestOf } from './account-sign-in.ts';
-import type { SessionStore } from './browser-session.ts';
+import type { SessionStore } from '../browser-session.ts';
 import { withFullLifetime, type Interaction, type InteractionStore } from './interaction.ts';
 import type { BrowserRequest, FlowResult } from './flow-types.ts';
 import type { SignInFlow } from './sign-in-flow.ts';

@@ -2,11 +2,11 @@
  * The sign-in page's form: a username and password, judged by the sign-in source behind the
  * throttle (throttle.ts), then the pending user goes on to the steps they still owe.
  */
-import { OAuthError } from '../errors.ts';
+import { OAuthError } from '../../errors.ts';
 import { withFullLifetime } from './interaction.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, SignInOutcome, StepFeedback } from './flow-types.ts';
 import type { SignInFlow } from './sign-in-flow.ts';
-import type { Refusal, SignInAttempt } from './throttle.ts';
+import type { Refusal, SignInAttempt } from '../throttle.ts';
 import type { Form, OpenInteraction, RenderStep, StepFormsDeps } from './step-form-deps.ts';
 
 export const THROTTLED = 'Too many failed attempts. Wait a few minutes, then try again.';

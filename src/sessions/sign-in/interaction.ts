@@ -2,12 +2,12 @@
  * An interaction is one authorization request being worked through its sign-in steps. It is
  * bound to the browser session that started it and carries the CSRF token of its forms.
  */
-import type { Clock } from '../clock.ts';
-import { epochSeconds } from '../clock.ts';
-import type { EphemeralStore, EphemeralWrite, EphemeralWritesByOutcome } from '../store/types.ts';
-import { NAMESPACES } from '../store/types.ts';
-import { sameBytes } from '../tokens/constant-time.ts';
-import { hashToken, randomToken } from '../tokens/opaque.ts';
+import type { Clock } from '../../clock.ts';
+import { epochSeconds } from '../../clock.ts';
+import type { EphemeralStore, EphemeralWrite, EphemeralWritesByOutcome } from '../../store/types.ts';
+import { NAMESPACES } from '../../store/types.ts';
+import { sameBytes } from '../../tokens/constant-time.ts';
+import { hashToken, randomToken } from '../../tokens/opaque.ts';
 import type { AuthorizationRequest } from './authorization-request.ts';
 
 /** A user who gave the right password but has steps left before the browser session is theirs. */

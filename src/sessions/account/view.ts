@@ -3,11 +3,11 @@
  * profile (the claims the service holds, labelled in words), what can be changed here and the
  * second factors, with times as people read them. No HTTP, no markup.
  */
-import { listPasskeys } from '../factors/passkey-management.ts';
-import { RECOVERY_CODE_COUNT, recoveryCodesLeft } from '../factors/recovery-codes.ts';
-import { hasSecondFactor, totpFactor, type UserRecord } from '../store/records.ts';
-import type { SignedIn } from './account.ts';
-import { canChangePassword } from './account-security.ts';
+import { listPasskeys } from '../../factors/passkey-management.ts';
+import { RECOVERY_CODE_COUNT, recoveryCodesLeft } from '../../factors/recovery-codes.ts';
+import { hasSecondFactor, totpFactor, type UserRecord } from '../../store/records.ts';
+import type { SignedIn } from './signed-in.ts';
+import { canChangePassword } from './security.ts';
 import { readableTime, type ReadableTime } from './readable-time.ts';
 
 export interface ProfileRow {

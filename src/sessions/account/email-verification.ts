@@ -5,12 +5,12 @@
  * the code was sent to only. The store keeps the code's hash, never the code.
  */
 import { randomInt } from 'node:crypto';
-import type { Mailer } from '../mail/mailer.ts';
-import { emailVerificationMessage, type MailBrand } from '../mail/messages.ts';
-import type { UserRecord } from '../store/records.ts';
-import { NAMESPACES, type EphemeralStore, type UserRepository } from '../store/types.ts';
-import { sameBytes } from '../tokens/constant-time.ts';
-import { hashToken, randomToken } from '../tokens/opaque.ts';
+import type { Mailer } from '../../mail/mailer.ts';
+import { emailVerificationMessage, type MailBrand } from '../../mail/messages.ts';
+import type { UserRecord } from '../../store/records.ts';
+import { NAMESPACES, type EphemeralStore, type UserRepository } from '../../store/types.ts';
+import { sameBytes } from '../../tokens/constant-time.ts';
+import { hashToken, randomToken } from '../../tokens/opaque.ts';
 
 const CODE_SECONDS = 15 * 60;
 const MAX_TRIES = 5;

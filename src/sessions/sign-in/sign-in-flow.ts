@@ -5,20 +5,20 @@
  * What a request has read (the client, the users, the consents) is carried in a FlowState and
  * handed on, never read a second time.
  */
-import type { Clock } from '../clock.ts';
-import { epochSeconds } from '../clock.ts';
-import { OAuthError } from '../errors.ts';
-import type { ClientRecord, UserRecord } from '../store/records.ts';
-import type { ConsentRepository, EphemeralStore, EphemeralWrite, UserRepository } from '../store/types.ts';
+import type { Clock } from '../../clock.ts';
+import { epochSeconds } from '../../clock.ts';
+import { OAuthError } from '../../errors.ts';
+import type { ClientRecord, UserRecord } from '../../store/records.ts';
+import type { ConsentRepository, EphemeralStore, EphemeralWrite, UserRepository } from '../../store/types.ts';
 import type { AuthorizationRequest } from './authorization-request.ts';
-import type { LoadedSession, NewSession, SessionStore } from './browser-session.ts';
-import type { DeviceCookies } from './device-cookie.ts';
+import type { LoadedSession, NewSession, SessionStore } from '../browser-session.ts';
+import type { DeviceCookies } from '../device-cookie.ts';
 import { ACCOUNT_CLIENT, accountSignInRequest } from './account-sign-in.ts';
 import { completeAuthorization } from './complete-authorization.ts';
 import type { BoundInteraction, BrowserRequest, FlowResult, FlowState } from './flow-types.ts';
 import type { AccountConfirmation, Interaction, InteractionStore, PendingSignIn } from './interaction.ts';
 import { nextStep } from './steps.ts';
-import type { SignInThrottle } from './throttle.ts';
+import type { SignInThrottle } from '../throttle.ts';
 
 export interface SignInFlowDeps {
   issuer: string;

@@ -4,9 +4,9 @@
  * One pure function decides what comes next, so every prompt/max_age/id_token_hint rule is in
  * one place.
  */
-import { OAuthError } from '../errors.ts';
-import { factorKinds, type ClientRecord, type UserRecord } from '../store/records.ts';
-import type { BrowserSession } from './browser-session.ts';
+import { OAuthError } from '../../errors.ts';
+import { factorKinds, type ClientRecord, type UserRecord } from '../../store/records.ts';
+import type { BrowserSession } from '../browser-session.ts';
 import type { Interaction } from './interaction.ts';
 
 /** `finish-sign-in`: the pending user has passed every step; the session becomes theirs. */
