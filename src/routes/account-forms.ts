@@ -11,7 +11,7 @@ import { presentedClientId } from '../events/audit-events.ts';
 import type { SignedIn } from '../sessions/account/signed-in.ts';
 import { canChangePassword } from '../sessions/account/security.ts';
 import type { BrowserRequest, Enrolment } from '../sessions/sign-in/flow-types.ts';
-import type { AccountServices } from '../services-account.ts';
+import type { AccountServices } from '../composition/account.ts';
 import type { RateLimiter } from '../sessions/rate-limiters.ts';
 import type { SignInFlow } from '../sessions/sign-in/sign-in-flow.ts';
 import type { AccountMessage, AccountSection, ConfirmedAction } from './account-messages.ts';

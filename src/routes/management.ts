@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import { OAuthError } from '../errors.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../composition/services.ts';
 import { sendOAuthError } from './error-handler.ts';
 import { createLogSink } from '../events/record.ts';
 import { registerAdminApi } from './admin/index.ts';

@@ -4,17 +4,17 @@
  * keyring of endpoint secrets, and the delivery that `idp serve` starts.
  */
 import type { Logger } from 'pino';
-import type { Clock } from './clock.ts';
-import type { Config } from './config.ts';
-import { createAddressPolicy, type AddressPolicy } from './events/addresses.ts';
-import { startDelivery, type Delivery } from './events/dispatcher.ts';
-import { createOutboxSink, type OutboxSink } from './events/outbox-sink.ts';
-import { auditTo, combineSinks, createLogSink } from './events/record.ts';
-import { createSigningKeys } from './events/signature.ts';
-import { createSubscriptions, type Subscriptions } from './events/subscriptions.ts';
-import type { DurableStore } from './store/types.ts';
-import { deriveKeyring, type Keyring, type MasterSecrets } from './tokens/secret-box.ts';
-import { openWebhookSecret } from './tokens/webhook-secrets.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { createAddressPolicy, type AddressPolicy } from '../events/addresses.ts';
+import { startDelivery, type Delivery } from '../events/dispatcher.ts';
+import { createOutboxSink, type OutboxSink } from '../events/outbox-sink.ts';
+import { auditTo, combineSinks, createLogSink } from '../events/record.ts';
+import { createSigningKeys } from '../events/signature.ts';
+import { createSubscriptions, type Subscriptions } from '../events/subscriptions.ts';
+import type { DurableStore } from '../store/types.ts';
+import { deriveKeyring, type Keyring, type MasterSecrets } from '../tokens/secret-box.ts';
+import { openWebhookSecret } from '../tokens/webhook-secrets.ts';
 
 export interface WebhookServices {
   subscriptions: Subscriptions;

@@ -4,31 +4,31 @@
  * Shared by `idp serve` and the command line.
  */
 import type { Logger } from 'pino';
-import { systemClock, type Clock } from './clock.ts';
-import type { Config } from './config.ts';
-import { describeDatabase } from './config/startup.ts';
-import { embeddedDatabaseHolder, embeddedDatabasePath, embeddedSocketPath, ensureDataDir } from './data-dir.ts';
-import { createMailer, mailBrandOf } from './mail/setup.ts';
-import { createAccountServices, type AccountServices } from './services-account.ts';
-import { deriveServices } from './services-security.ts';
-import type { ServicesBase } from './services-base.ts';
-import { createProtocolServices, type ProtocolServices } from './services-protocol.ts';
-import { createWebhookServices, type WebhookServices } from './services-webhooks.ts';
-import { createSessionStore } from './sessions/browser-session.ts';
-import { createInteractionStore } from './sessions/sign-in/interaction.ts';
-import { createLdapSource } from './sources/ldap.ts';
-import { createLocalSource } from './sources/local.ts';
-import { createUpstreamSource } from './sources/upstream-oidc.ts';
-import type { SignInSource } from './sources/types.ts';
-import { createClientsCache } from './store/clients-cache.ts';
-import { createCachedUsers, factorsForgettingUsers } from './store/users-cache.ts';
-import { createMemoryEphemeralStore } from './store/ephemeral/memory.ts';
-import { createRedisEphemeralStore } from './store/ephemeral/redis.ts';
-import { openDurableStore, openSharedDurableStore } from './store/sql/durable.ts';
-import type { DurableStore } from './store/types.ts';
-import { createKeyManager, type KeyManager } from './tokens/keys.ts';
-import { createRevocationList } from './tokens/revocation-list.ts';
-import { deriveKeyring, type MasterSecrets } from './tokens/secret-box.ts';
+import { systemClock, type Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { describeDatabase } from '../config/startup.ts';
+import { embeddedDatabaseHolder, embeddedDatabasePath, embeddedSocketPath, ensureDataDir } from '../data-dir.ts';
+import { createMailer, mailBrandOf } from '../mail/setup.ts';
+import { createAccountServices, type AccountServices } from './account.ts';
+import { deriveServices } from './security.ts';
+import type { ServicesBase } from './base.ts';
+import { createProtocolServices, type ProtocolServices } from './protocol.ts';
+import { createWebhookServices, type WebhookServices } from './webhooks.ts';
+import { createSessionStore } from '../sessions/browser-session.ts';
+import { createInteractionStore } from '../sessions/sign-in/interaction.ts';
+import { createLdapSource } from '../sources/ldap.ts';
+import { createLocalSource } from '../sources/local.ts';
+import { createUpstreamSource } from '../sources/upstream-oidc.ts';
+import type { SignInSource } from '../sources/types.ts';
+import { createClientsCache } from '../store/clients-cache.ts';
+import { createCachedUsers, factorsForgettingUsers } from '../store/users-cache.ts';
+import { createMemoryEphemeralStore } from '../store/ephemeral/memory.ts';
+import { createRedisEphemeralStore } from '../store/ephemeral/redis.ts';
+import { openDurableStore, openSharedDurableStore } from '../store/sql/durable.ts';
+import type { DurableStore } from '../store/types.ts';
+import { createKeyManager, type KeyManager } from '../tokens/keys.ts';
+import { createRevocationList } from '../tokens/revocation-list.ts';
+import { deriveKeyring, type MasterSecrets } from '../tokens/secret-box.ts';
 
 /** What the service runs on: the stores, the keys, the source and what derives from them. */
 /** Everything the service runs on, opened or made once per process (the composition root). */

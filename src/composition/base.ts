@@ -1,21 +1,21 @@
 /**
  * What openServices (services.ts) opens and makes before the protocol's services, which
- * services-protocol.ts builds from it: its own module, so that neither imports the other.
+ * protocol.ts builds from it: its own module, so that neither imports the other.
  */
-import type { Clock } from './clock.ts';
-import type { Config } from './config.ts';
-import type { DerivedServices } from './services-security.ts';
-import type { Mailer } from './mail/mailer.ts';
-import type { MailBrand } from './mail/messages.ts';
-import type { SessionStore } from './sessions/browser-session.ts';
-import type { InteractionStore } from './sessions/sign-in/interaction.ts';
-import type { SignInSource } from './sources/types.ts';
-import type { ClientsCache } from './store/clients-cache.ts';
-import type { CachedUsers } from './store/users-cache.ts';
-import type { DurableStore, EphemeralStore } from './store/types.ts';
-import type { KeyManager } from './tokens/keys.ts';
-import type { RevocationList } from './tokens/revocation-list.ts';
-import type { MasterSecrets } from './tokens/secret-box.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { DerivedServices } from './security.ts';
+import type { Mailer } from '../mail/mailer.ts';
+import type { MailBrand } from '../mail/messages.ts';
+import type { SessionStore } from '../sessions/browser-session.ts';
+import type { InteractionStore } from '../sessions/sign-in/interaction.ts';
+import type { SignInSource } from '../sources/types.ts';
+import type { ClientsCache } from '../store/clients-cache.ts';
+import type { CachedUsers } from '../store/users-cache.ts';
+import type { DurableStore, EphemeralStore } from '../store/types.ts';
+import type { KeyManager } from '../tokens/keys.ts';
+import type { RevocationList } from '../tokens/revocation-list.ts';
+import type { MasterSecrets } from '../tokens/secret-box.ts';
 
 export interface ServicesBase extends DerivedServices {
   config: Config;

@@ -4,24 +4,24 @@
  * secrets, the sign-in throttle, the rate limiters, the password change and the account name.
  * Made once per process by openServices (services.ts), so every route shares one of each.
  */
-import { changePassword } from './admin/passwords.ts';
-import type { Clock } from './clock.ts';
-import type { Config } from './config.ts';
-import type { RecoveryCodeDeps } from './factors/recovery-codes.ts';
-import { createSecurityNotices, type SecurityNotices } from './mail/security-notices.ts';
-import type { Mailer } from './mail/mailer.ts';
-import { mailBrandOf } from './mail/setup.ts';
-import { createPasskeys, type Passkeys } from './factors/passkeys.ts';
-import { createDeviceCookies, type DeviceCookies } from './sessions/device-cookie.ts';
-import { createMfaSecrets, type MfaSecrets } from './factors/authenticator-app.ts';
-import { createRateLimiter, type RateLimiter } from './sessions/rate-limiters.ts';
-import { createSignInThrottle, type SignInThrottle } from './sessions/throttle.ts';
-import { canonicalAccountName } from './sources/account-name.ts';
-import type { SignInSource } from './sources/types.ts';
-import type { EphemeralStore, FactorRepository, UserRepository } from './store/types.ts';
-import { createRefreshTokenCodec, type RefreshTokenCodec } from './tokens/refresh-tokens.ts';
-import type { RevocationList } from './tokens/revocation-list.ts';
-import { deriveKeyring, type Keyring, type MasterSecrets } from './tokens/secret-box.ts';
+import { changePassword } from '../admin/passwords.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { RecoveryCodeDeps } from '../factors/recovery-codes.ts';
+import { createSecurityNotices, type SecurityNotices } from '../mail/security-notices.ts';
+import type { Mailer } from '../mail/mailer.ts';
+import { mailBrandOf } from '../mail/setup.ts';
+import { createPasskeys, type Passkeys } from '../factors/passkeys.ts';
+import { createDeviceCookies, type DeviceCookies } from '../sessions/device-cookie.ts';
+import { createMfaSecrets, type MfaSecrets } from '../factors/authenticator-app.ts';
+import { createRateLimiter, type RateLimiter } from '../sessions/rate-limiters.ts';
+import { createSignInThrottle, type SignInThrottle } from '../sessions/throttle.ts';
+import { canonicalAccountName } from '../sources/account-name.ts';
+import type { SignInSource } from '../sources/types.ts';
+import type { EphemeralStore, FactorRepository, UserRepository } from '../store/types.ts';
+import { createRefreshTokenCodec, type RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
+import type { RevocationList } from '../tokens/revocation-list.ts';
+import { deriveKeyring, type Keyring, type MasterSecrets } from '../tokens/secret-box.ts';
 
 export interface DerivedServices {
   /** Seals and opens refresh tokens under the 'refresh-tokens' keyring. */

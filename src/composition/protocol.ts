@@ -3,19 +3,19 @@
  * flow and its step forms, the grants, and what introspection, revocation, end session and the
  * upstream round trips use. No I/O here; app.ts hands them to the routes.
  */
-import type { ServicesBase } from './services-base.ts';
-import { listApplications, removeApplicationAccess, type Application, type ApplicationsDeps } from './admin/applications.ts';
-import { endOtherBrowserSessions, endOtherBrowserSessionsAfterPasswordChange, endUserSession, endUserSessions, listUserSessions, type UserSessions, type UserSessionsDeps } from './admin/sessions.ts';
-import { createGrants, type Grants, type GrantsDeps } from './grants/index.ts';
-import type { EndSessionDeps } from './sessions/end-session.ts';
-import type { IntrospectionDeps } from './protocol/introspection.ts';
-import type { RevocationDeps } from './protocol/revocation.ts';
-import { createSignInFlow, type SignInFlow } from './sessions/sign-in/sign-in-flow.ts';
-import { createStepForms, type StepForms } from './sessions/sign-in/step-forms.ts';
-import { createPasswordChanged } from './sessions/password-changed.ts';
-import { createPasswordRecovery } from './sessions/recovery/password-recovery.ts';
-import { createRecoveryFlow, type RecoveryFlow } from './sessions/recovery/recovery-flow.ts';
-import { startUpstreamSignIn, upstreamSignOutUrl, type SignOutTrip, type UpstreamDeps } from './sessions/sign-in/upstream.ts';
+import type { ServicesBase } from './base.ts';
+import { listApplications, removeApplicationAccess, type Application, type ApplicationsDeps } from '../admin/applications.ts';
+import { endOtherBrowserSessions, endOtherBrowserSessionsAfterPasswordChange, endUserSession, endUserSessions, listUserSessions, type UserSessions, type UserSessionsDeps } from '../admin/sessions.ts';
+import { createGrants, type Grants, type GrantsDeps } from '../grants/index.ts';
+import type { EndSessionDeps } from '../sessions/end-session.ts';
+import type { IntrospectionDeps } from '../protocol/introspection.ts';
+import type { RevocationDeps } from '../protocol/revocation.ts';
+import { createSignInFlow, type SignInFlow } from '../sessions/sign-in/sign-in-flow.ts';
+import { createStepForms, type StepForms } from '../sessions/sign-in/step-forms.ts';
+import { createPasswordChanged } from '../sessions/password-changed.ts';
+import { createPasswordRecovery } from '../sessions/recovery/password-recovery.ts';
+import { createRecoveryFlow, type RecoveryFlow } from '../sessions/recovery/recovery-flow.ts';
+import { startUpstreamSignIn, upstreamSignOutUrl, type SignOutTrip, type UpstreamDeps } from '../sessions/sign-in/upstream.ts';
 
 export interface ProtocolServices {
   signInFlow: SignInFlow;

@@ -2,15 +2,15 @@
  * The account page's working parts (sessions/account*.ts), made once from the opened services
  * (services.ts). No I/O here; app.ts hands them to routes/account.ts.
  */
-import { updateOwnProfile, type UserPatch, type UserUpdated } from './admin/user-update.ts';
-import type { ServicesBase } from './services-base.ts';
-import type { UserSessionServices } from './services-protocol.ts';
-import { createAccountBase, type AccountBase } from './sessions/account/signed-in.ts';
-import { createAccountPasskeys, type AccountPasskeys } from './sessions/account/passkeys.ts';
-import { createAccountSecurity, type AccountSecurity } from './sessions/account/security.ts';
-import { createPasswordChanged } from './sessions/password-changed.ts';
-import { createEmailVerification, type EmailVerification } from './sessions/account/email-verification.ts';
-import type { UserRecord } from './store/records.ts';
+import { updateOwnProfile, type UserPatch, type UserUpdated } from '../admin/user-update.ts';
+import type { ServicesBase } from './base.ts';
+import type { UserSessionServices } from './protocol.ts';
+import { createAccountBase, type AccountBase } from '../sessions/account/signed-in.ts';
+import { createAccountPasskeys, type AccountPasskeys } from '../sessions/account/passkeys.ts';
+import { createAccountSecurity, type AccountSecurity } from '../sessions/account/security.ts';
+import { createPasswordChanged } from '../sessions/password-changed.ts';
+import { createEmailVerification, type EmailVerification } from '../sessions/account/email-verification.ts';
+import type { UserRecord } from '../store/records.ts';
 
 export interface AccountServices {
   account: {
