@@ -53,7 +53,7 @@ describe('configuration errors', () => {
 });
 
 describe('several configuration errors at once', () => {
-  it('are all named in one try, one line each, in the order of the README\'s table', async () => {
+  it('are all named in one try, one line each, in the order of the configuration reference\'s table', async () => {
     // Once five tries: each start named only the first.
     const result = await runIdp(['serve'], { NODE_ENV: 'production', PORT: 'eighty', IDP_SIGN_IN_SOURCE: 'ldap' });
     expect(result.code).toBe(2);
