@@ -25,6 +25,7 @@ import { createCachedUsers, factorsForgettingUsers } from '../store/users-cache.
 import { createMemoryEphemeralStore } from '../store/ephemeral/memory.ts';
 import { createRedisEphemeralStore } from '../store/ephemeral/redis.ts';
 import { openDurableStore, openSharedDurableStore } from '../store/sql/durable.ts';
+import { auditsType } from '../events/audit-policy.ts';
 import type { DurableStore } from '../store/types.ts';
 import { createKeyManager, type KeyManager } from '../tokens/keys.ts';
 import { createRevocationList } from '../tokens/revocation-list.ts';
@@ -72,6 +73,7 @@ async function openAndMigrate(config: Config, logger?: Logger): Promise<DurableS
     poolSize: config.databasePoolSize,
     listenUrl: config.databaseListenUrl,
     preparedStatements: config.databasePreparedStatements,
+    audits: auditsType(config.auditLog),
     onError: (error) => logger?.warn({ err: error.message }, 'database connection error'),
   });
   try {
@@ -90,7 +92,7 @@ async function openAndMigrate(config: Config, logger?: Logger): Promise<DurableS
  */
 export async function openSharedDurable(config: Config): Promise<DurableStore | undefined> {
   if (config.databaseUrl || embeddedDatabaseHolder(config.dataDir) === undefined) return undefined;
-  return openSharedDurableStore(embeddedSocketPath(config.dataDir));
+  return openSharedDurableStore(embeddedSocketPath(config.dataDir), auditsType(config.auditLog));
 }
 
 /**

@@ -23,5 +23,6 @@ export type * from './contracts/attempts.ts';
 export type * from './contracts/interactions.ts';
 export type * from './contracts/idempotency-keys.ts';
 export type * from './contracts/channels.ts';
+export type * from './contracts/audit-log.ts';
 export { NAMESPACES, type Namespace } from './ephemeral/namespaces.ts';
 export type { ClaimedAttempt, AttemptOutcome, DeliveryNext, FinishedAttempt, OutboxEvent, WebhookDisabledReason } from './records.ts';

@@ -1,6 +1,7 @@
 /** Everything kept in PostgreSQL (or PGlite), one repository per aggregate. */
 import type { AccessTokenRepository, RefreshTokenRepository } from './refresh-tokens.ts';
 import type { ApiScopeRepository } from './api-scopes.ts';
+import type { AuditLogRepository } from './audit-log.ts';
 import type { ChangeEvent } from './shared.ts';
 import type { ClientRepository } from './clients.ts';
 import type { ConsentRepository } from './consents.ts';
@@ -27,6 +28,7 @@ export interface DurableStore {
   readonly secretCheck: SecretCheckRepository;
   readonly outbox: OutboxRepository;
   readonly webhooks: WebhookRepository;
+  readonly auditLog: AuditLogRepository;
   /** Applies pending migrations (safe to call from several instances at once). */
   migrate(): Promise<string[]>;
   /** Runs several writes as one transaction; nothing is written if `fn` throws. */
