@@ -39,8 +39,8 @@ import { tokenRoutes } from './routes/token.ts';
 import { upstreamRoutes } from './routes/upstream.ts';
 import { userinfoRoutes } from './routes/userinfo.ts';
 import { createFlowAdapter } from './routes/shared/flow-adapter.ts';
-import type { Services } from './services.ts';
-import { basePathOf } from './services-protocol.ts';
+import type { Services } from './composition/services.ts';
+import { basePathOf } from './composition/protocol.ts';
 
 const TEMPLATES_DIR = join(import.meta.dirname, '..', 'templates');
 

@@ -13,9 +13,6 @@ import { checkAuditLogExclusions, checkConfigFiles, parseConfig, type Config } f
 import { describeStartup, startupLine } from './config/startup.ts';
 import { DataDirError, lockEmbeddedDatabase, loadOrCreateSecret, secureDataDir } from './data-dir.ts';
 import { AUDIT_EVENT_TYPES } from './events/audit-events.ts';
-import { createOutboxSink } from './events/outbox-sink.ts';
-import { auditTo, combineSinks, createLogSink } from './events/record.ts';
-import type { Mailer } from './mail/mailer.ts';
 import type { DurableStore } from './store/types.ts';
 import type { MasterSecrets } from './tokens/secret-box.ts';
 import { ensureSecretCheck, WRONG_SECRET_MESSAGE } from './tokens/secret-check.ts';
@@ -106,7 +103,7 @@ async function serve(): Promise<void> {
   // Before the server's modules: tracing patches pg, ioredis and http as they are imported.
   const stopTracing = config.otlpEndpoint ? await (await import('./telemetry.ts')).startTracing() : undefined;
   const [{ buildApp }, { ensureDemoData, formatDemoBanner }, { createLogger }, { openServices }, { startMaintenance }] = await Promise.all([
-    import('./app.ts'), import('./cli/demo.ts'), import('./logging.ts'), import('./services.ts'), import('./maintenance.ts'),
+    import('./app.ts'), import('./cli/demo.ts'), import('./logging.ts'), import('./composition/services.ts'), import('./maintenance.ts'),
   ]);
   const release = takeEmbeddedDatabase(config);
   const logger = createLogger(config.logLevel);
@@ -170,32 +167,14 @@ function runProgram(program: string, programArgs: string[], env: Record<string, 
   }).finally(() => process.off('SIGINT', ignore));
 }
 
-/** The commands that seal or open with the master secret: they refuse a wrong one first. */
-const SEALING_COMMANDS = new Set(['seed', 'keys', 'secrets', 'webhooks']);
-
 async function cli(command: string): Promise<number> {
-  const [{ runCli }, { openDurable, openSharedDurable }, { createStderrLogger }, { createMailer }] = await Promise.all([
-    import('./cli/index.ts'), import('./services.ts'), import('./logging.ts'), import('./mail/setup.ts'),
-  ]);
-  let durable: DurableStore | undefined;
-  let release: (() => void) | undefined;
-  const log = createStderrLogger(config.logLevel);
-  let mailer: Mailer | undefined;
-  /** Why messages were not sent (the mailer's warnings, whose reasons hold no secret): the command reports them. */
-  let mailFailures: string[] = [];
-  const closeMailer = async (): Promise<string[]> => {
-    const closing = mailer;
-    mailer = undefined;
-    await closing?.close?.().catch((error: unknown) => void mailFailures.push(error instanceof Error ? error.message : String(error)));
-    const failures = mailFailures;
-    mailFailures = [];
-    return failures;
-  };
-  // A change's event goes to webhooks too: written before the command closes the database.
-  const outboxSink = createOutboxSink({
-    outbox: async () => (await context.openDurable()).outbox,
-    clock: systemClock,
-    onError: (error) => log.error({ err: error instanceof Error ? error.message : String(error) }, 'an event could not be written to the outbox'),
+  const [{ runCli }, { openCommandLine }] = await Promise.all([import('./cli/index.ts'), import('./composition/command-line.ts')]);
+  const root = openCommandLine({
+    config,
+    command,
+    secret: () => masterSecret(config),
+    takeEmbeddedDatabase: () => takeEmbeddedDatabase(config),
+    refuseWrongSecret,
   });
   const context: CliContext = {
     config,
@@ -204,27 +183,10 @@ async function cli(command: string): Promise<number> {
     },
     clock: systemClock,
     json,
-    async openDurable() {
-      if (durable) return durable;
-      // Beside a development server, its embedded database through the socket it shares.
-      const shared = await openSharedDurable(config);
-      release ??= shared ? () => {} : takeEmbeddedDatabase(config);
-      durable = shared ?? (await openDurable(config));
-      if (SEALING_COMMANDS.has(command)) {
-        const opened = durable;
-        await refuseWrongSecret(opened, { current: masterSecret(config), previous: config.previousSecrets }, () => opened.close());
-      }
-      return durable;
-    },
-    mailer() {
-      mailer ??= createMailer(config, {
-        info: (fields, message) => log.info(fields, message),
-        warn: (fields, message) => void mailFailures.push(typeof fields.reason === 'string' ? `${message}: ${fields.reason}` : message),
-      });
-      return mailer;
-    },
-    closeMailer,
-    audit: auditTo(combineSinks(createLogSink(), outboxSink), { log }),
+    openDurable: root.openDurable,
+    mailer: root.mailer,
+    closeMailer: root.closeMailer,
+    audit: root.audit,
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     readStdin,
@@ -237,11 +199,7 @@ async function cli(command: string): Promise<number> {
     if (error instanceof RefusedError) return printError(1, error.message, error.details);
     throw error;
   } finally {
-    // Mail a command queued and did not report on is sent all the same; its failures are logged.
-    for (const failure of await closeMailer()) log.warn({ mail: true }, failure);
-    await outboxSink.flush();
-    await durable?.close().catch(() => {});
-    release?.();
+    await root.close();
   }
 }
 

@@ -43,7 +43,7 @@ const LAYERS: string[][] = [
   ['cli/'],
   ['app.ts'],
   ['routes/'],
-  ['services*.ts', 'maintenance.ts'],
+  ['composition/', 'maintenance.ts'],
   ['console/'],
   ['admin/'],
   ['sessions/'],
@@ -62,7 +62,6 @@ const LAYERS: string[][] = [
 function unitOf(file: string): string {
   if (file === 'config.ts' || file.startsWith('config/')) return 'config.ts+config/';
   if (file.includes('/')) return `${file.slice(0, file.indexOf('/'))}/`;
-  if (/^services[\w-]*\.ts$/.test(file)) return 'services*.ts';
   if (/^metrics[\w-]*\.ts$/.test(file)) return 'metrics*.ts';
   return file;
 }
@@ -111,7 +110,7 @@ const OWNERS: Array<[RegExp, string[]]> = [
   [/^openid-client$/, ['sources/']],
   [/^@node-rs\/(argon2|bcrypt)$/, ['sources/']],
   [/^stream-(json|chain)(\/|$)/, ['admin/']],
-  [/^otplib$/, ['sessions/', 'factors/']],
+  [/^otplib$/, ['factors/']],
   [/^@simplewebauthn\/server(\/|$)/, ['factors/']],
   [/^nodemailer(\/|$)/, ['mail/']],
   [/^(eta|@fastify\/.*|fastify)$/, ['routes/', 'app.ts']],
@@ -182,10 +181,15 @@ describe('architecture', () => {
     const admin = files.filter(({ file }) => file.startsWith('admin/'));
     expect(admin.length).toBeGreaterThan(0);
     const offenders = admin.flatMap(({ file, text, imports }) => [
-      ...imports.filter((s) => /\/(cli|routes)\//.test(s) || /(^|\/)(app|main|services[\w-]*)\.ts$/.test(s)).map((s) => `${file} imports ${s}`),
+      ...imports.filter((s) => /\/(cli|routes)\//.test(s) || /(^|\/)(app|main)\.ts$/.test(s) || s.includes('/composition/')).map((s) => `${file} imports ${s}`),
       ...(/\b(console\.|process\.std(out|err))/.test(text) ? [`${file} prints`] : []),
     ]);
     expect(offenders).toStrictEqual([]);
+  });
+
+  it('hands the administration API\'s routes only what they use: of routes/admin/, deps.ts alone names the composition', () => {
+    const offenders = files.filter(({ file, imports }) => file.startsWith('routes/admin/') && file !== 'routes/admin/deps.ts' && imports.some((s) => s.includes('/composition/')));
+    expect(offenders.map((f) => f.file)).toStrictEqual([]);
   });
 
   it('keeps the administrative layer\'s modules out of the layers below it', () => {

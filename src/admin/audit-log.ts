@@ -7,8 +7,8 @@ import { z } from 'zod';
 import type { AuditLogCursor, AuditLogEntry, AuditLogFilter } from '../store/contracts/audit-log.ts';
 import type { DurableStore, PageRequest } from '../store/types.ts';
 import { AdminError } from './errors.ts';
-import { readPage, type Page } from './pages.ts';
-import { parseWire } from './seed-schema.ts';
+import { readPage, type Page } from './keyset.ts';
+import { parseWire } from './input-schemas.ts';
 
 const RFC_3339 = 'must be an RFC 3339 date and time with a time zone (2026-11-29T10:00:00Z)';
 const instant = z.string().refine((text) => z.iso.datetime({ offset: true }).safeParse(text.toUpperCase()).success, RFC_3339)

@@ -11,7 +11,7 @@ import { AdminError, refuseOtherVersion, staleOrGone } from './errors.ts';
 import { kept, keptList, sameValue } from './patch.ts';
 import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { RULE_MESSAGES, parseInstant } from './rules.ts';
-import { clientPatchSchema, parseWire } from './seed-schema.ts';
+import { clientPatchSchema, parseWire } from './input-schemas.ts';
 
 /** The fields to change, by their wire names; `client_secret: null` makes the client public. */
 export interface ClientPatch {

@@ -5,10 +5,10 @@
 import { CONSOLE_CLIENT_ID, type ClientRecord, type Versioned } from '../store/records.ts';
 import type { DurableStore, PageRequest } from '../store/types.ts';
 import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
-import { readPage, type Page } from './pages.ts';
+import { readPage, type Page } from './keyset.ts';
 import { AdminError, formatPath, staleOrGone, type FieldProblem } from './errors.ts';
 import { seedClientRecord } from './seed-records.ts';
-import { CLIENT_FIELDS, newClientSchema, parseWire, type NewClientFields } from './seed-schema.ts';
+import { CLIENT_FIELDS, newClientSchema, parseWire, type NewClientFields } from './input-schemas.ts';
 import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { RULE_MESSAGES, isClientId, isGrantType, isLifetime, isOrigin, isPlainText, isRedirectUri, isScopeToken } from './rules.ts';
 import { unknownScopeReason, unknownScopes } from './scopes.ts';

@@ -3,12 +3,12 @@
  * `clients` table's columns, OpenID Connect claims): what `idp … --json` prints and what the
  * administration API answers. A hash, a secret, a TOTP secret or a recovery code is never in one:
  * only whether a secret is set and when it expires, which second factors a user has, a key's
- * public members. Their shapes are wire-schemas.ts's, which the OpenAPI document describes.
+ * public members. Their shapes are answer-schemas.ts's, which the OpenAPI document describes.
  */
 import { hasSecondFactor, type ApiScopeRecord, type ClientRecord, type SigningKeyRecord, type UserRecord } from '../store/records.ts';
 import { clientType } from './clients.ts';
 import { summariseFactors } from './second-factors.ts';
-import { publicJwkWire, type ApiScopeWire, type ClientWire, type KeyWire, type UserWire } from './wire-schemas.ts';
+import { publicJwkWire, type ApiScopeWire, type ClientWire, type KeyWire, type UserWire } from './answer-schemas.ts';
 
 export function clientDocument(client: ClientRecord): ClientWire {
   return {

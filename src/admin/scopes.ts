@@ -7,7 +7,7 @@ import { isStandardScope } from '../scopes.ts';
 import type { ApiScopeRecord } from '../store/records.ts';
 import type { DurableStore, PageRequest } from '../store/types.ts';
 import { AdminError, staleOrGone } from './errors.ts';
-import { readPage, type Page } from './pages.ts';
+import { readPage, type Page } from './keyset.ts';
 import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { RESERVED_SCOPES, RULE_MESSAGES, isScopeToken } from './rules.ts';
 

@@ -5,7 +5,7 @@
 import type { FactorKind, FactorRecord, UserRecord } from '../store/records.ts';
 import { AdminError } from './errors.ts';
 import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
-import type { SecondFactorWire } from './wire-schemas.ts';
+import type { SecondFactorWire } from './answer-schemas.ts';
 
 /** One factor as shown, by wire names; a user's recovery codes are one entry, with how many are left. */
 export type FactorSummary = SecondFactorWire;
@@ -36,7 +36,7 @@ export interface FactorsReset {
  * Removes every second factor of the user (authenticator app, recovery codes, passkeys) in one
  * transaction, and flags the user to enrol again at the next sign-in; their refresh token
  * families and access tokens are revoked as for a lock, and browser sessions signed in with the
- * removed factor end (sessions/steps.ts). A user without a factor is left as they are.
+ * removed factor end (sessions/sign-in/steps.ts). A user without a factor is left as they are.
  */
 export async function resetSecondFactors(deps: ChangeDeps, user: UserRecord, actor: ChangeActor): Promise<FactorsReset> {
   return recordedChange<FactorsReset>(deps, actor, `user ${user.username}`, async (tx) => {

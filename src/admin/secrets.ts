@@ -5,7 +5,7 @@
  * secrets can be dropped. What lives in the
  * ephemeral store (sessions, sign-ins in progress) is not touched: it expires by itself.
  */
-import { staleUserSecrets } from '../sessions/mfa.ts';
+import { staleUserSecrets } from '../factors/authenticator-app.ts';
 import type { ClientRecord, PreviousClientSecret } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import type { KeyManager } from '../tokens/keys.ts';

@@ -11,7 +11,7 @@ import { refuseClientProblems } from './clients.ts';
 import { AdminError, type FieldPath, type FieldProblem } from './errors.ts';
 import { canonicalUsername } from './rules.ts';
 import { seedClientRecord, seedUserInput, type SeedTotp } from './seed-records.ts';
-import type { SeedClient, SeedUser } from './seed-schema.ts';
+import type { SeedClient, SeedUser } from './input-schemas.ts';
 import { passwordOrHashProblem } from './user-fields.ts';
 import { prepareUserChange, type UserChange } from './user-update.ts';
 

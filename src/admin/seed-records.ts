@@ -8,7 +8,7 @@ import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { totpSealingContext } from '../tokens/sealing-contexts.ts';
 import { open, seal } from '../tokens/secret-box.ts';
 import { canonicalUsername, parseInstant } from './rules.ts';
-import type { SeedClient, SeedUser } from './seed-schema.ts';
+import type { SeedClient, SeedUser } from './input-schemas.ts';
 import { NEW_USER_DEFAULTS } from './user-fields.ts';
 
 /** A new client from a seed file's entry: what the entry leaves out takes the defaults of a new client. */

@@ -11,7 +11,7 @@ import { refuseConstraintViolations } from './database-errors.ts';
 import { AdminError, type FieldProblem } from './errors.ts';
 import { writeClientChange } from './client-update.ts';
 import { planClients, planUsers, type ClientPlan, type UserPlan } from './seed-plan.ts';
-import { checkSeedFile, type SeedFile } from './seed-schema.ts';
+import { checkSeedFile, type SeedFile } from './input-schemas.ts';
 import { recordedChange, type ChangeActor } from './recorded-change.ts';
 import { unknownScopeReason, unknownScopes } from './scopes.ts';
 import { writeTotp, writeUserChange } from './user-update.ts';

@@ -5,7 +5,7 @@
  * password ends the user's tokens (src/admin/passwords.ts), in the transaction of the change.
  */
 import { hashPassword, needsRehash, verifyPassword } from '../sources/passwords.ts';
-import { TOTP_FACTOR_NAME } from '../sessions/mfa.ts';
+import { TOTP_FACTOR_NAME } from '../factors/authenticator-app.ts';
 import { totpFactor, type UserInput, type UserRecord, type Versioned } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';
 import { deriveKey } from '../tokens/secret-box.ts';

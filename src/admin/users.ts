@@ -9,8 +9,8 @@ import type { DurableStore, PageRequest, UserFilter, UserPlace } from '../store/
 import { randomToken } from '../tokens/opaque.ts';
 import { fullName } from './full-name.ts';
 import { AdminError, staleOrGone } from './errors.ts';
-import { readPage, type Page } from './pages.ts';
-import { USER_FIELDS } from './seed-schema.ts';
+import { readPage, type Page } from './keyset.ts';
+import { USER_FIELDS } from './input-schemas.ts';
 import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import { canonicalUsername, isPlainText } from './rules.ts';
 import { NEW_USER_DEFAULTS, profileProblems, refusePasswordOrHash, refuseProfileProblems } from './user-fields.ts';

@@ -1,7 +1,7 @@
 /** An endpoint's delivery log (its attempts, newest first, a page at a time) and redelivery of one delivery. */
 import type { DurableStore, PageRequest } from '../store/types.ts';
 import { AdminError } from './errors.ts';
-import { DEFAULT_PAGE_SIZE, readPage, type Page } from './pages.ts';
+import { DEFAULT_PAGE_SIZE, readPage, type Page } from './keyset.ts';
 import { isDeliveryId, isWebhookId, toAttemptView, type DeliveryAttemptView } from './webhook-view.ts';
 
 /** A key of the log (webhook-deliveries' `key`: micros.delivery.attempt): anything else is no cursor of ours. */

@@ -1,8 +1,8 @@
 /** What the command line and the administration API show of an endpoint and its attempts: never a secret, never a receiver's answer. */
 import type { DeliveryAttemptRecord, WebhookEndpointRecord } from '../store/records.ts';
-import type { DeliveryAttemptWire, WebhookWire } from './wire-schemas.ts';
+import type { DeliveryAttemptWire, WebhookWire } from './answer-schemas.ts';
 
-/** An endpoint by wire names (wire-schemas.ts describes each member). */
+/** An endpoint by wire names (answer-schemas.ts describes each member). */
 export type WebhookView = WebhookWire;
 
 const iso = (date: Date | null) => (date === null ? null : date.toISOString());

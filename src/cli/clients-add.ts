@@ -4,7 +4,7 @@
  * usage error naming the flag (flag-names.ts).
  */
 import { createClient, newClientOf } from '../admin/clients.ts';
-import type { NewClientFields } from '../admin/seed-schema.ts';
+import type { NewClientFields } from '../admin/input-schemas.ts';
 import { parseCommand } from './args.ts';
 import { changeDeps, cliActor } from './audit.ts';
 import { clientDocument } from './client-view.ts';

@@ -165,7 +165,7 @@ export async function checkStore(context: DoctorContext): Promise<Outcome> {
   }
 }
 
-/** The directory or the upstream provider, built as the service builds it (src/services.ts). */
+/** The directory or the upstream provider, built as the service builds it (src/composition/services.ts). */
 export async function checkSignInSource(context: DoctorContext): Promise<Outcome> {
   const { signIn } = context.config;
   if (signIn.source === 'local') return skip('local accounts: nothing outside to reach');

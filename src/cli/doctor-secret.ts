@@ -2,8 +2,8 @@
  * `idp doctor`'s check of the master secret: does IDP_SECRET open what the database holds, and
  * does anything still need IDP_SECRET_PREVIOUS (until `idp secrets reseal` has run).
  */
-import { createSigningKeyManager } from '../services.ts';
-import { staleUserSecrets } from '../sessions/mfa.ts';
+import { createSigningKeyManager } from '../composition/services.ts';
+import { staleUserSecrets } from '../factors/authenticator-app.ts';
 import { deriveKeyring } from '../tokens/secret-box.ts';
 import { readSecretCheck, WRONG_SECRET, WRONG_SECRET_FIX } from '../tokens/secret-check.ts';
 import { fail, isOutcome, ok, openOrSkip, skip, type DoctorContext, type Outcome } from './doctor-context.ts';

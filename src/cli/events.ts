@@ -4,7 +4,7 @@
  * The filters are read by the administrative layer, as the API reads its query.
  */
 import { eventDocument, eventsPage, readEventFilter } from '../admin/audit-log.ts';
-import { MAX_PAGE_SIZE } from '../admin/pages.ts';
+import { MAX_PAGE_SIZE } from '../admin/keyset.ts';
 import { escapeJsonControlCharacters } from '../control-characters.ts';
 import type { AuditLogEntry } from '../store/contracts/audit-log.ts';
 import { parseCommand } from './args.ts';

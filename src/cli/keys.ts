@@ -1,7 +1,7 @@
 /** `idp keys list | rotate | retire KID`: the signing keys (src/admin/keys.ts says how they rotate). */
 import { keyDocument } from '../admin/documents.ts';
 import { listKeys, retireKey, rotateKey } from '../admin/keys.ts';
-import { createSigningKeyManager } from '../services.ts';
+import { createSigningKeyManager } from '../composition/services.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { parseCommand, subcommand } from './args.ts';
 import { masterSecrets, type CliContext, type ExitCode } from './context.ts';

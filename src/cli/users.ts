@@ -1,7 +1,7 @@
 /** `idp users add | list | update U | show U | lock U | unlock U | remove U | require-password-change U | require-mfa U | reset-mfa U`. */
 import { resetSecondFactors } from '../admin/second-factors.ts';
 import { findUser, listUsers, removeUser, setUserFlag } from '../admin/users.ts';
-import { createSecurityNotices } from '../factors/security-notices.ts';
+import { createSecurityNotices } from '../mail/security-notices.ts';
 import { mailBrandOf } from '../mail/setup.ts';
 import type { UserFlag, UserRecord } from '../store/records.ts';
 import type { DurableStore } from '../store/types.ts';

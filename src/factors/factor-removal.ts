@@ -6,7 +6,7 @@
 import type { Audit } from '../events/record.ts';
 import { STANDING_FACTOR_KINDS, type FactorRecord, type UserRecord } from '../store/records.ts';
 import type { FactorRepository } from '../store/types.ts';
-import type { SecurityNotices } from './security-notices.ts';
+import type { SecurityNotices } from '../mail/security-notices.ts';
 
 export type FactorRemoval = 'removed' | 'not_found' | 'last_second_factor';
 

@@ -12,7 +12,7 @@ import type { Audit } from '../events/record.ts';
 import { hasSecondFactor, type UserRecord } from '../store/records.ts';
 import type { FactorRepository } from '../store/types.ts';
 import { keysOf, type Keyring } from '../tokens/secret-box.ts';
-import type { SecurityNotices } from './security-notices.ts';
+import type { SecurityNotices } from '../mail/security-notices.ts';
 
 /** How many codes a set holds. */
 export const RECOVERY_CODE_COUNT = 10;

@@ -1,4 +1,4 @@
-/** The mailer and the brand of its messages, from the configuration: made here only (services.ts uses them). */
+/** The mailer and the brand of its messages, from the configuration: made here only (composition/services.ts uses them). */
 import type { Config } from '../config.ts';
 import { createLogMailer, NO_MAILER, type MailLog, type Mailer } from './mailer.ts';
 import type { MailBrand } from './messages.ts';

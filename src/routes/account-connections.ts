@@ -5,9 +5,9 @@
  * plain values for the template.
  */
 import Bowser from 'bowser';
-import type { UserSessionServices } from '../services-protocol.ts';
-import type { SignedIn } from '../sessions/account.ts';
-import { readableTime, type ReadableTime } from '../sessions/readable-time.ts';
+import type { UserSessionServices } from '../composition/protocol.ts';
+import type { SignedIn } from '../sessions/account/signed-in.ts';
+import { readableTime, type ReadableTime } from '../sessions/account/readable-time.ts';
 
 export interface ApplicationRow {
   clientId: string;

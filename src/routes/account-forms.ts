@@ -8,12 +8,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../errors.ts';
 import { presentedClientId } from '../events/audit-events.ts';
-import type { SignedIn } from '../sessions/account.ts';
-import { canChangePassword } from '../sessions/account-security.ts';
-import type { BrowserRequest, Enrolment } from '../sessions/flow-types.ts';
-import type { AccountServices } from '../services-account.ts';
+import type { SignedIn } from '../sessions/account/signed-in.ts';
+import { canChangePassword } from '../sessions/account/security.ts';
+import type { BrowserRequest, Enrolment } from '../sessions/sign-in/flow-types.ts';
+import type { AccountServices } from '../composition/account.ts';
 import type { RateLimiter } from '../sessions/rate-limiters.ts';
-import type { SignInFlow } from '../sessions/sign-in-flow.ts';
+import type { SignInFlow } from '../sessions/sign-in/sign-in-flow.ts';
 import type { AccountMessage, AccountSection, ConfirmedAction } from './account-messages.ts';
 import { passkeyFormRoutes } from './account-passkey-forms.ts';
 import { profileFormRoutes } from './account-profile-forms.ts';

@@ -4,7 +4,7 @@
  * The query names a message by a fixed key (`?done=`, `?confirmed=`), so no text of a request
  * ever reaches the page as such.
  */
-import type { AccountConfirmation } from '../sessions/interaction.ts';
+import type { AccountConfirmation } from '../sessions/sign-in/interaction.ts';
 
 /** The page's sections that an action's message can sit in. */
 export type AccountSection = 'profile' | 'email' | 'password' | 'totp' | 'codes' | 'passkeys' | 'applications' | 'sessions';

@@ -5,9 +5,9 @@
  * a refusal shows the page again with what went wrong in "Second factors".
  */
 import type { FastifyReply } from 'fastify';
-import type { SignedIn } from '../sessions/account.ts';
-import type { AccountPasskeys } from '../sessions/account-passkeys.ts';
-import type { BrowserRequest } from '../sessions/flow-types.ts';
+import type { SignedIn } from '../sessions/account/signed-in.ts';
+import type { AccountPasskeys } from '../sessions/account/passkeys.ts';
+import type { BrowserRequest } from '../sessions/sign-in/flow-types.ts';
 import type { ConfirmedAction } from './account-messages.ts';
 import type { Params } from './shared/params.ts';
 

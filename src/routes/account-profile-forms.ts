@@ -5,9 +5,9 @@
  */
 import type { FastifyReply } from 'fastify';
 import { AdminError } from '../admin/errors.ts';
-import type { SignedIn } from '../sessions/account.ts';
-import type { BrowserRequest } from '../sessions/flow-types.ts';
-import type { AccountServices } from '../services-account.ts';
+import type { SignedIn } from '../sessions/account/signed-in.ts';
+import type { BrowserRequest } from '../sessions/sign-in/flow-types.ts';
+import type { AccountServices } from '../composition/account.ts';
 import type { AccountSection, ConfirmedAction } from './account-messages.ts';
 import type { Params } from './shared/params.ts';
 

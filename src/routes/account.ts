@@ -5,9 +5,9 @@
  * second factor) again, as a security change needs a recent sign-in.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { SignedIn } from '../sessions/account.ts';
-import { accountView } from '../sessions/account-view.ts';
-import { EMAIL_CODE } from '../sessions/email-verification.ts';
+import type { SignedIn } from '../sessions/account/signed-in.ts';
+import { accountView } from '../sessions/account/view.ts';
+import { EMAIL_CODE } from '../sessions/account/email-verification.ts';
 import { passwordRules } from '../sources/password-policy.ts';
 import { connectionsOf } from './account-connections.ts';
 import { accountFormRoutes, type AccountRouteOptions } from './account-forms.ts';

@@ -4,8 +4,8 @@
  * `request.authorizationTarget`).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { trustTarget, validateAuthorizationRequest, type HintVerification } from '../sessions/authorization-request.ts';
-import type { SignInFlow } from '../sessions/sign-in-flow.ts';
+import { trustTarget, validateAuthorizationRequest, type HintVerification } from '../sessions/sign-in/authorization-request.ts';
+import type { SignInFlow } from '../sessions/sign-in/sign-in-flow.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
 import type { FlowAdapter } from './shared/flow-adapter.ts';
 import { singleValued } from './shared/params.ts';

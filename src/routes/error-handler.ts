@@ -7,10 +7,10 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AdminError, type AdminErrorCode, type FieldPath } from '../admin/errors.ts';
-import type { ProblemWire } from '../admin/wire-schemas.ts';
+import type { ProblemWire } from '../admin/answer-schemas.ts';
 import { OAuthError } from '../errors.ts';
 import { isStoreUnavailable } from '../store/unavailable.ts';
-import type { AuthorizationTarget } from '../sessions/authorization-request.ts';
+import type { AuthorizationTarget } from '../sessions/sign-in/authorization-request.ts';
 import { respondToClient } from './shared/authorization-response.ts';
 import { NOT_FOUND_PAGE, errorPageContent, type ErrorPageContent } from './shared/error-page.ts';
 import { renderPage, type PageContext } from './shared/pages.ts';

@@ -1,10 +1,10 @@
 /**
- * The sign-in pages of an interaction (sessions/step-forms.ts): GET shows the page of the
+ * The sign-in pages of an interaction (sessions/sign-in/step-forms.ts): GET shows the page of the
  * current step; each step's form posts to its own path.
  */
 import type { FastifyInstance } from 'fastify';
-import { PASSKEY_FORMS } from '../sessions/passkey-forms.ts';
-import { POSTED_STEPS, type StepForms } from '../sessions/step-forms.ts';
+import { PASSKEY_FORMS } from '../sessions/sign-in/passkey-forms.ts';
+import { POSTED_STEPS, type StepForms } from '../sessions/sign-in/step-forms.ts';
 import type { FlowAdapter } from './shared/flow-adapter.ts';
 import { singleValued } from './shared/params.ts';
 

@@ -8,9 +8,10 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import { OAuthError } from '../errors.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../composition/services.ts';
 import { sendOAuthError } from './error-handler.ts';
 import { createLogSink } from '../events/record.ts';
+import type { AdminApiServices } from './admin/deps.ts';
 import { registerAdminApi } from './admin/index.ts';
 import { healthRoutes } from './health.ts';
 import { createRequestAudit } from './shared/audit.ts';
@@ -23,7 +24,10 @@ import { createManagementHostCheck } from './shared/host.ts';
 const FOREIGN_HOST = 'The management port answers only for an IP address, a name without a dot (such as localhost or a container name), '
   + 'IDP_MANAGEMENT_HOST, or a name listed in IDP_MANAGEMENT_HOSTS.';
 
-export function serveManagementPort(app: FastifyInstance, management: NonNullable<Config['management']>, services: Services, metrics: Metrics, logger: Logger): void {
+/** What the management port uses of the services: the probes' stores and source, and the Administration API's. */
+type ManagementServices = Pick<Services, 'durable' | 'ephemeral' | 'source' | 'config'> & AdminApiServices;
+
+export function serveManagementPort(app: FastifyInstance, management: NonNullable<Config['management']>, services: ManagementServices, metrics: Metrics, logger: Logger): void {
   const server = Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }) });
   refuseForeignHosts(server, management);
   void server.register(healthRoutes, { durable: services.durable, ephemeral: services.ephemeral, source: services.source });

@@ -1,12 +1,12 @@
 /**
- * "Forgot password" (sessions/recovery-flow.ts): GET and POST /account/recover (the request
+ * "Forgot password" (sessions/recovery/recovery-flow.ts): GET and POST /account/recover (the request
  * form; its answer is the code form, whatever was typed), GET and POST /account/recover/code
  * (the code form; GET is what the mailed link opens, and changes nothing).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isRecoveryId } from '../sessions/password-recovery.ts';
+import { isRecoveryId } from '../sessions/recovery/password-recovery.ts';
 import type { RateLimiter } from '../sessions/rate-limiters.ts';
-import type { RecoveryFlow } from '../sessions/recovery-flow.ts';
+import type { RecoveryFlow } from '../sessions/recovery/recovery-flow.ts';
 import { SESSION_TTL_SECONDS } from '../sessions/browser-session.ts';
 import { setSessionCookie } from './shared/cookies.ts';
 import type { FlowAdapter } from './shared/flow-adapter.ts';

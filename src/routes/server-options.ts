@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { LogController, type FastifyBaseLogger, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { basePathOf } from '../services-protocol.ts';
+import { basePathOf } from '../composition/protocol.ts';
 import { ApiProblem, clientErrorResponse, sendOAuthError, sendProblem, toOAuthError } from './error-handler.ts';
 import { setResponseHeaders } from './shared/security-headers.ts';
 

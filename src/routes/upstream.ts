@@ -1,10 +1,10 @@
 /**
- * The returns from an upstream OpenID Connect provider (sessions/upstream.ts): the sign-in
+ * The returns from an upstream OpenID Connect provider (sessions/sign-in/upstream.ts): the sign-in
  * callback ({IDP_BASE_URL}/signin/oidc/callback) and the end of its sign-out
  * ({IDP_BASE_URL}/signin/oidc/signed-out).
  */
 import type { FastifyInstance } from 'fastify';
-import { afterUpstreamSignOut, finishUpstreamSignIn, type UpstreamCallbackDeps } from '../sessions/upstream.ts';
+import { afterUpstreamSignOut, finishUpstreamSignIn, type UpstreamCallbackDeps } from '../sessions/sign-in/upstream.ts';
 import type { FlowAdapter } from './shared/flow-adapter.ts';
 import { renderPage, type PageContext } from './shared/pages.ts';
 

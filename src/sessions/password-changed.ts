@@ -6,7 +6,7 @@
  */
 import type { PasswordChanged } from '../events/audit-events.ts';
 import type { Audit } from '../events/record.ts';
-import type { SecurityNotices } from '../factors/security-notices.ts';
+import type { SecurityNotices } from '../mail/security-notices.ts';
 import type { UserRecord } from '../store/records.ts';
 
 export interface PasswordChangedDeps {

@@ -1,5 +1,5 @@
 /**
- * The service in the test's own process: the real Services (src/services.ts) on the embedded
+ * The service in the test's own process: the real Services (src/composition/services.ts) on the embedded
  * PGlite database in a temporary directory and the in-process ephemeral store, seeded as
  * `idp seed` seeds, and the real app (src/app.ts) answering through Fastify's `inject`, with no
  * port. Its base URL is an origin that exists nowhere on the network; test/helpers/http-transport.ts
@@ -21,7 +21,7 @@ import type { Clock } from '../../src/clock.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
 import { embeddedSocketPath } from '../../src/data-dir.ts';
 import { createLogger } from '../../src/logging.ts';
-import { openServices, type Services } from '../../src/services.ts';
+import { openServices, type Services } from '../../src/composition/services.ts';
 import { embeddedSocketUrl } from '../../src/store/sql/connection.ts';
 import { serveOrigin } from './http-transport.ts';
 import { copyMigratedDatabase } from './embedded-database.ts';

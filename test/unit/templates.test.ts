@@ -13,7 +13,7 @@ const VIEWS = resolve(import.meta.dirname, '../../templates');
 const eta = new Eta({ views: VIEWS, autoEscape: true });
 
 const HOSTILE = `<script>alert(1)</script>"'&`;
-/** A time as the account page shows it (sessions/readable-time.ts). */
+/** A time as the account page shows it (sessions/account/readable-time.ts). */
 const TIME = { iso: '2026-11-27T10:00:00.000Z', ago: '3 hours ago', exact: '2026-11-27 10:00 UTC' };
 const ESCAPED = '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;';
 const QR_SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 21 21"><path d="M0 0h7v7H0z"/></svg>';

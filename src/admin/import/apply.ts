@@ -12,7 +12,7 @@ import { deriveKey } from '../../tokens/secret-box.ts';
 import { AdminError, type FieldProblem } from '../errors.ts';
 import { canonicalUsername } from '../rules.ts';
 import { planClient, planUserAgainst, type ClientPlan, type UserPlan } from '../seed-plan.ts';
-import { apiScopeName, clientSchema, schemaProblems, userSchema } from '../seed-schema.ts';
+import { apiScopeName, clientSchema, schemaProblems, userSchema } from '../input-schemas.ts';
 import { emptySummary, writeClient, writeUser } from '../seed.ts';
 import type { UserRecord } from '../../store/records.ts';
 import { writeTotp } from '../user-update.ts';

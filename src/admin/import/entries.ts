@@ -1,10 +1,10 @@
 /**
  * What an import reads from a file, whatever the provider: entries in the seed file's shape
- * (src/admin/seed-schema.ts) with where each came from, so a refusal names the record and the
+ * (src/admin/input-schemas.ts) with where each came from, so a refusal names the record and the
  * field as the provider's file spells them.
  */
 import type { FieldPath } from '../errors.ts';
-import type { SeedClient, SeedUser } from '../seed-schema.ts';
+import type { SeedClient, SeedUser } from '../input-schemas.ts';
 
 /** Where a record is in its file: a JSON pointer (`/users/3`) or a line of a JSON-lines file. */
 export interface RecordLocation {

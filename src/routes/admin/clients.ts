@@ -4,10 +4,10 @@ import { updateClient } from '../../admin/client-update.ts';
 import { clientsPage, createClient, getVersionedClient, newClientOf, removeClient } from '../../admin/clients.ts';
 import { clientDocument } from '../../admin/documents.ts';
 import { MAX_KEEP_OLD_SECONDS, rotateClientSecret } from '../../admin/secrets.ts';
-import { clientPatchSchema, newClientSchema } from '../../admin/seed-schema.ts';
-import { clientPageWire, clientWire, clientWithSecretWire, createdClientWire } from '../../admin/wire-schemas.ts';
+import { clientPatchSchema, newClientSchema } from '../../admin/input-schemas.ts';
+import { clientPageWire, clientWire, clientWithSecretWire, createdClientWire } from '../../admin/answer-schemas.ts';
 import { operation, type Operation } from './operation.ts';
-import { listOperation } from './pages.ts';
+import { listOperation } from './keyset.ts';
 
 const rotation = z.strictObject({
   keep_old_for_seconds: z.number().int().min(0).max(MAX_KEEP_OLD_SECONDS).optional()

@@ -6,8 +6,8 @@ import type { Clock } from '../../clock.ts';
 import type { SignInSourceKind } from '../../store/records.ts';
 import type { DurableStore } from '../../store/types.ts';
 import type { KeyManager } from '../../tokens/keys.ts';
-import type { Services } from '../../services.ts';
-import type { UserSessionServices } from '../../services-protocol.ts';
+import type { Services } from '../../composition/services.ts';
+import type { UserSessionServices } from '../../composition/protocol.ts';
 import type { RateLimiter } from '../../sessions/rate-limiters.ts';
 import type { RequestAudit } from '../shared/audit.ts';
 
@@ -30,8 +30,13 @@ export interface AdminApiDeps {
   rateLimiter: RateLimiter;
 }
 
+/** The members of the services the API is made from, and no other. */
+export type AdminApiServices = Pick<Services,
+  'config' | 'clock' | 'keys' | 'durable' | 'revocations' | 'clients' | 'users' | 'secret' | 'ephemeral' | 'userSessions'
+  | 'webhookKeyring' | 'addressPolicy' | 'adminApiRateLimiter'>;
+
 /** The API's dependencies from the services, recording audit events through `audit`. */
-export function createAdminApiDeps(services: Services, audit: RequestAudit): AdminApiDeps {
+export function createAdminApiDeps(services: AdminApiServices, audit: RequestAudit): AdminApiDeps {
   const { config, clock, keys, durable } = services;
   return {
     access: { issuer: config.issuer, clock, keys, revocations: services.revocations, clients: services.clients, users: services.users },

@@ -1,9 +1,9 @@
 /** `/events`: the audit log, newest first, a page at a time, filtered by type, user, client and time. */
 import { z } from 'zod';
 import { countEvents, eventDocument, eventFilterFields, eventsPage, type EventFilter } from '../../admin/audit-log.ts';
-import { auditEventPageWire } from '../../admin/wire-schemas.ts';
+import { auditEventPageWire } from '../../admin/answer-schemas.ts';
 import { operation, type Operation } from './operation.ts';
-import { pageAnswer, pageQueryFields, pageRequest, totalIfAsked } from './pages.ts';
+import { pageAnswer, pageQueryFields, pageRequest, totalIfAsked } from './keyset.ts';
 
 const listQuery = z.strictObject({ ...pageQueryFields, ...eventFilterFields });
 

@@ -7,8 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorizeAdminCall, scopesAllowing } from '../../admin/api-access.ts';
 import type { AuditEvent } from '../../events/audit-events.ts';
 import { ApiProblem, registerProblemHandlers } from '../error-handler.ts';
-import { createAdminApiDeps, type AdminApiDeps } from './deps.ts';
-import type { Services } from '../../services.ts';
+import { createAdminApiDeps, type AdminApiDeps, type AdminApiServices } from './deps.ts';
 import type { RequestAudit } from '../shared/audit.ts';
 import { ADMIN_OPERATIONS } from './operations.ts';
 import { openApiDocument } from './openapi.ts';
@@ -21,7 +20,7 @@ export const ADMIN_BASE = '/admin/v1';
  * The API under `{prefix}/admin/v1` of `app` (the public port's base path, or the management
  * port's root). The OpenAPI document names the public token endpoint either way.
  */
-export async function registerAdminApi(app: FastifyInstance, services: Services, audit: RequestAudit, where: { prefix: string; origin: string }): Promise<void> {
+export async function registerAdminApi(app: FastifyInstance, services: AdminApiServices, audit: RequestAudit, where: { prefix: string; origin: string }): Promise<void> {
   const serverUrl = `${where.origin}${where.prefix}${ADMIN_BASE}`;
   await app.register(adminApiRoutes, { prefix: `${where.prefix}${ADMIN_BASE}`, deps: createAdminApiDeps(services, audit), serverUrl, tokenUrl: `${services.config.baseUrl}/connect/token` });
 }

@@ -1,12 +1,12 @@
 /**
  * The OpenAPI 3.1 document of the administration API, made from the operations themselves: their
  * paths, the zod schemas that validate their bodies and queries, and the zod schemas of their
- * answers (src/admin/wire-schemas.ts, the document's components), all through z.toJSONSchema, so
+ * answers (src/admin/answer-schemas.ts, the document's components), all through z.toJSONSchema, so
  * the document cannot drift from what the routes accept and answer.
  */
 import { z } from 'zod';
 import { ADMIN_API, ADMIN_API_READONLY, ADMIN_CONSOLE_WEBHOOKS, scopesAllowing } from '../../admin/api-access.ts';
-import { isPageWire, problemWire, wireSchemas } from '../../admin/wire-schemas.ts';
+import { isPageWire, problemWire, wireSchemas } from '../../admin/answer-schemas.ts';
 import type { Operation, Response } from './operation.ts';
 
 type Json = Record<string, unknown>;
@@ -29,7 +29,7 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output' = 'input'): Json {
   return rest;
 }
 
-/** Every answer's schema, by its name in wire-schemas.ts; those within another are $refs. */
+/** Every answer's schema, by its name in answer-schemas.ts; those within another are $refs. */
 function componentSchemas(): Json {
   const { schemas } = z.toJSONSchema(wireSchemas, { ...toJsonSchemaOptions('output'), uri: componentRef });
   return Object.fromEntries(Object.entries(schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema]));

@@ -41,7 +41,7 @@ export interface Call<B, Q> {
   deps: AdminApiDeps;
 }
 
-/** One answer of an operation: what it means, and the schema of its JSON body (src/admin/wire-schemas.ts); none when it has no body. */
+/** One answer of an operation: what it means, and the schema of its JSON body (src/admin/answer-schemas.ts); none when it has no body. */
 export interface Response {
   description: string;
   body?: z.ZodType;

@@ -4,7 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { schemaProblems } from '../../admin/seed-schema.ts';
+import { schemaProblems } from '../../admin/input-schemas.ts';
 import { ApiProblem, jsonPointer } from '../error-handler.ts';
 import type { Operation } from './operation.ts';
 

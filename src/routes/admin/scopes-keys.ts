@@ -2,12 +2,12 @@
 import { z } from 'zod';
 import { apiScopeDocument, keyDocument } from '../../admin/documents.ts';
 import { listKeys, retireKey, rotateKey } from '../../admin/keys.ts';
-import { pageOfList } from '../../admin/pages.ts';
+import { pageOfList } from '../../admin/keyset.ts';
 import { addApiScope, apiScopesPage, getApiScope, removeApiScope } from '../../admin/scopes.ts';
-import { apiScopeName } from '../../admin/seed-schema.ts';
-import { apiScopePageWire, apiScopeWire, keyPageWire, retiredKeyWire, rotatedKeyWire } from '../../admin/wire-schemas.ts';
+import { apiScopeName } from '../../admin/input-schemas.ts';
+import { apiScopePageWire, apiScopeWire, keyPageWire, retiredKeyWire, rotatedKeyWire } from '../../admin/answer-schemas.ts';
 import { operation, type Operation } from './operation.ts';
-import { listOperation } from './pages.ts';
+import { listOperation } from './keyset.ts';
 
 const newScope = z.strictObject({ name: apiScopeName.describe('An RFC 6749 scope token, such as orders.read') });
 const retirement = z.strictObject({

@@ -8,7 +8,7 @@
 import type { UserSessions } from '../../admin/sessions.ts';
 import { refuseOtherVersion } from '../../admin/errors.ts';
 import { findVersionedUserBySubject } from '../../admin/users.ts';
-import { endedSessionsWire, userSessionsWire, type UserSessionsWire } from '../../admin/wire-schemas.ts';
+import { endedSessionsWire, userSessionsWire, type UserSessionsWire } from '../../admin/answer-schemas.ts';
 import type { UserRecord, Versioned } from '../../store/records.ts';
 import { ApiProblem } from '../error-handler.ts';
 import type { AdminApiDeps } from './deps.ts';

@@ -1,14 +1,14 @@
 /** `/users`: list (in username order, found by username, email or the start of a name), create a local account, read, change, remove, set the password. */
 import { z } from 'zod';
 import { userDocument } from '../../admin/documents.ts';
-import { userSchema } from '../../admin/seed-schema.ts';
+import { userSchema } from '../../admin/input-schemas.ts';
 import { updateUser } from '../../admin/user-update.ts';
-import { userPageWire, userWire } from '../../admin/wire-schemas.ts';
+import { userPageWire, userWire } from '../../admin/answer-schemas.ts';
 import { countUsers, createUser, findUserBySubject, findVersionedUserBySubject, removeUser, usersPage } from '../../admin/users.ts';
 import type { UserRecord } from '../../store/records.ts';
 import type { AdminApiDeps } from './deps.ts';
 import { operation, type Operation } from './operation.ts';
-import { pageAnswer, pageQueryFields, pageRequest, totalIfAsked } from './pages.ts';
+import { pageAnswer, pageQueryFields, pageRequest, totalIfAsked } from './keyset.ts';
 
 const PROFILE = { given_name: true, family_name: true, email: true, email_verified: true, phone_number: true, phone_number_verified: true, roles: true } as const;
 const password = z.string().describe('Under the password policy of the password change page.');

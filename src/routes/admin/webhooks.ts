@@ -6,16 +6,16 @@
  * in the change's transaction: it is logged here as already there.
  */
 import { z } from 'zod';
-import { pageOfList } from '../../admin/pages.ts';
+import { pageOfList } from '../../admin/keyset.ts';
 import { MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH } from '../../admin/webhook-rules.ts';
 import {
   countWebhookDeliveries, createWebhook, getVersionedWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook, removeWebhook,
   rotateWebhookSecret, testWebhook, updateWebhook, type WebhookDeps,
 } from '../../admin/webhooks.ts';
-import { deliveryAttemptPageWire, redeliveryWire, webhookPageWire, webhookTestWire, webhookWire, webhookWithSecretWire } from '../../admin/wire-schemas.ts';
+import { deliveryAttemptPageWire, redeliveryWire, webhookPageWire, webhookTestWire, webhookWire, webhookWithSecretWire } from '../../admin/answer-schemas.ts';
 import type { AdminApiDeps } from './deps.ts';
 import { operation, type Operation } from './operation.ts';
-import { listOperation, pageAnswer, pageQuery, pageRequest, totalIfAsked } from './pages.ts';
+import { listOperation, pageAnswer, pageQuery, pageRequest, totalIfAsked } from './keyset.ts';
 
 const webhookFields = {
   url: z.string().max(MAX_URL_LENGTH).describe('Where events are POSTed: https (http and loopback outside production only); no private, link-local or reserved address unless IDP_WEBHOOK_ALLOWED_NETWORKS allows it.'),

@@ -1,5 +1,5 @@
 /** A client's form fields <-> the API's wire fields (the clients table's columns). */
-import type { ClientWire } from '../../admin/wire-schemas.ts';
+import type { ClientWire } from '../../admin/answer-schemas.ts';
 import { checked, linesOf, numberOf, textOf, type FormBody } from './forms.ts';
 
 const LISTS = ['grant_types', 'scopes', 'redirect_uris', 'post_logout_redirect_uris', 'cors_origins'] as const;

@@ -10,7 +10,7 @@ import { createClient, getVersionedClient, listClients, newClientOf, removeClien
 import { clientDocument } from '../../admin/documents.ts';
 import { AdminError } from '../../admin/errors.ts';
 import { rotateClientSecret } from '../../admin/secrets.ts';
-import type { NewClientFields } from '../../admin/seed-schema.ts';
+import type { NewClientFields } from '../../admin/input-schemas.ts';
 import { mayChange } from '../../console/access.ts';
 import type { ConsoleAdmin } from '../../console/session.ts';
 import { clientBodyOf, clientFormValues, NEW_CLIENT_VALUES, typedValues } from './client-forms.ts';

@@ -1,8 +1,8 @@
 /** What the console's routes are given (made once in app.ts from the services). */
 import { createConsoleSessions, type ConsoleSessionLimits, type ConsoleSessions } from '../../console/session.ts';
 import { createConsoleSignIn, type ConsoleSignIn } from '../../console/sign-in.ts';
-import type { Services } from '../../services.ts';
-import { basePathOf } from '../../services-protocol.ts';
+import type { Services } from '../../composition/services.ts';
+import { basePathOf } from '../../composition/protocol.ts';
 import type { Keyring } from '../../tokens/secret-box.ts';
 import { createAdminApiDeps, type AdminApiDeps } from '../admin/deps.ts';
 import type { RequestAudit } from '../shared/audit.ts';

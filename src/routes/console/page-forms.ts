@@ -4,7 +4,7 @@
  * query (`cursor`) and the query of the next one.
  */
 import { AdminError, type AdminErrorCode } from '../../admin/errors.ts';
-import { decodeCursor, encodeCursor } from '../../admin/pages.ts';
+import { decodeCursor, encodeCursor } from '../../admin/keyset.ts';
 import type { PageRequest } from '../../store/types.ts';
 import { refusalOf, versionOf, type FormBody, type Refusal } from './forms.ts';
 

@@ -1,7 +1,7 @@
 /** A user's form fields <-> the API's wire fields (OpenID Connect claims, as PATCH /users/{id} takes them). */
 import type { UserPatch } from '../../admin/user-update.ts';
 import type { NewLocalUser } from '../../admin/users.ts';
-import type { UserWire } from '../../admin/wire-schemas.ts';
+import type { UserWire } from '../../admin/answer-schemas.ts';
 import { checked, linesOf, textOf, type FormBody } from './forms.ts';
 
 const TEXTS = ['given_name', 'family_name', 'name', 'email', 'phone_number'] as const;

@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ChangeFields } from '../../admin/recorded-change.ts';
 import { userDocument } from '../../admin/documents.ts';
 import { AdminError, refuseOtherVersion } from '../../admin/errors.ts';
-import { decodeCursor, encodeCursor } from '../../admin/pages.ts';
+import { decodeCursor, encodeCursor } from '../../admin/keyset.ts';
 import { resetSecondFactors } from '../../admin/second-factors.ts';
 import { updateUser, type UserPatch } from '../../admin/user-update.ts';
 import { createUser, findVersionedUserBySubject, usersPage } from '../../admin/users.ts';

@@ -1,10 +1,10 @@
-/** Sends an authorization response as sessions/authorization-response.ts decided it. */
+/** Sends an authorization response as sessions/sign-in/authorization-response.ts decided it. */
 import type { FastifyReply } from 'fastify';
-import type { AuthorizationTarget } from '../../sessions/authorization-request.ts';
-import { authorizationResponse, type ClientResponse } from '../../sessions/authorization-response.ts';
+import type { AuthorizationTarget } from '../../sessions/sign-in/authorization-request.ts';
+import { authorizationResponse, type ClientResponse } from '../../sessions/sign-in/authorization-response.ts';
 import { renderFormPost } from './pages.ts';
 
-export { withQuery } from '../../sessions/authorization-response.ts';
+export { withQuery } from '../../sessions/sign-in/authorization-response.ts';
 
 export function sendClientResponse(reply: FastifyReply, response: ClientResponse): FastifyReply {
   if (response.mode === 'form_post') return renderFormPost(reply, response.action, response.fields);

@@ -1,11 +1,11 @@
 /**
- * The sign-in flow's edge: the HTTP request as the flow sees it (sessions/sign-in-flow.ts
+ * The sign-in flow's edge: the HTTP request as the flow sees it (sessions/sign-in/sign-in-flow.ts
  * BrowserRequest), and its answer (a FlowResult) as HTTP: the cookie, then a page, a redirect
  * or the client's response.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_TTL_SECONDS } from '../../sessions/browser-session.ts';
-import type { BrowserRequest, FlowResult } from '../../sessions/flow-types.ts';
+import type { BrowserRequest, FlowResult } from '../../sessions/sign-in/flow-types.ts';
 import type { RequestAudit } from './audit.ts';
 import { sendClientResponse } from './authorization-response.ts';
 import { deviceCookieName, readCookie, readSessionCookie, setDeviceCookie, setSessionCookie } from './cookies.ts';

@@ -1,7 +1,7 @@
 /** The page of each sign-in step, with what its template needs (the field and button names the README's Pages section gives). */
 import type { FastifyReply } from 'fastify';
 import { recoveryCodesLeft } from '../../factors/recovery-codes.ts';
-import type { Enrolment, FlowOutcome } from '../../sessions/flow-types.ts';
+import type { Enrolment, FlowOutcome } from '../../sessions/sign-in/flow-types.ts';
 import { passkeyFactors, totpFactor, type UserRecord } from '../../store/records.ts';
 import { passwordRules } from '../../sources/password-policy.ts';
 import { formActionSource, renderPage, type PageContext } from './pages.ts';

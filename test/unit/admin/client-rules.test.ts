@@ -11,7 +11,7 @@ import { AdminError, type FieldPath } from '../../../src/admin/errors.ts';
 import type { ChangeActor } from '../../../src/admin/recorded-change.ts';
 import { addApiScope } from '../../../src/admin/scopes.ts';
 import { rotateClientSecret } from '../../../src/admin/secrets.ts';
-import type { NewClientFields } from '../../../src/admin/seed-schema.ts';
+import type { NewClientFields } from '../../../src/admin/input-schemas.ts';
 import type { AuditEvent } from '../../../src/events/audit-events.ts';
 import { memoryStore } from './memory-store.ts';
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../../../src/events/audit-events.ts';
 import { createPasskeys, type Binding } from '../../../src/factors/passkeys.ts';
-import type { SecurityNotices } from '../../../src/factors/security-notices.ts';
+import type { SecurityNotices } from '../../../src/mail/security-notices.ts';
 import { defaultPasskeyName, listPasskeys, passkeyName, removePasskey, renamePasskey } from '../../../src/factors/passkey-management.ts';
 import { firstStandingFactor, type FactorRecord } from '../../../src/store/records.ts';
 import { createMemoryEphemeralStore } from '../../../src/store/ephemeral/memory.ts';

@@ -1,5 +1,5 @@
 /**
- * The authorization request's validation (src/sessions/authorization-request.ts) as one table:
+ * The authorization request's validation (src/sessions/sign-in/authorization-request.ts) as one table:
  * each row breaks one parameter of a valid request and names the error code expected, and
  * whether it may go back to the client (redirectable) or must end on our own page (the client
  * or its redirect URI not trusted yet). The valid request passes, so each row fails only by
@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { OAuthError } from '../../../src/errors.ts';
-import { trustTarget, validateAuthorizationRequest, type HintVerification } from '../../../src/sessions/authorization-request.ts';
+import { trustTarget, validateAuthorizationRequest, type HintVerification } from '../../../src/sessions/sign-in/authorization-request.ts';
 import type { ClientRecord } from '../../../src/store/records.ts';
 import type { KeyManager } from '../../../src/tokens/keys.ts';
 

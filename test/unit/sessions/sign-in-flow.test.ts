@@ -1,19 +1,19 @@
 /**
- * The sign-in flow without HTTP (src/sessions/sign-in-flow.ts, step-forms.ts) on the in-process
+ * The sign-in flow without HTTP (src/sessions/sign-in/sign-in-flow.ts, step-forms.ts) on the in-process
  * store: what each request is answered (a page, a redirect, the client's response, the cookie),
  * and that a request reads the users and the consents at most once.
  */
 import { describe, expect, it } from 'vitest';
 import { OAuthError } from '../../../src/errors.ts';
 import type { RecoveryCodeDeps } from '../../../src/factors/recovery-codes.ts';
-import type { AuthorizationRequest, AuthorizationTarget } from '../../../src/sessions/authorization-request.ts';
+import type { AuthorizationRequest, AuthorizationTarget } from '../../../src/sessions/sign-in/authorization-request.ts';
 import { createSessionStore } from '../../../src/sessions/browser-session.ts';
-import type { BrowserRequest, FlowResult } from '../../../src/sessions/flow-types.ts';
-import { createInteractionStore } from '../../../src/sessions/interaction.ts';
+import type { BrowserRequest, FlowResult } from '../../../src/sessions/sign-in/flow-types.ts';
+import { createInteractionStore } from '../../../src/sessions/sign-in/interaction.ts';
 import type { Passkeys } from '../../../src/factors/passkeys.ts';
-import type { MfaSecrets } from '../../../src/sessions/mfa.ts';
-import { createSignInFlow } from '../../../src/sessions/sign-in-flow.ts';
-import { createStepForms } from '../../../src/sessions/step-forms.ts';
+import type { MfaSecrets } from '../../../src/factors/authenticator-app.ts';
+import { createSignInFlow } from '../../../src/sessions/sign-in/sign-in-flow.ts';
+import { createStepForms } from '../../../src/sessions/sign-in/step-forms.ts';
 import { createDeviceCookies } from '../../../src/sessions/device-cookie.ts';
 import { createSignInThrottle } from '../../../src/sessions/throttle.ts';
 import type { PasswordSignInSource } from '../../../src/sources/types.ts';

@@ -1,5 +1,5 @@
 /**
- * The flow's next-step decision (src/sessions/steps.ts nextStep) as one table: each row changes
+ * The flow's next-step decision (src/sessions/sign-in/steps.ts nextStep) as one table: each row changes
  * the base case (a signed-in user, a plain request, a client that needs no consent: `done`) by
  * the conditions that should lead elsewhere, and names the step or the error it expects. The
  * base case and the coverage checks at the end keep every row able to fail: a row only passes
@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { OAuthError } from '../../../src/errors.ts';
-import type { AuthorizationRequest } from '../../../src/sessions/authorization-request.ts';
+import type { AuthorizationRequest } from '../../../src/sessions/sign-in/authorization-request.ts';
 import type { BrowserSession } from '../../../src/sessions/browser-session.ts';
-import type { Interaction, PendingSignIn } from '../../../src/sessions/interaction.ts';
-import { nextStep, type Step, type StepInput } from '../../../src/sessions/steps.ts';
+import type { Interaction, PendingSignIn } from '../../../src/sessions/sign-in/interaction.ts';
+import { nextStep, type Step, type StepInput } from '../../../src/sessions/sign-in/steps.ts';
 import type { ClientRecord, FactorRecord, UserRecord } from '../../../src/store/records.ts';
 
 const NOW = 1_800_000_000;
