@@ -13,13 +13,14 @@ import { startReceiver, verifySignature } from '../helpers/webhook-receiver.ts';
 const CLIENT = { client_id: 'svc', client_secret: 'svc-secret-0123456789abcdefghijklmnopqrstu' };
 const AUTOMATION = { client_id: 'automation', client_secret: 'automation-secret-0123456789abcdefghijkl' };
 
-/** POSTs JSON and calls `kill` as soon as the answer's head is read, before anything else runs; resolves with its status. */
-function answeredThenKilled(url: string, token: string, body: string, kill: () => void): Promise<number> {
+/** POSTs JSON and calls `kill` as soon as the answer's head is read, before anything else runs; resolves with its status and request id. */
+function answeredThenKilled(url: string, token: string, body: string, kill: () => void): Promise<{ status: number; requestId: string | undefined }> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } }, (response) => {
       kill();
       response.resume();
-      resolve(response.statusCode ?? 0);
+      const requestId = response.headers['x-request-id'];
+      resolve({ status: response.statusCode ?? 0, requestId: typeof requestId === 'string' ? requestId : undefined });
     });
     request.on('error', reject);
     request.end(body);
@@ -93,13 +94,17 @@ describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
       const { access_token: accessToken } = (await token.json()) as { access_token: string };
       // Killed the moment its answer's status line arrives: an event gathered to be written
       // after the change (20 ms later) is lost here; one written in the change's transaction is not.
-      const status = await answeredThenKilled(`${first.url}/admin/v1/api-scopes`, accessToken, JSON.stringify({ name: 'crash.proof' }), () => first.child.kill('SIGKILL'));
+      const { status, requestId } = await answeredThenKilled(`${first.url}/admin/v1/api-scopes`, accessToken, JSON.stringify({ name: 'crash.proof' }), () => first.child.kill('SIGKILL'));
       expect(status).toBe(201);
+      expect(requestId).toMatch(/^[\w.-]+$/);
       await waitUntil('the first instance gone', () => first.child.signalCode === 'SIGKILL');
       servers.push(await startServer(env));
       const change = await waitUntil('the admin_change delivered', () => receiver.received.map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
         .find((event) => event.type === 'admin_change' && event.data.resource_id === 'crash.proof'));
-      expect(change.data).toMatchObject({ action: 'create', resource: 'api_scope', actor: 'api', client_id: 'automation' });
+      // Who and from where, as the request's log line says it: its request id, its address, the caller.
+      expect(change.data).toStrictEqual({
+        request_id: requestId, source_address: '127.0.0.1', client_id: 'automation', actor: 'api', action: 'create', resource: 'api_scope', resource_id: 'crash.proof', fields: [],
+      });
     } finally {
       await Promise.all(servers.map((s) => s.stop()));
       await receiver.close();
