@@ -12,6 +12,7 @@
  *   npm run bench -- --smoke       # one round, ~0.5 s per measurement, concurrency 4 (the smoke test)
  *   npm run bench -- --scale       # refresh and introspection on an empty vs a large database
  *   npm run bench -- --webhooks    # code exchange and refresh with a token_issued webhook vs without; delivery rate
+ *   npm run bench -- --audit-log   # code exchange and refresh with the audit log on vs off, two instances interleaved
  *   npm run bench -- --admin       # the administration API's user list, page by page through 100,000 users
  *   npm run bench -- --import      # idp import of a Keycloak realm export: 10,000 and 100,000 users, seconds and peak RSS
  *   npm run bench -- --help        # the options; a mistyped one stops the run with one line naming it
@@ -32,6 +33,7 @@ import { runAdminBench } from './admin-api.ts';
 import { runImportBench } from './import.ts';
 import { runScale } from './scale.ts';
 import { runWebhookBench } from './webhooks.ts';
+import { runAuditLogBench } from './audit-log.ts';
 import { BACKGROUND, seedRows, type SeedRows } from './scale-seed.ts';
 import type { ScenarioName } from './scenarios.ts';
 import { freePort, productionEnv, ROOT, startInstances } from './servers.ts';
@@ -171,9 +173,9 @@ function writeJson(report: unknown, out: string | undefined, prefix: string): st
   return file;
 }
 
-const USAGE = 'usage: npm run bench [-- --smoke | --scale | --webhooks | --admin | --import] [--out FILE] [--keep-logs] [--only SCENARIO,...] [--rounds N] [--concurrency N] [--no-peer] [--no-floor] [--no-per-core]';
+const USAGE = 'usage: npm run bench [-- --smoke | --scale | --webhooks | --audit-log [--rounds N] | --admin | --import] [--out FILE] [--keep-logs] [--only SCENARIO,...] [--rounds N] [--concurrency N] [--no-peer] [--no-floor] [--no-per-core]';
 
-type BenchCommand = { kind: 'help' } | { kind: 'webhooks' } | { kind: 'scale'; out?: string; keepLogs: boolean } | { kind: 'admin'; out?: string; keepLogs: boolean } | { kind: 'import'; out?: string } | { kind: 'standard'; settings: Settings; out?: string; keepLogs: boolean };
+type BenchCommand = { kind: 'help' } | { kind: 'webhooks' } | { kind: 'audit-log'; rounds: number } | { kind: 'scale'; out?: string; keepLogs: boolean } | { kind: 'admin'; out?: string; keepLogs: boolean } | { kind: 'import'; out?: string } | { kind: 'standard'; settings: Settings; out?: string; keepLogs: boolean };
 
 function positiveInteger(name: string, value: string): number {
   if (!/^[1-9][0-9]{0,5}$/.test(value)) throw new Error(`--${name} must be a positive whole number, not '${value}'`);
@@ -198,7 +200,7 @@ function readBenchArgs(args: string[]): BenchCommand {
     ({ values } = parseArgs({
       args,
       options: {
-        help: { type: 'boolean', short: 'h' }, smoke: { type: 'boolean' }, scale: { type: 'boolean' }, webhooks: { type: 'boolean' }, admin: { type: 'boolean' }, import: { type: 'boolean' }, out: { type: 'string' }, 'keep-logs': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' }, smoke: { type: 'boolean' }, scale: { type: 'boolean' }, webhooks: { type: 'boolean' }, 'audit-log': { type: 'boolean' }, admin: { type: 'boolean' }, import: { type: 'boolean' }, out: { type: 'string' }, 'keep-logs': { type: 'boolean' },
         only: { type: 'string' }, rounds: { type: 'string' }, concurrency: { type: 'string' },
         'no-peer': { type: 'boolean' }, 'no-floor': { type: 'boolean' }, 'no-per-core': { type: 'boolean' },
       },
@@ -211,6 +213,10 @@ function readBenchArgs(args: string[]): BenchCommand {
   if (values.webhooks) {
     if (values.smoke || values.scale) throw new Error('--webhooks is a run of its own; give it alone');
     return { kind: 'webhooks' };
+  }
+  if (values['audit-log']) {
+    if (values.smoke || values.scale || values.webhooks || values.admin || values.import) throw new Error('--audit-log is a run of its own; give it alone');
+    return { kind: 'audit-log', rounds: values.rounds === undefined ? 3 : positiveInteger('rounds', values.rounds) };
   }
   if (values.import) {
     if (values.smoke || values.scale || values.admin || values.webhooks) throw new Error('--import is a run of its own; give it alone');
@@ -250,6 +256,8 @@ if (import.meta.main) {
     console.log(USAGE);
   } else if (command.kind === 'webhooks') {
     await runWebhookBench();
+  } else if (command.kind === 'audit-log') {
+    await runAuditLogBench({ rounds: command.rounds, measureSeconds: 5 });
   } else if (command.kind === 'admin') {
     const report = await runAdminBench({ keepLogs: command.keepLogs });
     console.log(`\nJSON: ${writeJson(report, command.out, 'admin')}`);

@@ -24,6 +24,8 @@ import * as webhookOwnClaims from './2026-11-27-0085-webhook-own-claims.ts';
 import * as webhookDirectDeliveries from './2026-11-29-0020-webhook-direct-deliveries.ts';
 import * as nfkcUsernames from './2026-11-29-0021-nfkc-usernames.ts';
 import * as userSearch from './2026-11-29-0060-user-search.ts';
+import * as auditLog from './2026-11-29-0100-audit-log.ts';
+import * as consoleClientId from './2026-11-29-0160-console-client-id.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -47,4 +49,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29-0020-webhook-direct-deliveries': webhookDirectDeliveries,
   '2026-11-29-0021-nfkc-usernames': nfkcUsernames,
   '2026-11-29-0060-user-search': userSearch,
+  '2026-11-29-0100-audit-log': auditLog,
+  '2026-11-29-0160-console-client-id': consoleClientId,
 };

@@ -18,6 +18,8 @@ import { assetRoutes } from './routes/assets.ts';
 import { authorizeRoutes } from './routes/authorize.ts';
 import { discoveryRoutes } from './routes/discovery.ts';
 import { registerAdminApi } from './routes/admin/index.ts';
+import { registerConsole } from './routes/console/index.ts';
+import { createConsoleDeps } from './routes/console/deps.ts';
 import { registerErrorHandler } from './routes/error-handler.ts';
 import { healthRoutes } from './routes/health.ts';
 import { interactionRoutes } from './routes/interaction.ts';
@@ -95,6 +97,7 @@ async function registerRoutes(app: FastifyInstance, config: Config, services: Se
   await app.register(assetRoutes, { templatesDir: TEMPLATES_DIR, brand: config.brand });
   await app.register(healthRoutes, { durable, ephemeral, source: services.source, keys });
   if (config.adminApi === 'public') await registerAdminApi(app, services, audit, { prefix: '', origin: new URL(config.baseUrl).origin + basePath });
+  if (config.adminApi === 'public' && config.adminConsole) await registerConsole(app, { deps: createConsoleDeps(services, audit, pageContext(config, basePath)), templatesDir: TEMPLATES_DIR });
   // With a management port, the metrics are served there only: they tell more than the public needs.
   if (!config.management) await app.register(metricsRoutes, { metrics });
 }

@@ -112,6 +112,8 @@ function toConfig(env: Env, signIn: SignIn) {
     management: managementOf(env),
     /** IDP_ADMIN_API: the administration API on the public port, on the management port only, or off. */
     adminApi: env.IDP_ADMIN_API,
+    /** IDP_ADMIN_CONSOLE: the administration console at /admin, wherever the API is served (on the public port). */
+    adminConsole: env.IDP_ADMIN_CONSOLE && env.IDP_ADMIN_API !== 'off',
     /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported there (OTLP/HTTP) when set. */
     otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
     databaseUrl: env.DATABASE_URL,
@@ -165,6 +167,11 @@ function toConfig(env: Env, signIn: SignIn) {
       retryScale: env.IDP_WEBHOOK_RETRY_SCALE,
       allowedNetworks: Object.freeze(env.IDP_WEBHOOK_ALLOWED_NETWORKS),
     }),
+    /** The audit log: how long events are kept (0: none is), and the event types it never keeps. */
+    auditLog: Object.freeze({
+      retentionSeconds: env.IDP_AUDIT_RETENTION,
+      excludedTypes: Object.freeze(env.IDP_AUDIT_LOG_EXCLUDE),
+    }),
     /**
      * Passkeys: the relying party id (IDP_WEBAUTHN_RP_ID, else the host of the base URL) and the
      * one origin assertions must come from (the base URL's: never from forwarded headers).
@@ -181,6 +188,16 @@ function toConfig(env: Env, signIn: SignIn) {
     /** The mail server (IDP_SMTP_URL; undefined: none) and the sender (IDP_MAIL_FROM). */
     mail: mailOf({ smtp: env.IDP_SMTP_URL, from: env.IDP_MAIL_FROM, production: env.NODE_ENV === 'production', allowInsecure: env.IDP_ALLOW_INSECURE_MAIL }, baseUrl),
   });
+}
+
+/**
+ * The event types IDP_AUDIT_LOG_EXCLUDE names must be some of `known` (the audit events'): a
+ * misspelt one would keep what it meant to leave out. Returns the one-line error, or undefined.
+ */
+export function checkAuditLogExclusions(config: Config, known: readonly string[]): string | undefined {
+  const unknown = config.auditLog.excludedTypes.filter((type) => !known.includes(type));
+  if (unknown.length === 0) return undefined;
+  return configError('IDP_AUDIT_LOG_EXCLUDE', `names ${unknown.length === 1 ? 'an event type that does not exist' : 'event types that do not exist'}: ${unknown.join(', ')}`);
 }
 
 /**

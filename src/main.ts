@@ -9,9 +9,10 @@ import { USAGE, helpText, wantsHelp } from './cli/help.ts';
 import { systemClock } from './clock.ts';
 import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
-import { checkConfigFiles, parseConfig, type Config } from './config.ts';
+import { checkAuditLogExclusions, checkConfigFiles, parseConfig, type Config } from './config.ts';
 import { describeStartup, startupLine } from './config/startup.ts';
 import { DataDirError, lockEmbeddedDatabase, loadOrCreateSecret, secureDataDir } from './data-dir.ts';
+import { AUDIT_EVENT_TYPES } from './events/audit-events.ts';
 import { createOutboxSink } from './events/outbox-sink.ts';
 import { auditTo, combineSinks, createLogSink } from './events/record.ts';
 import type { Mailer } from './mail/mailer.ts';
@@ -58,6 +59,8 @@ const parsed = parseConfig(process.env);
 if (!parsed.ok) fail(2, parsed.message);
 const config = parsed.config;
 const { warnings } = parsed;
+const unknownExclusions = checkAuditLogExclusions(config, AUDIT_EVENT_TYPES);
+if (unknownExclusions) fail(2, unknownExclusions);
 // The data directory holds the embedded database and the generated secret: refuse or tighten it first.
 if (!config.databaseUrl || !config.secret) refuseDataDirProblem(() => secureDataDir(config.dataDir));
 

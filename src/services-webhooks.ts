@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createAddressPolicy, type AddressPolicy } from './events/addresses.ts';
+import { auditsType } from './events/audit-policy.ts';
 import { startDelivery, type Delivery } from './events/dispatcher.ts';
 import { createOutboxSink, type OutboxSink } from './events/outbox-sink.ts';
 import { auditTo, combineSinks, createLogSink } from './events/record.ts';
@@ -18,7 +19,7 @@ import { openWebhookSecret } from './tokens/webhook-secrets.ts';
 
 export interface WebhookServices {
   subscriptions: Subscriptions;
-  /** Audit events into the outbox, when an enabled endpoint subscribes to their type. */
+  /** Audit events into the outbox (the audit log), when audited or an enabled endpoint subscribes to their type. */
   outboxSink: OutboxSink;
   addressPolicy: AddressPolicy;
   webhookKeyring: Keyring;
@@ -41,9 +42,11 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 export function createWebhookServices({ config, durable, secrets, clock, logger }: WebhookServicesInput): WebhookServices {
   const subscriptions = createSubscriptions(durable, (error) => logger?.warn({ err: message(error) }, 'webhook subscriptions could not be read'));
   let delivery: Delivery | undefined;
+  const audited = auditsType(config.auditLog);
   const outboxSink = createOutboxSink({
     outbox: async () => durable.outbox,
-    subscribed: (type) => subscriptions.has(type),
+    // An event neither audited nor subscribed (token_issued, by default) costs no round trip.
+    subscribed: (type) => audited(type) || subscriptions.has(type),
     delivery: () => delivery,
     clock,
     onError: (error) => logger?.error({ err: message(error) }, 'an event could not be written to the outbox'),

@@ -21,10 +21,12 @@ import { createLocalSource } from './sources/local.ts';
 import { createUpstreamSource } from './sources/upstream-oidc.ts';
 import type { SignInSource } from './sources/types.ts';
 import { createClientsCache } from './store/clients-cache.ts';
+import { withConsoleClient } from './console/built-in-client.ts';
 import { createCachedUsers, factorsForgettingUsers } from './store/users-cache.ts';
 import { createMemoryEphemeralStore } from './store/ephemeral/memory.ts';
 import { createRedisEphemeralStore } from './store/ephemeral/redis.ts';
 import { openDurableStore, openSharedDurableStore } from './store/sql/durable.ts';
+import { auditsType } from './events/audit-policy.ts';
 import type { DurableStore } from './store/types.ts';
 import { createKeyManager, type KeyManager } from './tokens/keys.ts';
 import { createRevocationList } from './tokens/revocation-list.ts';
@@ -72,6 +74,7 @@ async function openAndMigrate(config: Config, logger?: Logger): Promise<DurableS
     poolSize: config.databasePoolSize,
     listenUrl: config.databaseListenUrl,
     preparedStatements: config.databasePreparedStatements,
+    audits: auditsType(config.auditLog),
     onError: (error) => logger?.warn({ err: error.message }, 'database connection error'),
   });
   try {
@@ -90,7 +93,7 @@ async function openAndMigrate(config: Config, logger?: Logger): Promise<DurableS
  */
 export async function openSharedDurable(config: Config): Promise<DurableStore | undefined> {
   if (config.databaseUrl || embeddedDatabaseHolder(config.dataDir) === undefined) return undefined;
-  return openSharedDurableStore(embeddedSocketPath(config.dataDir));
+  return openSharedDurableStore(embeddedSocketPath(config.dataDir), auditsType(config.auditLog));
 }
 
 /**
@@ -121,7 +124,8 @@ export async function openServices(options: OpenOptions): Promise<Services> {
       : createMemoryEphemeralStore(clock);
   const secrets: MasterSecrets = { current: secret, previous: config.previousSecrets };
   const keys = createSigningKeyManager(durable, secrets, clock);
-  const clients = createClientsCache(durable);
+  const tableClients = createClientsCache(durable);
+  const clients = config.adminConsole ? withConsoleClient(tableClients, config.baseUrl) : tableClients;
   const revocations = createRevocationList({ durable, ephemeral }, clock);
   const mailer = createMailer(config, {
     info: (fields, message) => options.logger?.info(fields, message),

@@ -44,6 +44,7 @@ const LAYERS: string[][] = [
   ['app.ts'],
   ['routes/'],
   ['services*.ts', 'maintenance.ts'],
+  ['console/'],
   ['admin/'],
   ['sessions/'],
   ['factors/'],

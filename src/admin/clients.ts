@@ -2,7 +2,7 @@
  * Clients: registering, reading, removing (changes: client-update.ts). A confidential client gets a generated
  * secret (256 bits), returned once and stored only as its hash.
  */
-import type { ClientRecord, Versioned } from '../store/records.ts';
+import { CONSOLE_CLIENT_ID, type ClientRecord, type Versioned } from '../store/records.ts';
 import type { DurableStore, PageRequest } from '../store/types.ts';
 import { hashClientSecret, randomToken } from '../tokens/opaque.ts';
 import { readPage, type Page } from './pages.ts';
@@ -46,6 +46,7 @@ function each(field: string, values: readonly string[], rule: (v: string) => boo
 export function clientProblems(client: NewClient): FieldProblem[] {
   return [
     ...(isClientId(client.clientId) ? [] : [{ path: ['client_id'], message: RULE_MESSAGES.clientId }]),
+    ...(client.clientId === CONSOLE_CLIENT_ID ? [{ path: ['client_id'], message: RULE_MESSAGES.reservedClientId }] : []),
     ...(isPlainText(client.displayName) ? [] : [{ path: ['display_name'], message: RULE_MESSAGES.plainText }]),
     ...each('grant_types', client.grantTypes, isGrantType, RULE_MESSAGES.grantType),
     ...each('scopes', client.scopes, isScopeToken, RULE_MESSAGES.scopeToken),

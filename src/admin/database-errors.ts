@@ -13,6 +13,7 @@ const NOT_NULL_VIOLATION = '23502';
 /** What each constraint means, in the words of the error line. */
 const CONSTRAINT_RULES: Record<string, string> = {
   clients_client_id_format: 'the client id must be 1 to 200 visible ASCII characters',
+  clients_client_id_not_reserved: `the client id ${RULE_MESSAGES.reservedClientId}`,
   clients_secret_hash_format: 'the secret hash must be as printed by idp secret-hash',
   clients_grant_types_known: 'grant types must be authorization_code, refresh_token or client_credentials',
   clients_scopes_format: 'scopes must be RFC 6749 scope tokens',

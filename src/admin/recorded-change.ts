@@ -12,14 +12,15 @@ import type { DurableStore } from '../store/types.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
 
 /**
- * Who makes a change (the command line, or the administration API's calling client), the
- * context of its events (the API request's; the command line has none), and where they are logged.
+ * Who makes a change (the command line, the administration API's calling client, or the
+ * console's administrator), the context of its events (the request's; the command line has
+ * none), and where they are logged.
  */
 export interface ChangeActor extends ChangeRecorder {
-  by: { actor: 'cli' } | { actor: 'api'; client_id: string };
+  by: { actor: 'cli' } | { actor: 'api'; client_id: string } | { actor: 'console'; admin_sub: string };
 }
 
-export type ChangeFields = Omit<AdminChange, 'type' | 'actor' | 'client_id'>;
+export type ChangeFields = Omit<AdminChange, 'type' | 'actor' | 'client_id' | 'admin_sub'>;
 
 /** What a write made: its result, the change it made (absent: nothing changed, no event), and other events of it. */
 export interface Written<T> {

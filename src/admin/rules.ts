@@ -6,11 +6,12 @@
 import { hasControlCharacters } from '../control-characters.ts';
 import { OIDC_SCOPES, SCOPE_TOKEN, SERVICE_SCOPES } from '../scopes.ts';
 import { hasInvisibleCharacters, localAccountName } from '../sources/local.ts';
-import { GRANT_TYPES, isClientId, type GrantType } from '../store/records.ts';
+import { CONSOLE_CLIENT_ID, GRANT_TYPES, isClientId, type GrantType } from '../store/records.ts';
 
 /** Each rule's explanation, as it follows a flag or a field path in an error line. */
 export const RULE_MESSAGES = {
   clientId: 'must be 1 to 200 visible ASCII characters without spaces',
+  reservedClientId: `is reserved: ${CONSOLE_CLIENT_ID} is the administration console's own`,
   grantType: `must be one of ${GRANT_TYPES.join(', ')}`,
   scopeToken: 'must be an RFC 6749 scope token (visible ASCII without spaces, quotes or backslashes)',
   redirectUri: 'must be an https URI, an http URI on a loopback address, or a private-use scheme with a period (com.example.app:/callback), without a fragment',

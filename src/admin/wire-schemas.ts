@@ -146,6 +146,13 @@ export const endedSessionsWire = named('EndedSessions', z.object({
   browser_sessions: z.number().int(), refresh_token_families: z.number().int(),
 }).describe('How many sessions ended.'));
 
+export const auditEventWire = named('AuditEvent', z.object({
+  id: z.string().describe('The webhook id of the same event (webhook-id of its deliveries).'),
+  type: z.string(),
+  occurred_at: timestamp,
+  data: z.record(z.string(), z.unknown()).describe('The event\'s fields: names and ids, never a secret.'),
+}).describe('One event of the audit log.'));
+
 const pages = new WeakSet<z.ZodType>();
 
 /** Whether a schema is a list's page (whose answer carries `Link: <…>; rel="next"` while there is more). */
@@ -168,6 +175,7 @@ export const apiScopePageWire = pageWire('ApiScopePage', apiScopeWire);
 export const keyPageWire = pageWire('SigningKeyPage', keyWire);
 export const webhookPageWire = pageWire('WebhookPage', webhookWire);
 export const deliveryAttemptPageWire = pageWire('DeliveryAttemptPage', deliveryAttemptWire);
+export const auditEventPageWire = pageWire('AuditEventPage', auditEventWire);
 
 /** RFC 9457 problem details: what every refused call answers (`application/problem+json`). */
 export const problemWire = named('Problem', z.object({

@@ -1,6 +1,7 @@
 /**
  * The embedded default's demo data: on an empty database, one confidential client and one user,
- * whose credentials are printed once (the README's first section). Never in production.
+ * whose credentials are printed once (the README's first section). Never in production. The user
+ * is an administrator (role idp-admin) of the console, whose address the banner names.
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.ts';
@@ -59,7 +60,8 @@ export async function ensureDemoData(durable: DurableStore): Promise<DemoCredent
       emailVerified: true,
       phoneNumber: null,
       phoneNumberVerified: false,
-      roles: ['user'],
+      // The first administrator: the console (/admin) asks them to set up a second factor first.
+      roles: ['user', 'idp-admin'],
       locked: false,
       mustChangePassword: false,
       mustEnrolMfa: false,
@@ -80,6 +82,9 @@ export function formatDemoBanner(demo: DemoCredentials, config: Config): string 
     `  curl -s -u '${demo.clientId}:${demo.clientSecret}' -d grant_type=client_credentials -d scope=${DEMO_API_SCOPE} ${config.baseUrl}/connect/token`,
     '',
     `Discovery: ${config.baseUrl}/.well-known/openid-configuration`,
+    ...(config.adminConsole && config.adminApi === 'public'
+      ? ['', `Administration console: ${config.baseUrl}/admin (sign in as ${demo.username}; it asks you to set up a second factor first)`]
+      : []),
     '',
   ].join('\n');
 }

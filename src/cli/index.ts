@@ -8,6 +8,7 @@ import { escapeControlCharacters } from '../control-characters.ts';
 import { runClients } from './clients.ts';
 import { RefusedError, UsageError, type CliContext, type ExitCode } from './context.ts';
 import { doctorCommand } from './doctor.ts';
+import { runEvents } from './events.ts';
 import { USAGE, helpText, wantsHelp } from './help.ts';
 import { runImport } from './import.ts';
 import { runKeys } from './keys.ts';
@@ -31,6 +32,7 @@ const COMMANDS: Record<string, Command> = {
   scopes: runScopes,
   keys: runKeys,
   webhooks: runWebhooks,
+  events: runEvents,
   secrets: runSecrets,
   'secret-hash': runSecretHash,
   sql: runSql,

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { mailFrom, smtpUrl } from './mail.ts';
 import { masterSecret, previousSecrets } from './secrets.ts';
-import { baseUrl, brandColor, brandLogo, brandName, cidrList, decimalIn, flag, hostNames, integerIn, onOff, optionalText, redisUrl, trustProxy, urlWithSchemes } from './values.ts';
+import { baseUrl, brandColor, brandLogo, brandName, cidrList, decimalIn, durationIn, flag, hostNames, integerIn, nameList, onOff, optionalText, redisUrl, trustProxy, urlWithSchemes } from './values.ts';
 
 /** A good value for each variable, quoted in the one-line error. */
 export const EXAMPLES: Record<string, string> = {
@@ -54,12 +54,15 @@ export const EXAMPLES: Record<string, string> = {
   IDP_BRAND_COLOR: '#0b5cad',
   IDP_PASSWORD_RESET_URL: 'https://password.corp.example/reset',
   IDP_EVENT_RETENTION: '604800',
+  IDP_AUDIT_RETENTION: '90d',
+  IDP_AUDIT_LOG_EXCLUDE: 'token_issued,sign_in',
   IDP_WEBHOOK_RETRY_SCALE: '1',
   IDP_WEBHOOK_ALLOWED_NETWORKS: '10.20.0.0/16,fd12:3456::/48',
   IDP_SMTP_URL: 'smtp://idp:secret@mail.example.com:587',
   IDP_MAIL_FROM: 'Acme sign-in <no-reply@example.com>',
   IDP_ALLOW_INSECURE_MAIL: '1',
   IDP_ADMIN_API: 'management',
+  IDP_ADMIN_CONSOLE: 'off',
   IDP_WEBAUTHN_RP_ID: 'example.com',
 };
 
@@ -129,6 +132,9 @@ export const envSchema = z.object({
   IDP_BRAND_COLOR: brandColor,
   IDP_PASSWORD_RESET_URL: urlWithSchemes(['https:', 'http:']),
   IDP_EVENT_RETENTION: integerIn(3600, 365 * 86400, 7 * 86400),
+  // The audit log: how long events are kept (0: none), and the types it never keeps.
+  IDP_AUDIT_RETENTION: durationIn(10 * 365 * 86400, 90 * 86400),
+  IDP_AUDIT_LOG_EXCLUDE: nameList(['token_issued']),
   // Tests shrink the retry schedule of webhooks (and the 5 days that disable an endpoint) with it.
   IDP_WEBHOOK_RETRY_SCALE: decimalIn(0.00001, 100, 1),
   IDP_WEBHOOK_ALLOWED_NETWORKS: cidrList,
@@ -138,6 +144,8 @@ export const envSchema = z.object({
   // Where the administration API is served: the public port, the management port only, or nowhere.
   IDP_ADMIN_API: optionalText.transform((v) => v ?? 'public')
     .pipe(z.enum(['public', 'management', 'off'], { message: 'must be public, management or off' })),
+  // The administration console, served where the API is: off turns it off alone.
+  IDP_ADMIN_CONSOLE: onOff(true),
   IDP_WEBAUTHN_RP_ID: optionalText,
 });
 

@@ -218,3 +218,30 @@ export function decimalIn(min: number, max: number, fallback: number) {
     return n;
   });
 }
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+/** A duration: whole seconds, or a number with a unit (`90d`, `12h`, `30m`, `45s`), at most `max` seconds. */
+export function durationIn(max: number, fallback: number) {
+  return z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return fallback;
+      const match = /^(\d{1,10})([smhd]?)$/.exec(v.trim());
+      const seconds = match ? Number(match[1]) * (DURATION_UNITS[match[2] || 's'] ?? 1) : Number.NaN;
+      if (!(seconds <= max)) {
+        ctx.addIssue({ code: 'custom', message: `must be a duration of at most ${max / 86400} days: seconds, or a number followed by s, m, h or d (90d)` });
+        return z.NEVER;
+      }
+      return seconds;
+    });
+}
+
+/** Comma-separated names: `fallback` when unset, none when set empty. */
+export function nameList(fallback: readonly string[]) {
+  return z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined ? [...fallback] : v.split(',').map((name) => name.trim()).filter((name) => name !== '')));
+}

@@ -133,9 +133,11 @@ export interface KeyRetired {
  */
 export interface AdminChange {
   type: 'admin_change';
-  actor: 'cli' | 'api';
+  actor: 'cli' | 'api' | 'console';
   /** The administration API's caller. */
   client_id?: string;
+  /** The administration console's signed-in administrator (their `sub`). */
+  admin_sub?: string;
   action: 'create' | 'update' | 'delete' | 'seed' | 'import' | 'reseal';
   resource: 'client' | 'user' | 'api_scope' | 'seed_file' | 'import_file' | 'sealed_values' | 'webhook';
   /** The client id, the user's `sub`, the scope's name, the seed file's path, the webhook endpoint's id. */
@@ -163,7 +165,7 @@ export interface MfaRemoved {
   user_id: string;
   /** The kinds removed, each once. */
   kinds: readonly SecondFactorKind[];
-  actor: 'user' | 'cli' | 'api';
+  actor: 'user' | 'cli' | 'api' | 'console';
 }
 
 /** A new set of recovery codes was stored for a user; the previous set no longer works. */

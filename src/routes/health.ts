@@ -27,27 +27,37 @@ async function probe(check: () => Promise<void>): Promise<'ok' | 'unavailable'> 
   }
 }
 
-export async function healthRoutes(
-  app: FastifyInstance,
-  options: { durable: DurableStore; ephemeral: EphemeralStore; source?: Pick<SignInSource, 'ping'>; keys?: Pick<KeyManager, 'signer'> },
-): Promise<void> {
+export interface ReadinessDeps {
+  durable: DurableStore;
+  ephemeral: EphemeralStore;
+  source?: Pick<SignInSource, 'ping'> | undefined;
+  keys?: Pick<KeyManager, 'signer'> | undefined;
+}
+
+/** What /readyz answers (also the console's overview): each dependency 'ok' or 'unavailable', and whether all are. */
+export async function checkReadiness(options: ReadinessDeps) {
+  const ping = options.source?.ping?.bind(options.source);
+  const keys = options.keys;
+  const [database, store, directory, signing] = await Promise.all([
+    probe(() => options.durable.ping()),
+    probe(() => options.ephemeral.ping()),
+    ping ? probe(ping) : undefined,
+    // The signer is kept in memory once opened: this costs nothing but after a key change.
+    keys ? probe(async () => void (await keys.signer())) : undefined,
+  ]);
+  // Without the change feed, SQL edits of clients and users and key rotations go unnoticed here.
+  const changes = options.durable.changeFeed() === 'listening' ? 'ok' : 'unavailable';
+  const ready = database === 'ok' && store === 'ok' && changes === 'ok' && directory !== 'unavailable' && signing !== 'unavailable';
+  return { ready, database, store, changes, ...(directory ? { directory } : {}), ...(signing ? { signing_key: signing } : {}) };
+}
+
+export async function healthRoutes(app: FastifyInstance, options: ReadinessDeps): Promise<void> {
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
-    const ping = options.source?.ping?.bind(options.source);
-    const keys = options.keys;
-    const [database, store, directory, signing] = await Promise.all([
-      probe(() => options.durable.ping()),
-      probe(() => options.ephemeral.ping()),
-      ping ? probe(ping) : undefined,
-      // The signer is kept in memory once opened: this costs nothing but after a key change.
-      keys ? probe(async () => void (await keys.signer())) : undefined,
-    ]);
-    // Without the change feed, SQL edits of clients and users and key rotations go unnoticed here.
-    const changes = options.durable.changeFeed() === 'listening' ? 'ok' : 'unavailable';
-    const ready = database === 'ok' && store === 'ok' && changes === 'ok' && directory !== 'unavailable' && signing !== 'unavailable';
+    const { ready, ...checks } = await checkReadiness(options);
     return reply
       .code(ready ? 200 : 503)
       .header('cache-control', 'no-store')
-      .send({ status: ready ? 'ready' : 'unavailable', database, store, changes, ...(directory ? { directory } : {}), ...(signing ? { signing_key: signing } : {}) });
+      .send({ status: ready ? 'ready' : 'unavailable', ...checks });
   });
 }

@@ -9,6 +9,7 @@
  * recovery is the account page's: it ends there.
  */
 import { OAuthError } from '../errors.ts';
+import type { Audit } from '../events/record.ts';
 import type { UserRepository } from '../store/types.ts';
 import type { Keyring } from '../tokens/secret-box.ts';
 import { accountSignInRequest } from './account-sign-in.ts';
@@ -103,6 +104,14 @@ export function createRecoveryFlow(deps: RecoveryFlowDeps) {
       const loaded = await postedSession(browser, form.csrf_token);
       const origin = await originOf(loaded, form.interaction);
       return { recoveryId: await deps.recovery.request(form.identifier ?? '', origin, browser.audit), interactionId: origin.interactionId };
+    },
+    /**
+     * An administrator's "Send password reset": the account's code is mailed as if its user had
+     * asked (the same limits); the code's form ends at the account page.
+     */
+    async requestFor(username: string, audit: Audit): Promise<void> {
+      const returnTo = `${deps.accountPath}?done=password`;
+      await deps.recovery.request(username, { request: accountSignInRequest(returnTo, false), interactionId: null, returnTo }, audit);
     },
     /** What the mailed link's page says before anything is typed: undefined when the code can still be used. */
     async linkProblem(recoveryId: string): Promise<string | undefined> {

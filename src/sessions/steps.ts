@@ -5,7 +5,7 @@
  * one place.
  */
 import { OAuthError } from '../errors.ts';
-import { factorKinds, type ClientRecord, type UserRecord } from '../store/records.ts';
+import { CONSOLE_CLIENT_ID, factorKinds, type ClientRecord, type UserRecord } from '../store/records.ts';
 import type { BrowserSession } from './browser-session.ts';
 import type { Interaction } from './interaction.ts';
 
@@ -30,21 +30,24 @@ export interface StepInput {
  * What a user still owes after the password, given the methods used so far. A password
  * recovery (`recovery`) owes the second factor the user has, then a new password; it enrols none.
  */
-export function owedStep(user: UserRecord, amr: readonly string[], recovery = false): 'otp' | 'enrol' | 'password' | undefined {
+export function owedStep(user: UserRecord, amr: readonly string[], recovery = false, mfaRequired = false): 'otp' | 'enrol' | 'password' | undefined {
   if (!amr.includes('mfa') && !amr.includes('external')) {
     // The authenticator code, a passkey or a recovery code: any second factor the user holds is
     // asked for (one with recovery codes only, after losing the others, still owes the step).
     if (factorKinds(user).length > 0) return 'otp';
-    if (user.mustEnrolMfa && !recovery) return 'enrol';
+    if ((user.mustEnrolMfa || mfaRequired) && !recovery) return 'enrol';
   }
   if (recovery || (user.mustChangePassword && user.source === 'local')) return 'password';
   return undefined;
 }
 
-function pendingStep({ interaction, pendingUser }: StepInput): Step | undefined {
+/** The administration console's sign-ins need a second factor (enrolled first by a user without one). */
+const needsSecondFactor = (client: ClientRecord) => client.clientId === CONSOLE_CLIENT_ID;
+
+function pendingStep({ interaction, pendingUser, client }: StepInput): Step | undefined {
   if (!interaction.pending) return undefined;
   if (!pendingUser || pendingUser.locked) return 'sign-in';
-  return owedStep(pendingUser, interaction.pending.amr, interaction.pending.recovery) ?? 'finish-sign-in';
+  return owedStep(pendingUser, interaction.pending.amr, interaction.pending.recovery, needsSecondFactor(client)) ?? 'finish-sign-in';
 }
 
 /**
@@ -57,10 +60,10 @@ function lostSecondFactor(user: UserRecord, amr: readonly string[]): boolean {
 }
 
 /** Why the session cannot be used as it is: no usable sign-in, or one that owes a step. */
-function signInProblem({ interaction, session, user, now }: StepInput): 'login' | 'interaction' | undefined {
+function signInProblem({ interaction, session, user, now, client }: StepInput): 'login' | 'interaction' | undefined {
   const { request } = interaction;
   if (!session?.userId || !user || user.locked || session.authTime === null) return 'login';
-  if (owedStep(user, session.amr) !== undefined || lostSecondFactor(user, session.amr)) return 'interaction';
+  if (owedStep(user, session.amr, false, needsSecondFactor(client)) !== undefined || lostSecondFactor(user, session.amr)) return 'interaction';
   if (interaction.signedInAt !== null) return undefined;
   // OIDC Core §3.1.2.1: login and select_account ask for a fresh sign-in (we have no account picker).
   if (request.prompt.includes('login') || request.prompt.includes('select_account')) return 'login';

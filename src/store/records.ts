@@ -11,6 +11,13 @@ export function isClientId(value: string): boolean {
   return /^[!-~]{1,200}$/.test(value);
 }
 
+/**
+ * The administration console's client id: a built-in application (src/console/), never a row of
+ * `clients` (CHECK clients_client_id_not_reserved), so no SQL, API or command can pose as it.
+ * Its sign-ins need a second factor: a user without one enrols one first (sessions/steps.ts).
+ */
+export const CONSOLE_CLIENT_ID = 'idp-admin-console';
+
 /** A client as an administrator configures it (one row of the `clients` table). */
 export interface ClientRecord {
   clientId: string;

@@ -5,6 +5,7 @@
  * their own. The records they hold are in records.ts.
  */
 import type { Namespace } from './ephemeral/namespaces.ts';
+import type { AuditLogRepository } from './contracts/audit-log.ts';
 import type { ApiScopeRecord, Versioned, ClientRecord, SignInSourceKind, UserRecord, UserInput, FactorRecord, FactorInput, SigningKeyState, SigningKeyRecord, RefreshFamilyInput, RefreshGeneration, RefreshFamilyState, RevocationRecord, CodeRecord, IssuedFromCode, WebhookEndpointRecord, WebhookEndpointInput, WebhookEndpointChange, OutboxEvent, ClaimedAttempt, DeliveryAttemptRecord, WebhookDisabledReason, FactorKind, FinishedAttempt } from './records.ts';
 
 /** What changed in the durable store, as announced to every instance. */
@@ -408,6 +409,7 @@ export interface DurableStore {
   readonly secretCheck: SecretCheckRepository;
   readonly outbox: OutboxRepository;
   readonly webhooks: WebhookRepository;
+  readonly auditLog: AuditLogRepository;
   /** Applies pending migrations (safe to call from several instances at once). */
   migrate(): Promise<string[]>;
   /** Runs several writes as one transaction; nothing is written if `fn` throws. */

@@ -53,7 +53,7 @@ describe('configuration errors', () => {
 });
 
 describe('several configuration errors at once', () => {
-  it('are all named in one try, one line each, in the order of the README\'s table', async () => {
+  it('are all named in one try, one line each, in the order of the configuration reference\'s table', async () => {
     // Once five tries: each start named only the first.
     const result = await runIdp(['serve'], { NODE_ENV: 'production', PORT: 'eighty', IDP_SIGN_IN_SOURCE: 'ldap' });
     expect(result.code).toBe(2);
@@ -263,6 +263,7 @@ describe('the embedded default', () => {
     server = await startServer({ IDP_DATA_DIR: dir.path });
     const output = server.output();
     expect(output).toContain('Demo data');
+    expect(output).toContain(`Administration console: ${server.url}/admin `);
     const curl = /curl -s -u '([^:]+):([^']+)' -d grant_type=client_credentials -d scope=(\S+) (\S+)/.exec(output);
     expect(curl).not.toBeNull();
     const [, clientId, clientSecret, scope, url] = curl as RegExpExecArray;
@@ -281,6 +282,9 @@ describe('the embedded default', () => {
     const result = await runIdp(['clients', 'list', '--json'], { IDP_DATA_DIR: dir.path });
     expect({ code: result.code, stderr: result.stderr }).toStrictEqual({ code: 0, stderr: '' });
     expect((JSON.parse(result.stdout) as { clients: Array<{ client_id: string }> }).clients.map((c) => c.client_id)).toStrictEqual(['demo']);
+    // The demo user is the console's first administrator.
+    const users = await runIdp(['users', 'list', '--json'], { IDP_DATA_DIR: dir.path });
+    expect(users.stdout).toMatch(/"roles":\s*\[[^\]]*"idp-admin"/);
   });
 
   it('keeps its data and prints no credentials on the next start', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkConfigFiles, parseConfig } from '../../src/config.ts';
+import { checkAuditLogExclusions, checkConfigFiles, parseConfig } from '../../src/config.ts';
+import { AUDIT_EVENT_TYPES } from '../../src/events/audit-events.ts';
 
 const SECRET_HEX = 'a'.repeat(64);
 
@@ -24,6 +25,21 @@ describe('parseConfig', () => {
       signIn: { source: 'local' }, tokenRateLimit: 600, authorizeRateLimit: 300, databasePoolSize: 20, loginMaxFailures: 5, loginMaxFailuresPerAddress: 100, loginMaxFailuresPerAccount: 20, loginMaxAttemptsPerInteraction: 5, logLevel: 'info', trustProxy: false,
     });
     expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('keeps audit events 90 days but token_issued by default; a duration with a unit or in seconds, 0 none; an empty exclusion list none', () => {
+    expect(config({}).auditLog).toStrictEqual({ retentionSeconds: 90 * 86400, excludedTypes: ['token_issued'] });
+    expect(config({ IDP_AUDIT_RETENTION: '30d', IDP_AUDIT_LOG_EXCLUDE: '' }).auditLog).toStrictEqual({ retentionSeconds: 30 * 86400, excludedTypes: [] });
+    expect(config({ IDP_AUDIT_RETENTION: '0', IDP_AUDIT_LOG_EXCLUDE: ' sign_in , logout ' }).auditLog).toStrictEqual({ retentionSeconds: 0, excludedTypes: ['sign_in', 'logout'] });
+    expect(config({ IDP_AUDIT_RETENTION: '3600' }).auditLog.retentionSeconds).toBe(3600);
+    for (const wrong of ['90 days', '-1', '1w', '99999d']) {
+      const result = parseConfig({ IDP_AUDIT_RETENTION: wrong });
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.message).toMatch(/^configuration error: IDP_AUDIT_RETENTION must be a duration/);
+    }
+    expect(checkAuditLogExclusions(config({}), AUDIT_EVENT_TYPES)).toBeUndefined();
+    expect(checkAuditLogExclusions(config({ IDP_AUDIT_LOG_EXCLUDE: 'token_issued,sign_ins' }), AUDIT_EVENT_TYPES))
+      .toBe('configuration error: IDP_AUDIT_LOG_EXCLUDE names an event type that does not exist: sign_ins (example: IDP_AUDIT_LOG_EXCLUDE=token_issued,sign_in)');
   });
 
   it('keeps a path in the base URL and gives the issuer one trailing slash', () => {
@@ -170,6 +186,15 @@ describe('parseConfig', () => {
     });
     expect(parseConfig({ IDP_ADMIN_API: 'private' })).toStrictEqual({
       ok: false, message: 'configuration error: IDP_ADMIN_API must be public, management or off (example: IDP_ADMIN_API=management)',
+    });
+  });
+
+  it('serves the administration console where the API is, unless IDP_ADMIN_CONSOLE=off', () => {
+    expect(config({}).adminConsole).toBe(true);
+    expect(config({ IDP_ADMIN_CONSOLE: 'off' }).adminConsole).toBe(false);
+    expect(config({ IDP_ADMIN_API: 'off' }).adminConsole).toBe(false);
+    expect(parseConfig({ IDP_ADMIN_CONSOLE: 'maybe' })).toStrictEqual({
+      ok: false, message: 'configuration error: IDP_ADMIN_CONSOLE must be on or off (example: IDP_ADMIN_CONSOLE=off)',
     });
   });
 

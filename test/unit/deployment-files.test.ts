@@ -16,8 +16,8 @@ describe('compose.yaml', () => {
   it('requires IDP_SECRET from the environment or .env, and generates none', () => {
     expect(compose).toMatch(/^ {4}IDP_SECRET: \$\{IDP_SECRET:\?[^}]*\.env[^}]*\}$/m);
     expect(compose).toMatch(/^ {4}IDP_SECRET_PREVIOUS: \$\{IDP_SECRET_PREVIOUS:-\}$/m);
-    for (const text of [compose, read('README.md')]) expect(text).not.toMatch(/IDP_SECRET=\$\(openssl[^)]*\) docker compose/);
-    expect(read('README.md')).toContain('echo "IDP_SECRET=$(openssl rand -base64 32)" > .env');
+    for (const text of [compose, read('README.md'), read('docs/production.md')]) expect(text).not.toMatch(/IDP_SECRET=\$\(openssl[^)]*\) docker compose/);
+    expect(read('docs/production.md')).toContain('echo "IDP_SECRET=$(openssl rand -base64 32)" > .env');
   });
 
   it('keeps .env out of git and out of the image', () => {

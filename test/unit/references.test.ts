@@ -1,15 +1,15 @@
 /**
  * Every reference in the repository is one its reader can follow: the documents that guide the
  * team (the protocol interface, the operational contract, the architecture notes) are not shipped,
- * so code, tests, the bench and the READMEs name a README section or an RFC and section instead.
+ * so code, tests, the bench, the READMEs and docs/ name a page of docs/ or an RFC and section instead.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const FOLDERS = ['src', 'test', 'bench', 'migrations', 'templates', 'bin', 'deploy'];
-const FILES = ['README.md', 'bench/README.md', 'Dockerfile', 'compose.yaml'];
+const FOLDERS = ['src', 'test', 'bench', 'migrations', 'templates', 'bin', 'deploy', 'docs', 'scripts'];
+const FILES = ['README.md', 'CONTRIBUTING.md', 'SECURITY.md', 'bench/README.md', 'Dockerfile', 'compose.yaml'];
 const UNSHIPPED = /interface\.md|CONTRACT(\.md| section|'s)|ARCHITECTURE\.md/;
 const THIS_FILE = relative(ROOT, import.meta.filename);
 

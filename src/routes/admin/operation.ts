@@ -18,8 +18,8 @@ export interface Answer {
   version?: number | undefined;
   /** Path of the resource made, below the API's base path. */
   location?: string;
-  /** Query of the next page, when there is one. */
-  next?: Record<string, string> | undefined;
+  /** Query of the next page, when there is one (as pairs where a parameter repeats). */
+  next?: Record<string, string> | Array<[string, string]> | undefined;
 }
 
 export interface Call<B, Q> {

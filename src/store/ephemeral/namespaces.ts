@@ -45,6 +45,10 @@ export const NAMESPACES = {
   passkeyChallenge: 'passkey-challenge',
   /** Revoked access-token ids as releases before the durable revocation list kept them (read once at start). */
   revokedJti: 'revoked-jti',
+  /** The administration console's sign-ins on their way through the authorization endpoint, by the hash of their `state` (10 minutes). */
+  consoleSignIn: 'console-sign-in',
+  /** The administration console's sessions by the hash of their cookie's id (15 minutes idle, 8 hours at most). */
+  consoleSession: 'console-session',
 } as const;
 
 /** One namespace of the ephemeral store. */

@@ -17,7 +17,8 @@ import { sqlSecretCheck } from './secret-check.ts';
 import { sqlSigningKeys } from './signing-keys.ts';
 import { sqlFactors } from './factors.ts';
 import { sqlUsers } from './users.ts';
-import { sqlOutbox } from './outbox.ts';
+import { sqlOutbox, type AuditsType } from './outbox.ts';
+import { sqlAuditLog } from './audit-log.ts';
 import { sqlWebhookDeliveries } from './webhook-deliveries.ts';
 import { sqlWebhookEndpoints } from './webhook-endpoints.ts';
 
@@ -32,20 +33,24 @@ export interface DurableStoreOptions {
   listenUrl?: string | undefined;
   /** PostgreSQL only: named prepared statements (default true). */
   preparedStatements?: boolean | undefined;
+  /** Which event types the outbox keeps in the audit log, whether subscribed or not (default: every type). */
+  audits?: AuditsType | undefined;
 }
+
+const AUDIT_EVERY_TYPE: AuditsType = () => true;
 
 export async function openDurableStore(options: DurableStoreOptions): Promise<DurableStore> {
   const connection = options.databaseUrl
     ? connectPostgres({ ...options, databaseUrl: options.databaseUrl })
     : await connectEmbedded(options.dataDir);
-  return createStore(connection);
+  return createStore(connection, options.audits ?? AUDIT_EVERY_TYPE);
 }
 
 /**
  * The embedded database that the development server serves on `socketPath` (embedded-socket.ts),
  * reached over the PostgreSQL protocol as any client would; undefined when no one serves it there.
  */
-export async function openSharedDurableStore(socketPath: string): Promise<DurableStore | undefined> {
+export async function openSharedDurableStore(socketPath: string, audits: AuditsType = AUDIT_EVERY_TYPE): Promise<DurableStore | undefined> {
   const connection = connectPostgres({
     databaseUrl: embeddedSocketUrl(socketPath),
     // One connection, as PGlite has one session; a statement may wait for another client's
@@ -55,7 +60,7 @@ export async function openSharedDurableStore(socketPath: string): Promise<Durabl
     timeouts: { connectMs: 2 * IDLE_TRANSACTION_MS, queryMs: 3 * IDLE_TRANSACTION_MS },
   });
   // The server, which has the change feed, sees this connection's changes: no LISTEN here.
-  const store = await createStore({ ...connection, kind: 'embedded', listen: async () => ({ state: () => 'listening', stop: async () => {} }) });
+  const store = await createStore({ ...connection, kind: 'embedded', listen: async () => ({ state: () => 'listening', stop: async () => {} }) }, audits);
   try {
     await store.ping();
     return store;
@@ -72,7 +77,7 @@ function isNotServed(error: unknown): boolean {
   return code === 'ENOENT' || code === 'ECONNREFUSED';
 }
 
-async function createStore(connection: Connection): Promise<DurableStore> {
+async function createStore(connection: Connection, audits: AuditsType): Promise<DurableStore> {
   const listeners = new Set<(event: ChangeEvent) => void>();
   const emit = (event: ChangeEvent) => {
     for (const listener of listeners) listener(event);
@@ -88,7 +93,7 @@ async function createStore(connection: Connection): Promise<DurableStore> {
   }
 
   const store: DurableStore = {
-    ...repositories(connection.kind, connection.db),
+    ...repositories(connection.kind, connection.db, audits),
     async migrate() {
       const migrate = (db: typeof connection.db) => new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateToLatest();
       // On PostgreSQL in one transaction of ours, locked first (the migrator creates its own
@@ -123,7 +128,7 @@ async function createStore(connection: Connection): Promise<DurableStore> {
 }
 
 /** Repositories over a database handle: the connection itself, or a transaction. */
-function repositories(kind: DurableStore['kind'], db: Db): Omit<DurableStore, 'migrate' | 'onChange' | 'changeFeed' | 'close'> {
+function repositories(kind: DurableStore['kind'], db: Db, audits: AuditsType): Omit<DurableStore, 'migrate' | 'onChange' | 'changeFeed' | 'close'> {
   return {
     kind,
     clients: sqlClients(db),
@@ -136,12 +141,13 @@ function repositories(kind: DurableStore['kind'], db: Db): Omit<DurableStore, 'm
     accessTokens: sqlAccessTokens(db),
     revocations: sqlRevocations(db),
     secretCheck: sqlSecretCheck(db),
-    outbox: sqlOutbox(db),
+    outbox: sqlOutbox(db, audits),
+    auditLog: sqlAuditLog(db),
     webhooks: { ...sqlWebhookEndpoints(db), ...sqlWebhookDeliveries(db) },
     transaction: (fn) =>
       db.transaction().execute((trx) =>
         fn({
-          ...repositories(kind, trx),
+          ...repositories(kind, trx, audits),
           migrate: () => Promise.reject(new Error('migrate inside a transaction')),
           onChange: () => () => false,
           changeFeed: () => 'listening',

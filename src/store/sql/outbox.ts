@@ -1,5 +1,7 @@
 /**
- * The outbox (migration 2026-11-27-0060): an event and its deliveries in one statement, so that
+ * The outbox (migration 2026-11-27-0060), which is the audit log too (2026-11-29-0100): an event
+ * is written when it is audited (`audits`, from the configuration) or an enabled endpoint
+ * subscribes to it, and its deliveries with it, in one statement, so that
  * on a transaction's handle they commit, or not, with the change they record; or a batch of
  * events in one statement (one commit, one notification), for those written on their own, whose
  * first attempts the writing instance may take at once (migration 2026-11-27-0085).
@@ -9,11 +11,16 @@ import type { OutboxRepository } from '../types.ts';
 import type { Db } from './tables.ts';
 import { toClaimed, type ClaimRow } from './webhook-deliveries.ts';
 
-export function sqlOutbox(db: Db): OutboxRepository {
+/** Whether an event of this type is kept in the audit log. */
+export type AuditsType = (type: string) => boolean;
+
+export function sqlOutbox(db: Db, audits: AuditsType): OutboxRepository {
   return {
     async append(event, endpointId) {
-      // The test event of one endpoint goes to it alone, enabled or not; any other event to
-      // every enabled endpoint subscribed to its type or to all (`*`). No subscriber: no row.
+      // The test event of one endpoint goes to it alone, enabled or not, and is no audit event;
+      // any other event to every enabled endpoint subscribed to its type or to all (`*`).
+      // Neither audited nor subscribed: no row.
+      const audited = endpointId === undefined && audits(event.type);
       const { rows } = await sql<{ id: string }>`
         WITH targets AS (
           SELECT id FROM webhook_endpoints
@@ -23,7 +30,7 @@ export function sqlOutbox(db: Db): OutboxRepository {
         ), written AS (
           INSERT INTO events (id, type, occurred_at, data)
           SELECT ${event.id}, ${event.type}, ${event.occurredAt}, ${JSON.stringify(event.data)}::jsonb
-          WHERE EXISTS (SELECT 1 FROM targets)
+          WHERE ${audited}::boolean OR EXISTS (SELECT 1 FROM targets)
           RETURNING id
         )
         INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, direct)
@@ -33,13 +40,13 @@ export function sqlOutbox(db: Db): OutboxRepository {
     },
     async appendMany(events, claim) {
       if (events.length === 0) return { deliveries: 0, claimed: [] };
-      const input = JSON.stringify(events.map((e, n) => ({ id: e.id, type: e.type, occurred_at: e.occurredAt.toISOString(), data: e.data, n })));
+      const input = JSON.stringify(events.map((e, n) => ({ id: e.id, type: e.type, occurred_at: e.occurredAt.toISOString(), data: e.data, n, audited: audits(e.type) })));
       const busy = claim?.busy ?? new Map<string, number>();
       // Of the deliveries, the caller's first ones per endpoint (up to its room there) and in all
       // (up to `total`) are written claimed: attempt 1 started, under a lease.
       const { rows } = await sql<ClaimRow>`
         WITH input AS (
-          SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS x (id text, type text, occurred_at timestamptz, data jsonb, n int)
+          SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS x (id text, type text, occurred_at timestamptz, data jsonb, n int, audited boolean)
         ), busy AS (
           SELECT * FROM unnest(${[...busy.keys()]}::text[], ${[...busy.values()]}::int[]) AS b (endpoint_id, n)
         ), targets AS (
@@ -52,7 +59,7 @@ export function sqlOutbox(db: Db): OutboxRepository {
           FROM targets
         ), written AS (
           INSERT INTO events (id, type, occurred_at, data)
-          SELECT id, type, occurred_at, data FROM input WHERE id IN (SELECT event_id FROM targets)
+          SELECT id, type, occurred_at, data FROM input WHERE audited OR id IN (SELECT event_id FROM targets)
           RETURNING id
         ), delivered AS (
           INSERT INTO webhook_deliveries (event_id, endpoint_id, attempts, next_attempt_at)

@@ -97,6 +97,7 @@ export function memoryStore(): MemoryStore {
     revocations: untouched as DurableStore['revocations'],
     secretCheck: untouched as DurableStore['secretCheck'],
     webhooks: untouched as DurableStore['webhooks'],
+    auditLog: untouched as DurableStore['auditLog'],
     migrate: async () => [],
     onChange: () => () => false,
     changeFeed: () => 'listening',

@@ -1,6 +1,6 @@
 /**
- * The audit events are one typed list (src/events/audit-events.ts), and the README's table of
- * audit events names exactly those: an event added, renamed or dropped on one side fails here.
+ * The audit events are one typed list (src/events/audit-events.ts), and the table of
+ * docs/reference/audit-events.md names exactly those: an event added, renamed or dropped on one side fails here.
  * The sink behind every event writes one line of the shape operators read and counts it.
  */
 import { readFileSync } from 'node:fs';
@@ -13,18 +13,18 @@ import { createLogger } from '../../../src/logging.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import { ROOT } from '../../helpers/process.ts';
 
-/** The event names of the README's table under "**Audit events**": each backticked name of a row's first cell. */
-function readmeEventNames(): string[] {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('**Audit events**'));
+/** The event names of the reference's table under "**Audit events**": each backticked name of a row's first cell. */
+function documentedEventNames(): string[] {
+  const page = readFileSync(join(ROOT, 'docs/reference/audit-events.md'), 'utf8');
+  const section = page.slice(page.indexOf('**Audit events**'));
   const table = section.slice(section.indexOf('\n|'), section.indexOf('\n\n', section.indexOf('\n|')));
   const rows = table.split('\n').filter((line) => line.startsWith('|')).slice(2);
   return rows.flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1] as string));
 }
 
 describe('audit events', () => {
-  it('are listed in the README table exactly as the typed union has them', () => {
-    const documented = readmeEventNames();
+  it('are listed in the table of docs/reference/audit-events.md exactly as the typed union has them', () => {
+    const documented = documentedEventNames();
     expect(documented.length).toBeGreaterThan(0);
     expect(new Set(documented).size).toBe(documented.length);
     expect([...documented].sort()).toStrictEqual([...AUDIT_EVENT_TYPES].sort());

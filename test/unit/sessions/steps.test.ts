@@ -142,6 +142,11 @@ const rows: Array<[string, Given, Step | string]> = [
   ['pending, every step passed', { interaction: { pending: pending(['pwd', 'mfa']) }, pendingUser: bob({ factors: [TOTP] }) }, 'finish-sign-in'],
   ['pending, nothing owed', { interaction: { pending: pending() }, pendingUser: bob() }, 'finish-sign-in'],
   ['pending from an upstream (external) with TOTP', { interaction: { pending: pending(['external']) }, pendingUser: bob({ factors: [TOTP] }) }, 'finish-sign-in'],
+  // The administration console's built-in client: a second factor always, enrolled first by a user without one.
+  ['console: pending, no second factor', { client: { clientId: 'idp-admin-console' }, interaction: { pending: pending() }, pendingUser: bob() }, 'enrol'],
+  ['console: pending, the code given', { client: { clientId: 'idp-admin-console' }, interaction: { pending: pending(['pwd', 'mfa']) }, pendingUser: bob({ factors: [TOTP] }) }, 'finish-sign-in'],
+  ['console: a session signed in without a second factor', { client: { clientId: 'idp-admin-console' } }, 'sign-in'],
+  ['console: a session signed in with one', { client: { clientId: 'idp-admin-console' }, session: { ...session, amr: ['pwd', 'mfa'] }, user: user({ factors: [TOTP] }) }, 'done'],
   // A password recovery: the right code stood in for the password; never a sign-in.
   ['recovery, the user has TOTP', { interaction: { pending: { ...pending([]), recovery: true } }, pendingUser: bob({ factors: [TOTP] }) }, 'otp'],
   ['recovery, code given', { interaction: { pending: { ...pending(['mfa']), recovery: true } }, pendingUser: bob({ factors: [TOTP] }) }, 'password'],
