@@ -7,15 +7,17 @@
  */
 import type { Clock } from '../clock.ts';
 import type { AdminChange, AuditEvent } from '../events/audit-events.ts';
-import { recordInTransaction } from '../events/in-transaction.ts';
+import { recordedTransaction, type ChangeRecorder } from '../events/in-transaction.ts';
 import type { DurableStore } from '../store/types.ts';
 import { refuseConstraintViolations } from './database-errors.ts';
 
-/** Who makes a change (the command line, the administration API's calling client, or the console's administrator), and where its events are logged. */
-export interface ChangeActor {
+/**
+ * Who makes a change (the command line, the administration API's calling client, or the
+ * console's administrator), the context of its events (the request's; the command line has
+ * none), and where they are logged.
+ */
+export interface ChangeActor extends ChangeRecorder {
   by: { actor: 'cli' } | { actor: 'api'; client_id: string } | { actor: 'console'; admin_sub: string };
-  /** Logs an event its change wrote to the outbox, once the change committed. */
-  logged(event: AuditEvent): void;
 }
 
 export type ChangeFields = Omit<AdminChange, 'type' | 'actor' | 'client_id' | 'admin_sub'>;
@@ -37,14 +39,11 @@ export interface ChangeDeps {
  * becomes an AdminError naming `subject` (e.g. "client web").
  */
 export async function recordedChange<T>(deps: ChangeDeps, actor: ChangeActor, subject: string, write: (tx: DurableStore) => Promise<Written<T>>): Promise<T> {
-  const { result, events } = await refuseConstraintViolations(subject, () =>
-    deps.durable.transaction(async (tx) => {
+  return refuseConstraintViolations(subject, () =>
+    recordedTransaction(deps.durable, deps.clock, actor, async (tx) => {
       const written = await write(tx);
-      const events = [...(written.events ?? []), ...(written.change ? [{ type: 'admin_change' as const, ...actor.by, ...written.change }] : [])];
-      await recordInTransaction(tx, events, deps.clock);
+      const events: AuditEvent[] = [...(written.events ?? []), ...(written.change ? [{ type: 'admin_change' as const, ...actor.by, ...written.change }] : [])];
       return { result: written.result, events };
     }),
   );
-  for (const event of events) actor.logged(event);
-  return result;
 }

@@ -15,7 +15,7 @@ import { resealedWebhookSecret } from '../tokens/webhook-secrets.ts';
 import { changeClient, changedFields } from './client-update.ts';
 import { newClientSecret } from './clients.ts';
 import { AdminError } from './errors.ts';
-import type { ChangeActor, ChangeDeps } from './recorded-change.ts';
+import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 
 export interface SecretRotated {
   kind: 'rotated';
@@ -74,16 +74,31 @@ export interface Resealed {
   checkValue: boolean;
 }
 
-export async function resealSecrets(deps: { durable: DurableStore; keys: KeyManager; secrets: MasterSecrets }): Promise<Resealed> {
+/** The kinds of sealed values written again under IDP_SECRET (the `fields` of the change). */
+export function resealedFields(done: Resealed): string[] {
+  const counts = { signing_keys: done.signingKeys, totp_secrets: done.totpSecrets, webhook_secrets: done.webhookSecrets, check_value: done.checkValue };
+  return Object.entries(counts).filter(([, count]) => count !== 0 && count !== false).map(([name]) => name);
+}
+
+/**
+ * Seals again under the current master secret what only a previous one opens. The signing keys
+ * are resealed first, under the cluster-wide signing-key lock in a transaction of the key
+ * manager's; the rest (TOTP secrets, webhook secrets, the check value) in one transaction with
+ * the change's `admin_change` event.
+ */
+export async function resealSecrets(deps: ChangeDeps & { keys: KeyManager; secrets: MasterSecrets }, actor: ChangeActor): Promise<Resealed> {
   const { durable, keys, secrets } = deps;
   // Everything is opened before anything is written: a value no secret opens stops it all.
   const stale = staleUserSecrets(await durable.users.list(), deriveKeyring(secrets, 'totp-secrets'));
   const webhooks = await staleWebhookSecrets(durable, deriveKeyring(secrets, 'webhook-secrets'));
   const signingKeys = await keys.reseal();
-  for (const { factorId, secretSealed } of stale) await durable.factors.reseal(factorId, secretSealed);
-  for (const { id, change } of webhooks) await durable.webhooks.update(id, change);
-  const checkValue = await resealSecretCheck(durable, secrets);
-  return { kind: 'resealed', signingKeys, totpSecrets: stale.length, webhookSecrets: webhooks.length, checkValue };
+  return recordedChange(deps, actor, 'sealed values', async (tx) => {
+    for (const { factorId, secretSealed } of stale) await tx.factors.reseal(factorId, secretSealed);
+    for (const { id, change } of webhooks) await tx.webhooks.update(id, change);
+    const checkValue = await resealSecretCheck(tx, secrets);
+    const result: Resealed = { kind: 'resealed', signingKeys, totpSecrets: stale.length, webhookSecrets: webhooks.length, checkValue };
+    return { result, change: { action: 'reseal', resource: 'sealed_values', resource_id: 'IDP_SECRET', fields: resealedFields(result) } };
+  });
 }
 
 /** Endpoints whose secrets only a previous master secret opens, with those secrets sealed again. */

@@ -4,6 +4,9 @@
  * leaves out keeps its stored value, `null` clears it (roles to `[]`), a value sets it. A new
  * password ends the user's tokens (src/admin/passwords.ts), in the transaction of the change.
  */
+import type { Clock } from '../clock.ts';
+import type { Audit } from '../events/record.ts';
+import type { AccountChange } from '../factors/account-change.ts';
 import { hashPassword, needsRehash, verifyPassword } from '../sources/passwords.ts';
 import { TOTP_FACTOR_NAME } from '../factors/authenticator-app.ts';
 import { totpFactor, type UserInput, type UserRecord, type Versioned } from '../store/records.ts';
@@ -186,10 +189,13 @@ export async function updateUser(deps: ChangeDeps & { secret: Buffer }, found: U
 
 /**
  * The user's own change of their profile (the account page): the same rule as the
- * administrator's, without an administrative change event (the page logs `profile_updated`).
+ * administrator's, recorded as `profile_updated` (not an administrative change) in its transaction.
  */
-export async function updateOwnProfile(deps: ChangeDeps & { secret: Buffer }, user: UserRecord, patch: UserPatch): Promise<UserUpdated> {
+export async function updateOwnProfile(deps: { change: AccountChange; clock: Clock; secret: Buffer }, user: UserRecord, patch: UserPatch, audit: Audit): Promise<UserUpdated> {
   const change = await prepareUserChange(user, patch, deriveKey(deps.secret, 'totp-secrets'));
-  const stored = await deps.durable.transaction((tx) => writeUserChange(tx, change, new Date(deps.clock())));
+  const stored = await deps.change(user.id, audit, async (tx) => ({
+    result: await writeUserChange(tx, change, new Date(deps.clock())),
+    events: change.changed.length === 0 ? [] : [{ type: 'profile_updated' as const, user_id: user.id, fields: change.changed }],
+  }));
   return { kind: change.changed.length === 0 ? 'unchanged' : 'updated', user: stored, changed: change.changed };
 }

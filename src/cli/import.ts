@@ -13,8 +13,9 @@ import type { ImportEntry } from '../admin/import/entries.ts';
 import { idpEntries } from '../admin/import/idp.ts';
 import { JsonFileError } from '../admin/import/json-stream.ts';
 import { keycloakEntries } from '../admin/import/keycloak.ts';
+import { recordedChange } from '../admin/recorded-change.ts';
 import { parseCommand } from './args.ts';
-import { auditChange } from './audit.ts';
+import { changeDeps, cliActor } from './audit.ts';
 import { RefusedError, UsageError, type CliContext, type ExitCode } from './context.ts';
 import { report } from './output.ts';
 
@@ -67,6 +68,9 @@ export async function runImport(args: string[], context: CliContext): Promise<Ex
   }
   const changed = results.length > 0 || counts.users.created + counts.users.updated + counts.clients.created + counts.clients.updated + counts.api_scopes.created > 0;
   report(context, { dry_run: dryRun, ...counts, records: results.filter((r) => r.result !== 'skipped' || r.reason !== 'unchanged') }, () => [countsLine(counts, dryRun)]);
-  if (!dryRun && changed) auditChange(context, { action: 'import', resource: 'import_file', resource_id: path, fields: [] });
+  // The file is written in batches, each its own transaction: its one event follows the last, in a transaction of its own.
+  if (!dryRun && changed) {
+    await recordedChange(await changeDeps(context), cliActor(context), `import file ${path}`, async () => ({ result: undefined, change: { action: 'import', resource: 'import_file', resource_id: path, fields: [] } }));
+  }
   return counts.users.refused + counts.clients.refused + counts.api_scopes.refused > 0 ? 1 : 0;
 }

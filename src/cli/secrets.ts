@@ -1,22 +1,16 @@
 /** `idp secrets reseal`: seals again under IDP_SECRET what only IDP_SECRET_PREVIOUS opens (src/admin/secrets.ts). */
 import { resealSecrets } from '../admin/secrets.ts';
 import { parseCommand, subcommand } from './args.ts';
-import { auditChange } from './audit.ts';
+import { changeDeps, cliActor } from './audit.ts';
 import { masterSecrets, type CliContext, type ExitCode } from './context.ts';
 import { openKeyManager } from './keys.ts';
 import { report } from './output.ts';
 
-/** The kinds of sealed values written again under IDP_SECRET. */
-function resealedFields(result: { signing_keys: number; totp_secrets: number; webhook_secrets: number; check_value: boolean }): string[] {
-  return Object.entries(result).filter(([, count]) => count !== 0 && count !== false).map(([name]) => name);
-}
-
 async function reseal(args: string[], context: CliContext): Promise<ExitCode> {
   parseCommand({ usage: 'idp secrets reseal', options: {}, positionals: [] }, args);
   const secrets = masterSecrets(context);
-  const done = await resealSecrets({ durable: await context.openDurable(), keys: await openKeyManager(context), secrets });
+  const done = await resealSecrets({ ...(await changeDeps(context)), keys: await openKeyManager(context), secrets }, cliActor(context));
   const result = { signing_keys: done.signingKeys, totp_secrets: done.totpSecrets, webhook_secrets: done.webhookSecrets, check_value: done.checkValue };
-  auditChange(context, { action: 'reseal', resource: 'sealed_values', resource_id: 'IDP_SECRET', fields: resealedFields(result) });
   report(context, result, () => [
     `resealed under IDP_SECRET: ${done.signingKeys} signing key(s), ${done.totpSecrets} TOTP secret(s), ${done.webhookSecrets} webhook secret(s)${done.checkValue ? ', the check value' : ''}`,
     secrets.previous.length > 0

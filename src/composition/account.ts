@@ -3,6 +3,7 @@
  * (services.ts). No I/O here; app.ts hands them to routes/account.ts.
  */
 import { updateOwnProfile, type UserPatch, type UserUpdated } from '../admin/user-update.ts';
+import type { Audit } from '../events/record.ts';
 import type { ServicesBase } from './base.ts';
 import type { UserSessionServices } from './protocol.ts';
 import { createAccountBase, type AccountBase } from '../sessions/account/signed-in.ts';
@@ -20,8 +21,8 @@ export interface AccountServices {
     email: EmailVerification;
     /** The user's applications and browser sessions (admin/applications.ts, admin/sessions.ts). */
     userSessions: UserSessionServices;
-    /** Changes the user's own profile fields, by the administration's one rule (admin/user-update.ts). */
-    updateProfile(user: UserRecord, patch: Pick<UserPatch, 'given_name' | 'family_name'>): Promise<UserUpdated>;
+    /** Changes the user's own profile fields, by the administration's one rule (admin/user-update.ts), with its event. */
+    updateProfile(user: UserRecord, patch: Pick<UserPatch, 'given_name' | 'family_name'>, audit: Audit): Promise<UserUpdated>;
   };
 }
 
@@ -33,17 +34,18 @@ export function createAccountServices(services: ServicesBase, userSessions: User
     base,
     ephemeral,
     mfa: services.mfa,
-    factors: durable.factors,
+    change: services.accountChange,
     recoveryCodes: services.recoveryCodes,
     notices: services.notices,
     changePassword: services.changePassword,
     passwordChanged: createPasswordChanged({ notices: services.notices, endOtherSessions: userSessions.endOtherBrowserSessionsAfterPasswordChange }),
   });
-  const passkeys = createAccountPasskeys({ passkeys: services.passkeys, factors: durable.factors, recoveryCodes: services.recoveryCodes, notices: services.notices });
+  const passkeys = createAccountPasskeys({ passkeys: services.passkeys, factors: durable.factors, change: services.accountChange, recoveryCodes: services.recoveryCodes, notices: services.notices });
   const email = createEmailVerification({
     ephemeral, users, mailer, brand, now: base.now,
     linkFor: (code) => `${config.baseUrl}/account?email_code=${code}#verify-email`,
   });
-  const updateProfile = (user: UserRecord, patch: Pick<UserPatch, 'given_name' | 'family_name'>) => updateOwnProfile({ durable, secret: services.secret, clock }, user, patch);
+  const updateProfile = (user: UserRecord, patch: Pick<UserPatch, 'given_name' | 'family_name'>, audit: Audit) =>
+    updateOwnProfile({ change: services.accountChange, secret: services.secret, clock }, user, patch, audit);
   return { account: { base, security, passkeys, email, userSessions, updateProfile } };
 }

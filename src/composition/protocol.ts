@@ -94,6 +94,7 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     deviceCookies: services.deviceCookies,
     mfa: services.mfa,
     recoveryCodes: services.recoveryCodes,
+    change: services.accountChange,
     notices: services.notices,
     passkeys: services.passkeys,
     users,

@@ -4,9 +4,10 @@
  * secrets, the sign-in throttle, the rate limiters, the password change and the account name.
  * Made once per process by openServices (services.ts), so every route shares one of each.
  */
-import { changePassword } from '../admin/passwords.ts';
+import { changeOwnPassword } from '../admin/passwords.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import { createAccountChange, type AccountChange } from '../factors/account-change.ts';
 import type { RecoveryCodeDeps } from '../factors/recovery-codes.ts';
 import { createSecurityNotices, type SecurityNotices } from '../mail/security-notices.ts';
 import type { Mailer } from '../mail/mailer.ts';
@@ -14,11 +15,13 @@ import { mailBrandOf } from '../mail/setup.ts';
 import { createPasskeys, type Passkeys } from '../factors/passkeys.ts';
 import { createDeviceCookies, type DeviceCookies } from '../sessions/device-cookie.ts';
 import { createMfaSecrets, type MfaSecrets } from '../factors/authenticator-app.ts';
+import type { ChangeOwnPassword } from '../sessions/password-changed.ts';
 import { createRateLimiter, type RateLimiter } from '../sessions/rate-limiters.ts';
 import { createSignInThrottle, type SignInThrottle } from '../sessions/throttle.ts';
 import { canonicalAccountName } from '../sources/account-name.ts';
 import type { SignInSource } from '../sources/types.ts';
-import type { EphemeralStore, FactorRepository, UserRepository } from '../store/types.ts';
+import type { CachedUsers } from '../store/users-cache.ts';
+import type { DurableStore, EphemeralStore, FactorRepository } from '../store/types.ts';
 import { createRefreshTokenCodec, type RefreshTokenCodec } from '../tokens/refresh-tokens.ts';
 import type { RevocationList } from '../tokens/revocation-list.ts';
 import { deriveKeyring, type Keyring, type MasterSecrets } from '../tokens/secret-box.ts';
@@ -46,8 +49,10 @@ export interface DerivedServices {
   tokenRateLimiter: RateLimiter;
   /** Administration API calls per client (IDP_ADMIN_API_RATE_LIMIT). */
   adminApiRateLimiter: RateLimiter;
-  /** A local account's new password; undefined when it was taken, else what is wrong with it. */
-  changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
+  /** A change of a user's account by the user, with its events, in one transaction (factors/account-change.ts). */
+  accountChange: AccountChange;
+  /** A local account's new password, with its event; undefined when it was taken, else what is wrong with it. */
+  changePassword: ChangeOwnPassword;
   /** The name the sign-in source knows a typed username by (what the throttle counts and the audit names). */
   canonicalAccountName(typed: string): string;
 }
@@ -57,7 +62,8 @@ export interface DerivedFrom {
   secrets: MasterSecrets;
   clock: Clock;
   ephemeral: EphemeralStore;
-  users: UserRepository;
+  durable: Pick<DurableStore, 'transaction'>;
+  users: Pick<CachedUsers, 'forget'>;
   factors: FactorRepository;
   revocations: RevocationList;
   source: SignInSource;
@@ -65,7 +71,8 @@ export interface DerivedFrom {
 }
 
 export function deriveServices(from: DerivedFrom): DerivedServices {
-  const { config, secrets, clock, ephemeral, users, factors, revocations, source, mailer } = from;
+  const { config, secrets, clock, ephemeral, durable, users, factors, revocations, source, mailer } = from;
+  const accountChange = createAccountChange({ durable, clock, forget: (id) => users.forget(id) });
   // The name people know the service by (IDP_BRAND_NAME, else the host): in mail, in the
   // authenticator app's list, in the passkey prompt.
   const brand = mailBrandOf(config);
@@ -91,8 +98,9 @@ export function deriveServices(from: DerivedFrom): DerivedServices {
     authorizeRateLimiter: createRateLimiter(ephemeral, clock, config.authorizeRateLimit),
     tokenRateLimiter: createRateLimiter(ephemeral, clock, config.tokenRateLimit),
     adminApiRateLimiter: createRateLimiter(ephemeral, clock, config.adminApiRateLimit),
-    changePassword: (userId, newPassword, confirm) =>
-      changePassword({ users, revokeUser: (id, reason) => revocations.revokeUser(id, reason) }, userId, newPassword, confirm),
+    accountChange,
+    changePassword: (userId, newPassword, confirm, via, audit) =>
+      changeOwnPassword({ change: accountChange, clock, revocations }, { userId, newPassword, confirm, via }, audit),
     canonicalAccountName: (typed) => canonicalAccountName(source, typed),
   };
 }

@@ -135,7 +135,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
     if (event.kind === 'keys') keys.invalidate();
   });
   const base: ServicesBase = {
-    ...deriveServices({ config, secrets, clock, ephemeral, users, factors: factorsForgettingUsers(durable.factors, users), revocations, source, mailer }),
+    ...deriveServices({ config, secrets, clock, ephemeral, durable, users, factors: factorsForgettingUsers(durable.factors, users), revocations, source, mailer }),
     config,
     secret,
     secrets,

@@ -102,7 +102,7 @@ export interface PasskeyCounterRegressed {
 /**
  * Who changed signing keys: the rotation schedule of a running server, the command line, the
  * administration API (whose request's line names the calling client), or the administration
- * console (whose line names the administrator's `admin_sub`).
+ * console (with the administrator's `admin_sub`).
  */
 export type KeyActor = 'schedule' | 'cli' | 'api' | 'console';
 
@@ -111,6 +111,8 @@ export interface KeyPublished {
   type: 'key_published';
   kid: string;
   actor: KeyActor;
+  /** The administrator's `sub`, when the console made it. */
+  admin_sub?: string;
 }
 
 /** A signing key became the current signer: by schedule, or `idp keys rotate`. */
@@ -118,6 +120,8 @@ export interface KeyRotated {
   type: 'key_rotated';
   kid: string;
   actor: KeyActor;
+  /** The administrator's `sub`, when the console made it. */
+  admin_sub?: string;
 }
 
 /** A signing key was retired (no longer published): by schedule, or `idp keys retire`. */
@@ -125,6 +129,8 @@ export interface KeyRetired {
   type: 'key_retired';
   kid: string;
   actor: KeyActor;
+  /** The administrator's `sub`, when the console made it. */
+  admin_sub?: string;
 }
 
 /**

@@ -9,17 +9,17 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { ClaimedAttempt, ClaimLimits, OutboxEvent, OutboxRepository } from '../store/types.ts';
 import type { AuditEvent } from './audit-events.ts';
-import type { AuditSink } from './record.ts';
+import { withContext, type AuditSink, type EventContext } from './record.ts';
 
 /** `evt_` and 128 random bits: the `webhook-id` of every delivery of the event. */
 export function newEventId(): string {
   return `evt_${randomBytes(16).toString('base64url')}`;
 }
 
-/** The outbox form of an audit event: its fields (names and ids only) are the `data`. */
-export function outboxEventOf(event: AuditEvent, clock: Clock): OutboxEvent {
-  const { type, ...data } = event;
-  return { id: newEventId(), type, occurredAt: new Date(clock()), data };
+/** The outbox form of an audit event: its context and its fields (names and ids only) are the `data`. */
+export function outboxEventOf(event: AuditEvent, clock: Clock, context?: EventContext): OutboxEvent {
+  const { type, ...fields } = event;
+  return { id: newEventId(), type, occurredAt: new Date(clock()), data: withContext(fields, context) };
 }
 
 /** Events written together at most, and how long the first of a batch waits for others. */
@@ -82,9 +82,9 @@ export function createOutboxSink(deps: OutboxSinkDeps): OutboxSink {
     writes.add(write);
   };
   return {
-    record(event, _origin, options) {
+    record(event, origin, options) {
       if (options?.inOutbox || (deps.subscribed && !deps.subscribed(event.type))) return;
-      batch.push(outboxEventOf(event, deps.clock));
+      batch.push(outboxEventOf(event, deps.clock, origin.context));
       if (batch.length >= BATCH_SIZE) send();
       else timer ??= setTimeout(send, BATCH_DELAY_MS);
     },

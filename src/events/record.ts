@@ -13,8 +13,24 @@ export interface RecordOptions {
   inOutbox?: boolean;
 }
 
-/** Records one event, already bound to where it happened (a request, the command line, the schedule). */
-export type Audit = (event: AuditEvent, options?: RecordOptions) => void;
+/**
+ * Who and from where an event came: the request's id, its source address (as IDP_TRUST_PROXY
+ * resolves it) and the client it is about, where known. The command line and the schedules have
+ * none. The same fields reach the log line, the outbox's `data` (webhooks) and whatever else
+ * keeps events.
+ */
+export interface EventContext {
+  request_id?: string | undefined;
+  source_address?: string | undefined;
+  client_id?: string | undefined;
+}
+
+/**
+ * Records one event, already bound to where it happened (a request, the command line, the
+ * schedule). `context` tells that origin's context now (a request's client may become known
+ * after its audit was made), for an event written in its change's transaction.
+ */
+export type Audit = ((event: AuditEvent, options?: RecordOptions) => void) & { context?: () => EventContext };
 
 /** The logger a line goes to: the service's pino logger, a request's child of it, or the command line's. */
 export interface AuditLogger {
@@ -24,8 +40,20 @@ export interface AuditLogger {
 /** Where an event happened. */
 export interface EventOrigin {
   log: AuditLogger;
-  /** What the origin adds to each line before the event's fields (a request's `source_address` and client). */
-  bound?: Record<string, unknown>;
+  /** Its context, before the event's own fields on every line and in every `data`. */
+  context?: EventContext;
+}
+
+/**
+ * An event's fields with its context before them: a field of the event's own wins wherever it
+ * has a value (an event's `client_id` over the request's); a context field without one is left out.
+ */
+export function withContext(fields: Record<string, unknown>, context: EventContext | undefined): Record<string, unknown> {
+  if (!context) return fields;
+  const data: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(context)) if (value !== undefined) data[name] = value;
+  for (const [name, value] of Object.entries(fields)) if (value !== undefined || !(name in data)) data[name] = value;
+  return data;
 }
 
 /** Where recorded events go. */
@@ -55,14 +83,16 @@ export interface AuditCounters {
 }
 
 /**
- * One log line per event (`"audit": true`, `event`, the origin's fields, the event's fields),
- * with the event's type as the message; and the counters, when given.
+ * One log line per event (`"audit": true`, `event`, the context, the event's fields), with the
+ * event's type as the message; and the counters, when given. The request id is left to the
+ * request's logger, which names it on every line of the request (`reqId`) already.
  */
 export function createLogSink(counters?: AuditCounters): AuditSink {
   return {
-    record(event, { log, bound }) {
+    record(event, { log, context }) {
       const { type, ...fields } = event;
-      log.info({ audit: true, event: type, ...bound, ...fields }, type);
+      const { request_id: _namedByLogger, ...shown } = context ?? {};
+      log.info({ audit: true, event: type, ...withContext(fields, shown) }, type);
       if (counters) count(counters, event);
     },
   };
@@ -77,5 +107,7 @@ function count(counters: AuditCounters, event: AuditEvent): void {
 
 /** The `Audit` of one origin: each event goes to `sink` with it. */
 export function auditTo(sink: AuditSink, origin: EventOrigin): Audit {
-  return (event, options) => sink.record(event, origin, options);
+  const audit: Audit = (event, options) => sink.record(event, origin, options);
+  audit.context = () => origin.context ?? {};
+  return audit;
 }

@@ -21,9 +21,10 @@ export interface MfaSecrets {
   /**
    * Stores the confirmed secret as the user's authenticator app; false when another enrolment
    * stored the user's app first (this secret is not kept). An administrator's requirement
-   * (`must_enrol_mfa`) stays: it is the account's, and now met.
+   * (`must_enrol_mfa`) stays: it is the account's, and now met. On `factors` when given (a
+   * transaction's, which records the change's events too).
    */
-  enrol(userId: string, secret: string): Promise<boolean>;
+  enrol(userId: string, secret: string, factors?: Pick<FactorRepository, 'add'>): Promise<boolean>;
   /** Records that a factor was just used to sign in. */
   used(factorId: string, at: Date): Promise<void>;
   /** The QR code of the otpauth:// URI, as SVG markup made here (safe to embed). */
@@ -64,9 +65,9 @@ export function createMfaSecrets(deps: MfaDeps): MfaSecrets {
       return { secret, sealed: seal(ring.current, secret, `enrol:${interactionId}`) };
     },
     openEnrolSecret: (interactionId, sealed) => openWithKeyring(ring, sealed, `enrol:${interactionId}`).text,
-    async enrol(userId, secret) {
+    async enrol(userId, secret, factors = deps.factors) {
       // Of two enrolments at once (two tabs), the first stored is the one kept (one app per user).
-      const stored = await deps.factors.add({ userId, kind: 'totp', name: TOTP_FACTOR_NAME, secretSealed: seal(ring.current, secret, userContext(userId)) });
+      const stored = await factors.add({ userId, kind: 'totp', name: TOTP_FACTOR_NAME, secretSealed: seal(ring.current, secret, userContext(userId)) });
       return stored !== undefined;
     },
     used: (factorId, at) => deps.factors.touch(factorId, at),

@@ -5,14 +5,14 @@
  */
 import type { Audit } from '../events/record.ts';
 import { STANDING_FACTOR_KINDS, type FactorRecord, type UserRecord } from '../store/records.ts';
-import type { FactorRepository } from '../store/types.ts';
+import type { AccountChange } from './account-change.ts';
 import type { SecurityNotices } from '../mail/security-notices.ts';
 
 export type FactorRemoval = 'removed' | 'not_found' | 'last_second_factor';
 
-/** Where a removal is decided and told: the store, the audit line, the user's mail. */
+/** Where a removal is decided and told: the store (with its event, in one transaction), the user's mail. */
 export interface RemovalDeps {
-  factors: Pick<FactorRepository, 'removeUnlessLast'>;
+  change: AccountChange;
   notices: SecurityNotices;
   audit: Audit;
 }
@@ -27,10 +27,12 @@ export interface RemovalDeps {
  * possibly stale copy of the user: of two removals at once of the last two factors, one is refused.
  */
 export async function removeOwnFactor(deps: RemovalDeps, user: Pick<UserRecord, 'id' | 'email'>, factor: FactorRecord, notice: string): Promise<FactorRemoval> {
-  const result = await deps.factors.removeUnlessLast(user.id, factor.id, STANDING_FACTOR_KINDS);
+  const result = await deps.change(user.id, deps.audit, async (tx) => {
+    const removed = await tx.factors.removeUnlessLast(user.id, factor.id, STANDING_FACTOR_KINDS);
+    return { result: removed, events: removed === 'removed' ? [{ type: 'mfa_removed' as const, user_id: user.id, kinds: [factor.kind], actor: 'user' as const }] : [] };
+  });
   if (result === 'last') return 'last_second_factor';
   if (result === 'not_found') return 'not_found';
-  deps.audit({ type: 'mfa_removed', user_id: user.id, kinds: [factor.kind], actor: 'user' });
   deps.notices.mail(user, 'mfa_removed', notice);
   return 'removed';
 }

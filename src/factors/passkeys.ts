@@ -56,12 +56,54 @@ export const REGISTERED_ALREADY = 'This passkey is registered already. Use anoth
 /** `registered_already`: the credential id is stored already (a user's, this one's or another's): it names one passkey of one user. */
 export type RegistrationResult = { ok: true; factor: FactorRecord; first: boolean } | { ok: false; reason: 'no_challenge' | 'not_verified' | 'registered_already' };
 
+/** A new credential verified, to be stored; or why not. */
+export type VerifiedRegistration = { ok: true; passkey: PasskeyCredential } | { ok: false; reason: 'no_challenge' | 'not_verified' };
+
+/**
+ * Stores a verified passkey as the user's, named `name`, on `factors` (the store's, or a
+ * transaction's); `first` when it is the user's first second factor.
+ */
+export async function storePasskey(factors: Pick<FactorRepository, 'findPasskey' | 'add' | 'listForUser'>, userId: string, passkey: PasskeyCredential, name: string): Promise<RegistrationResult> {
+  // A sign-in finds the passkey by its credential id: a second row with it would sign in the
+  // wrong user. Refused here; the store refuses a concurrent one too (no row, no error).
+  if (await factors.findPasskey(passkey.credentialId)) return { ok: false, reason: 'registered_already' };
+  const factor = await factors.add({ userId, kind: 'passkey', name, secretSealed: null, passkey });
+  if (!factor) return { ok: false, reason: 'registered_already' };
+  return { ok: true, factor, first: firstStandingFactor(await factors.listForUser(userId))?.id === factor.id };
+}
+
 export function createPasskeys(deps: PasskeyDeps) {
   const rp = deps.relyingParty;
 
   async function takeChallenge(binding: Binding, purpose: StoredChallenge['purpose'], userId: string): Promise<string | undefined> {
     const stored = await deps.challenges.take<StoredChallenge>(challengeKey(binding, purpose));
     return stored?.purpose === purpose && stored.userId === userId ? stored.challenge : undefined;
+  }
+
+  /** Verifies a new credential against the binding's challenge (taken either way); stores nothing (storePasskey does). */
+  async function verifyRegistration(binding: Binding, userId: string, responseText: string): Promise<VerifiedRegistration> {
+    const challenge = await takeChallenge(binding, 'register', userId);
+    if (!challenge) return { ok: false, reason: 'no_challenge' };
+    const response = parseResponse<RegistrationResponseJSON>(responseText);
+    if (!response) return { ok: false, reason: 'not_verified' };
+    let info;
+    try {
+      const verified = await verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: rp.origin, expectedRPID: rp.id, requireUserVerification: true });
+      info = verified.verified ? verified.registrationInfo : undefined;
+    } catch {
+      info = undefined;
+    }
+    if (!info) return { ok: false, reason: 'not_verified' };
+    const passkey: PasskeyCredential = {
+      credentialId: info.credential.id,
+      publicKey: Buffer.from(info.credential.publicKey).toString('base64url'),
+      signCount: info.credential.counter,
+      transports: (info.credential.transports ?? []).map(String),
+      backupEligible: info.credentialDeviceType === 'multiDevice',
+      backedUp: info.credentialBackedUp,
+      aaguid: info.aaguid,
+    };
+    return { ok: true, passkey };
   }
 
   return {
@@ -85,34 +127,11 @@ export function createPasskeys(deps: PasskeyDeps) {
 
     /** Verifies a new credential against the binding's challenge (taken either way) and stores it as `name`. */
     async register(binding: Binding, userId: string, responseText: string, name: string): Promise<RegistrationResult> {
-      const challenge = await takeChallenge(binding, 'register', userId);
-      if (!challenge) return { ok: false, reason: 'no_challenge' };
-      const response = parseResponse<RegistrationResponseJSON>(responseText);
-      if (!response) return { ok: false, reason: 'not_verified' };
-      let info;
-      try {
-        const verified = await verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: rp.origin, expectedRPID: rp.id, requireUserVerification: true });
-        info = verified.verified ? verified.registrationInfo : undefined;
-      } catch {
-        info = undefined;
-      }
-      if (!info) return { ok: false, reason: 'not_verified' };
-      const passkey: PasskeyCredential = {
-        credentialId: info.credential.id,
-        publicKey: Buffer.from(info.credential.publicKey).toString('base64url'),
-        signCount: info.credential.counter,
-        transports: (info.credential.transports ?? []).map(String),
-        backupEligible: info.credentialDeviceType === 'multiDevice',
-        backedUp: info.credentialBackedUp,
-        aaguid: info.aaguid,
-      };
-      // A sign-in finds the passkey by its credential id: a second row with it would sign in the
-      // wrong user. Refused here; the store refuses a concurrent one too (no row, no error).
-      if (await deps.factors.findPasskey(passkey.credentialId)) return { ok: false, reason: 'registered_already' };
-      const factor = await deps.factors.add({ userId, kind: 'passkey', name, secretSealed: null, passkey });
-      if (!factor) return { ok: false, reason: 'registered_already' };
-      return { ok: true, factor, first: firstStandingFactor(await deps.factors.listForUser(userId))?.id === factor.id };
+      const verified = await verifyRegistration(binding, userId, responseText);
+      return verified.ok ? storePasskey(deps.factors, userId, verified.passkey, name) : verified;
     },
+
+    verifyRegistration,
 
     /** Options for `navigator.credentials.get()`: one of the user's passkeys, the user verified. */
     async authenticationOptions(binding: Binding, userId: string, passkeys: readonly FactorRecord[]): Promise<PublicKeyCredentialRequestOptionsJSON> {

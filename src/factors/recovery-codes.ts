@@ -12,6 +12,7 @@ import type { Audit } from '../events/record.ts';
 import { hasSecondFactor, type UserRecord } from '../store/records.ts';
 import type { FactorRepository } from '../store/types.ts';
 import { keysOf, type Keyring } from '../tokens/secret-box.ts';
+import type { AccountChange } from './account-change.ts';
 import type { SecurityNotices } from '../mail/security-notices.ts';
 
 /** How many codes a set holds. */
@@ -84,15 +85,17 @@ export function recoveryCodesLeft(user: Pick<UserRecord, 'factors'>): number {
 }
 
 /**
- * "Generate new codes" (the account page): a new set, to be shown once, with its audit event and
- * the user's mail; the old set no longer works. Undefined, and nothing stored, for a user without
- * an authenticator app or passkey: a recovery code stands in for one, and codes alone would make
- * every sign-in ask for one.
+ * "Generate new codes" (the account page): a new set, to be shown once, with its audit event (in
+ * its transaction) and the user's mail; the old set no longer works. Undefined, and nothing
+ * stored, for a user without an authenticator app or passkey: a recovery code stands in for one,
+ * and codes alone would make every sign-in ask for one.
  */
-export async function regenerateRecoveryCodes(deps: RecoveryCodeDeps & { notices: SecurityNotices }, user: Pick<UserRecord, 'id' | 'email' | 'factors'>, audit: Audit): Promise<string[] | undefined> {
+export async function regenerateRecoveryCodes(deps: RecoveryCodeDeps & { notices: SecurityNotices; change: AccountChange }, user: Pick<UserRecord, 'id' | 'email' | 'factors'>, audit: Audit): Promise<string[] | undefined> {
   if (!hasSecondFactor(user)) return undefined;
-  const codes = await generateRecoveryCodes(deps, user.id);
-  audit({ type: 'recovery_codes_generated', user_id: user.id, count: codes.length });
+  const codes = await deps.change(user.id, audit, async (tx) => {
+    const codes = await generateRecoveryCodes({ ...deps, factors: tx.factors }, user.id);
+    return { result: codes, events: [{ type: 'recovery_codes_generated' as const, user_id: user.id, count: codes.length }] };
+  });
   deps.notices.mail(user, 'recovery_codes_generated');
   return codes;
 }

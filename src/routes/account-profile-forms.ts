@@ -41,8 +41,7 @@ export function profileFormRoutes({ account, form, done, refuse }: ProfileFormPa
     const tooLong = NAME_FIELDS.filter((_, i) => [given, family][i] === undefined);
     if (given === undefined || family === undefined) return refuse(reply, signedIn, 'profile', { error: `A name may be at most ${NAME_MAX} characters long.`, invalid: tooLong });
     try {
-      const updated = await account.updateProfile(signedIn.user, { given_name: given, family_name: family });
-      if (updated.kind === 'updated') browser.audit({ type: 'profile_updated', user_id: signedIn.user.id, fields: updated.changed });
+      await account.updateProfile(signedIn.user, { given_name: given, family_name: family }, browser.audit);
     } catch (error) {
       if (!(error instanceof AdminError) || error.code !== 'invalid') throw error;
       const invalid = error.problems.map((problem) => String(problem.path[0]));

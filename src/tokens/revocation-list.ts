@@ -39,6 +39,12 @@ export interface RevocationList {
    * password change, ASVS 3.3.3); the store does it by itself for locked, removed or flagged users.
    */
   revokeUser(userId: string, reason: string): Promise<void>;
+  /**
+   * Takes revocations that a transaction of the caller's recorded (a user's tokens with their
+   * new password), once it committed: checked here at once, and told to the other instances
+   * over Redis (the database tells them too).
+   */
+  recorded(records: readonly RevocationRecord[]): Promise<void>;
   isRevoked(jti: string): Promise<boolean>;
   /** The answer of the in-memory copy while it is complete, with no promise; undefined when isRevoked must ask the record. */
   isRevokedInMemory(jti: string): boolean | undefined;
@@ -143,6 +149,11 @@ export function createRevocationList(stores: RevocationStores, clock: Clock, max
       const recorded = (await durable.revocations.revokeUser(userId, reason, new Date(clock()))).map(fromRecord);
       for (const t of recorded) remember(t);
       await publish(recorded);
+    },
+    async recorded(records) {
+      const tokens = records.map(fromRecord);
+      for (const t of tokens) remember(t);
+      await publish(tokens);
     },
     async isRevoked(jti) {
       if (complete) return (revoked.get(jti) ?? 0) > now();

@@ -4,11 +4,14 @@
  * X-Request-Id): every audit event carries the request id, the source address and the client;
  * sign-in events name the account typed, canonically (never the password); failed client
  * authentication at the token, introspection and revocation endpoints is an audit event with its
- * reason; request lines carry the source address.
+ * reason; request lines carry the source address. A webhook of a sign-in carries the same request
+ * id, source address and client as its log line.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresAvailable } from '../helpers/services.ts';
 import { outputWhen, type RunningServer } from '../helpers/process.ts';
+import { waitUntil } from '../helpers/waits.ts';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { AddressedBrowser, basic, codeOf, expectKind, nextAddress, signIn, startAuthorization, type Page } from './account-support.ts';
 import { ALICE, SERVICE_SECRET, WEB_REDIRECT, WEB_SECRET, seedOf, serviceClient, startDeployment, webClient, type Deployment } from './operations-support.ts';
 
@@ -38,23 +41,33 @@ class TracedBrowser extends AddressedBrowser {
 describe.runIf(postgresAvailable)('audit lines', () => {
   let deployment: Deployment;
   let server: RunningServer;
+  let receiver: Receiver;
   const lines = (): Line[] => server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
   const byRequest = (id: string) => lines().filter((l) => l.reqId === id);
 
   beforeAll(async () => {
+    receiver = await startReceiver({ status: 204 });
     deployment = await startDeployment({
       seed: seedOf([webClient('web'), serviceClient('service'), serviceClient('expired'), serviceClient('off')], [ALICE]),
       env: { IDP_TRUST_PROXY: 'true' },
-      async prepare({ sql }) {
+      async prepare({ idp, sql }) {
         await sql(`UPDATE clients SET secret_expires_at = now() - interval '1 day' WHERE client_id = 'expired'`);
         await sql(`UPDATE clients SET enabled = false WHERE client_id = 'off'`);
+        const added = await idp(['webhooks', 'add', '--url', `${receiver.url}/sign-ins`, '--event', 'sign_in']);
+        expect(added.code, added.stderr).toBe(0);
       },
     });
     server = deployment.servers[0] as RunningServer;
   });
   afterAll(async () => {
     await deployment?.stop();
+    await receiver?.close();
   });
+
+  /** The `data` of the one delivery of `type` for request `id` at the receiver. */
+  const deliveredFor = (id: string, type: string) => waitUntil(`the ${type} of ${id} delivered`, () => receiver.received
+    .map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
+    .find((event) => event.type === type && event.data.request_id === id)?.data);
 
   /** A form POST from `address` with a request id of its own; returns the id and the answer. */
   async function post(path: string, address: string, form: Record<string, string>, authorization?: string) {
@@ -82,8 +95,15 @@ describe.runIf(postgresAvailable)('audit lines', () => {
     expectKind(started.page, 'sign-in');
     const failed = await signIn(browser, started.page, server.url, '  ALICE ', WRONG_PASSWORD);
     expectKind(failed, 'sign-in');
-    const failure = await auditOf(browser.lastId('POST', '/sign-in'), 'sign_in', browser.address);
+    const failedId = browser.lastId('POST', '/sign-in');
+    const failure = await auditOf(failedId, 'sign_in', browser.address);
     expect(failure).toMatchObject({ result: 'failure', step: 'password', reason: 'invalid_credentials', client_id: 'web', username: 'alice' });
+    // The webhook says who and from where as the line does: the id the answer named, the address
+    // the proxy presented (IDP_TRUST_PROXY), the client.
+    expect(failed.headers.get('x-request-id')).toBe(failedId);
+    expect(await deliveredFor(failedId, 'sign_in')).toStrictEqual({
+      request_id: failedId, source_address: browser.address, client_id: 'web', result: 'failure', step: 'password', reason: 'invalid_credentials', username: 'alice',
+    });
 
     const signedIn = await signIn(browser, failed, server.url, 'Alice', ALICE.password);
     const code = codeOf(signedIn, started.state);

@@ -76,7 +76,7 @@ describe.runIf(postgresAvailable)('webhooks on PostgreSQL', () => {
       }
       const bodies = receiver.received.map((r) => JSON.parse(r.body) as { type: string; timestamp: string; data: Record<string, unknown> });
       expect(bodies.filter((b) => b.type === 'token_issued')).toHaveLength(20);
-      expect(bodies.find((b) => b.type === 'token_issued')?.data).toStrictEqual({ grant: 'client_credentials', client_id: 'svc' });
+      expect(bodies.find((b) => b.type === 'token_issued')?.data).toStrictEqual({ request_id: expect.any(String), source_address: '127.0.0.1', grant: 'client_credentials', client_id: 'svc' });
       const changes = bodies.filter((b) => b.type === 'admin_change').map((b) => b.data);
       expect(changes).toContainEqual(expect.objectContaining({ actor: 'cli', action: 'create', resource: 'user' }));
       expect(changes).toContainEqual(expect.objectContaining({ actor: 'cli', action: 'create', resource: 'webhook', resource_id: endpoint.id }));

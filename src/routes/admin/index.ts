@@ -8,7 +8,7 @@ import { authorizeAdminCall, scopesAllowing } from '../../admin/api-access.ts';
 import type { AuditEvent } from '../../events/audit-events.ts';
 import { ApiProblem, registerProblemHandlers } from '../error-handler.ts';
 import { createAdminApiDeps, type AdminApiDeps, type AdminApiServices } from './deps.ts';
-import type { RequestAudit } from '../shared/audit.ts';
+import { requestContext, type RequestAudit } from '../shared/audit.ts';
 import { ADMIN_OPERATIONS } from './operations.ts';
 import { openApiDocument } from './openapi.ts';
 import type { Answer, Call, Operation } from './operation.ts';
@@ -69,7 +69,11 @@ async function handleCall(op: Operation, request: FastifyRequest, reply: Fastify
     body: readBody(op, request),
     query: readQuery(op, request),
     ifVersion: op.ifMatch ? requireIfMatch(request) : undefined,
-    actor: { by: { actor: 'api', client_id: caller.clientId }, logged: (event) => events.push({ event, inOutbox: true }) },
+    actor: {
+      by: { actor: 'api', client_id: caller.clientId },
+      context: requestContext(request, { client_id: caller.clientId }),
+      logged: (event) => events.push({ event, inOutbox: true }),
+    },
     changedOutside: (change) => events.push({ event: { type: 'admin_change', actor: 'api', client_id: caller.clientId, ...change } }),
     keyChanged: (event) => events.push({ event: { ...event, actor: 'api' } }),
     deps,

@@ -9,6 +9,7 @@ import { AdminError, formatPath } from '../../admin/errors.ts';
 import type { ChangeActor } from '../../admin/recorded-change.ts';
 import { consoleActor } from '../../console/actor.ts';
 import type { ConsoleAdmin } from '../../console/session.ts';
+import { requestContext } from '../shared/audit.ts';
 import type { ConsoleDeps } from './deps.ts';
 
 export type FormBody = Record<string, string | string[] | undefined>;
@@ -49,7 +50,7 @@ export function versionOf(form: FormBody): number | undefined {
 
 /** The administrator as the actor of a change: its events are logged on the request, once it committed. */
 export function actorOf(request: FastifyRequest, admin: ConsoleAdmin, deps: ConsoleDeps): ChangeActor {
-  return consoleActor(admin.sub, (event) => deps.audit(request, event, {}, { inOutbox: true }));
+  return consoleActor(admin.sub, (event) => deps.audit(request, event, {}, { inOutbox: true }), requestContext(request));
 }
 
 /** A refusal as a page shows it: the one line (in role="alert") and each field's problems beside it, by field name. */

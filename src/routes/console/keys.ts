@@ -49,7 +49,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
 
   app.post('/keys/rotate', consolePage(deps, 'keys', 'change', async (request, reply, admin) => {
     const { key, jwksMaxAgeSeconds } = await rotateKey(keys);
-    deps.audit(request, { type: 'key_rotated', kid: key.kid, actor: 'console' }, { admin_sub: admin.sub });
+    deps.audit(request, { type: 'key_rotated', kid: key.kid, actor: 'console', admin_sub: admin.sub });
     return showKeys(reply, admin, { notice: `Key ${key.kid} signs from now on. Relying parties that cached the key set may take up to ${jwksMaxAgeSeconds} seconds to see it.` });
   }));
 
@@ -58,7 +58,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     const force = textOf(formOf(request), 'force') === 'true';
     try {
       const { invalidated } = await retireKey(keys, kid, { force, clients: await deps.admin.durable.clients.list() });
-      deps.audit(request, { type: 'key_retired', kid, actor: 'console' }, { admin_sub: admin.sub });
+      deps.audit(request, { type: 'key_retired', kid, actor: 'console', admin_sub: admin.sub });
       const notice = invalidated
         ? `Key ${kid} is retired. Tokens it signed, which were valid until ${invalidated.verifiesUntil.toISOString()}, no longer verify.`
         : `Key ${kid} is retired.`;

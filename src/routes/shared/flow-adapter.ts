@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_TTL_SECONDS } from '../../sessions/browser-session.ts';
 import type { BrowserRequest, FlowResult } from '../../sessions/sign-in/flow-types.ts';
-import type { RequestAudit } from './audit.ts';
+import { auditOf, type RequestAudit } from './audit.ts';
 import { sendClientResponse } from './authorization-response.ts';
 import { deviceCookieName, readCookie, readSessionCookie, setDeviceCookie, setSessionCookie } from './cookies.ts';
 import type { PageContext } from './pages.ts';
@@ -35,7 +35,7 @@ export function createFlowAdapter({ page, secureCookies, audit, basePath, forgot
         address: request.ip,
         userAgent: (request.headers['user-agent'] ?? '').slice(0, USER_AGENT_MAX),
         cookie: (name) => readCookie(request, deviceCookieName(name, secureCookies)),
-        audit: (event) => audit(request, event),
+        audit: auditOf(audit, request),
         trust: (target) => {
           request.authorizationTarget = target;
         },

@@ -5,8 +5,9 @@
  * and mailed. Removing the user's last authenticator app or passkey is refused.
  */
 import type { Audit } from '../../events/record.ts';
+import type { AccountChange } from '../../factors/account-change.ts';
 import { defaultPasskeyName, passkeyName, removePasskey, renamePasskey } from '../../factors/passkey-management.ts';
-import { REGISTERED_ALREADY, type Binding, type Passkeys } from '../../factors/passkeys.ts';
+import { REGISTERED_ALREADY, storePasskey, type Binding, type Passkeys, type RegistrationResult } from '../../factors/passkeys.ts';
 import { generateRecoveryCodes, type RecoveryCodeDeps } from '../../factors/recovery-codes.ts';
 import type { SecurityNotices } from '../../mail/security-notices.ts';
 import { passkeyFactors } from '../../store/records.ts';
@@ -16,13 +17,18 @@ import { LAST_FACTOR_REFUSAL, type Refusal, type TotpAdded } from './security.ts
 
 export interface AccountPasskeysDeps {
   passkeys: Passkeys;
-  factors: Pick<FactorRepository, 'rename' | 'removeUnlessLast'>;
+  factors: Pick<FactorRepository, 'rename'>;
+  /** Each addition or removal with its events, in one transaction. */
+  change: AccountChange;
   recoveryCodes: RecoveryCodeDeps;
   notices: SecurityNotices;
 }
 
 /** The account page's ceremony belongs to the browser session that shows the page. */
 const bindingOf = ({ loaded }: SignedIn): Binding => ({ sessionKey: loaded.key, ceremony: 'account' });
+
+/** A passkey stored, with the recovery codes made with it (the user's first second factor); or why not. */
+type PasskeyAdded = RegistrationResult & { codes?: string[] | undefined };
 
 const OIDC_REFUSAL: Refusal = { error: 'Your sign-in provider asks for your second factors.', invalid: [] };
 
@@ -45,15 +51,22 @@ export function createAccountPasskeys(deps: AccountPasskeysDeps) {
     const typed = form.passkey_name ?? '';
     const name = typed.trim() === '' ? defaultPasskeyName(user) : passkeyName(typed);
     if (!name) return { error: 'Give the passkey a name of at most 100 characters.', invalid: ['passkey_name'] };
-    const result = await passkeys.register(bindingOf(signedIn), user.id, form.passkey_response ?? '', name);
+    const verified = await passkeys.verifyRegistration(bindingOf(signedIn), user.id, form.passkey_response ?? '');
+    const result = !verified.ok ? verified : await deps.change<PasskeyAdded>(user.id, audit, async (tx) => {
+      const stored = await storePasskey(tx.factors, user.id, verified.passkey, name);
+      if (!stored.ok) return { result: stored, events: [] };
+      const added = { type: 'mfa_added' as const, user_id: user.id, kind: 'passkey' as const };
+      // The user's first second factor comes with a new set of recovery codes.
+      if (!stored.first) return { result: { ...stored, codes: undefined }, events: [added] };
+      const codes = await generateRecoveryCodes({ ...deps.recoveryCodes, factors: tx.factors }, user.id);
+      return { result: { ...stored, codes }, events: [added, { type: 'recovery_codes_generated' as const, user_id: user.id, count: codes.length }] };
+    });
     if (!result.ok) return { error: result.reason === 'registered_already' ? REGISTERED_ALREADY : 'The passkey was not added. Try again.', invalid: [] };
-    audit({ type: 'mfa_added', user_id: user.id, kind: 'passkey' });
-    if (!result.first) {
+    const { codes } = result;
+    if (codes === undefined) {
       deps.notices.mail(user, 'mfa_added', `A passkey "${name}" was set up.`);
       return { codes: undefined };
     }
-    const codes = await generateRecoveryCodes(deps.recoveryCodes, user.id);
-    audit({ type: 'recovery_codes_generated', user_id: user.id, count: codes.length });
     deps.notices.mail(user, 'mfa_added', `A passkey "${name}" was set up, with ${codes.length} new recovery codes.`);
     return { codes };
   }
@@ -66,7 +79,7 @@ export function createAccountPasskeys(deps: AccountPasskeysDeps) {
   }
 
   async function remove(signedIn: SignedIn, form: Record<string, string>, audit: Audit): Promise<Refusal | undefined> {
-    const result = await removePasskey({ factors: deps.factors, notices: deps.notices, audit }, signedIn.user, form.passkey_id ?? '');
+    const result = await removePasskey({ change: deps.change, notices: deps.notices, audit }, signedIn.user, form.passkey_id ?? '');
     if (result === 'ok') return undefined;
     if (result === 'last_second_factor') return LAST_FACTOR_REFUSAL;
     return { error: 'That passkey is not one of yours (any more).', invalid: [] };

@@ -4,28 +4,30 @@
  * then mails the user and records its audit event. A refusal changes nothing.
  */
 import type { Audit } from '../../events/record.ts';
+import type { AccountChange } from '../../factors/account-change.ts';
 import { removeOwnFactor } from '../../factors/factor-removal.ts';
 import { generateRecoveryCodes, regenerateRecoveryCodes, type RecoveryCodeDeps } from '../../factors/recovery-codes.ts';
 import type { SecurityNotices } from '../../mail/security-notices.ts';
 import { verifyPassword } from '../../sources/passwords.ts';
 import { totpFactor } from '../../store/records.ts';
-import type { EphemeralStore, FactorRepository } from '../../store/types.ts';
+import type { EphemeralStore } from '../../store/types.ts';
 import type { AccountBase, SignedIn } from './signed-in.ts';
 import type { Enrolment } from '../sign-in/flow-types.ts';
 import { enrolmentOf, type MfaSecrets } from '../../factors/authenticator-app.ts';
-import type { AfterPasswordChange } from '../password-changed.ts';
+import type { AfterPasswordChange, ChangeOwnPassword } from '../password-changed.ts';
 import { acceptTotp } from '../../factors/totp.ts';
 
 export interface AccountSecurityDeps {
   base: AccountBase;
   ephemeral: Pick<EphemeralStore, 'rates' | 'usedTotpCodes'>;
   mfa: MfaSecrets;
-  factors: Pick<FactorRepository, 'removeUnlessLast'>;
+  /** Each change of the user's factors with its events, in one transaction. */
+  change: AccountChange;
   recoveryCodes: RecoveryCodeDeps;
   notices: SecurityNotices;
-  /** A local account's new password under the policy, revoking the user's tokens; the problem, if any. */
-  changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
-  /** Ends the user's other browser sessions, tells the user, records the event. */
+  /** A local account's new password under the policy, revoking the user's tokens, with its event; the problem, if any. */
+  changePassword: ChangeOwnPassword;
+  /** Ends the user's other browser sessions, tells the user. */
   passwordChanged: AfterPasswordChange;
 }
 
@@ -68,9 +70,9 @@ export function createAccountSecurity(deps: AccountSecurityDeps) {
       return { error: 'The current password is not right.', invalid: ['current_password'] };
     }
     const [newPassword, confirm] = [form.new_password ?? '', form.confirm_password ?? ''];
-    const problem = await deps.changePassword(user.id, newPassword, confirm);
+    const problem = await deps.changePassword(user.id, newPassword, confirm, 'account_page', audit);
     if (problem) return { error: problem, invalid: [newPassword === confirm ? 'new_password' : 'confirm_password'] };
-    await deps.passwordChanged(user, 'account_page', audit, signedIn.loaded.key);
+    await deps.passwordChanged(user, signedIn.loaded.key);
     return undefined;
   }
 
@@ -105,12 +107,13 @@ export function createAccountSecurity(deps: AccountSecurityDeps) {
       return { error: 'That code is not right. Enter the code your app shows now.', invalid: ['otp'] };
     }
     // The session's sign-in methods stay as they were: a sign-in that used the app is the next one.
-    const stored = await mfa.enrol(user.id, secret);
-    // Another tab's app was stored first: its codes stand, this one makes none to void them.
-    if (!stored) return { codes: undefined };
-    const codes = await generateRecoveryCodes(deps.recoveryCodes, user.id);
-    audit({ type: 'mfa_added', user_id: user.id, kind: 'totp' });
-    audit({ type: 'recovery_codes_generated', user_id: user.id, count: codes.length });
+    const codes = await deps.change(user.id, audit, async (tx) => {
+      // Another tab's app was stored first: its codes stand, this one makes none to void them.
+      if (!(await mfa.enrol(user.id, secret, tx.factors))) return { result: undefined, events: [] };
+      const codes = await generateRecoveryCodes({ ...deps.recoveryCodes, factors: tx.factors }, user.id);
+      return { result: codes, events: [{ type: 'mfa_added' as const, user_id: user.id, kind: 'totp' as const }, { type: 'recovery_codes_generated' as const, user_id: user.id, count: codes.length }] };
+    });
+    if (!codes) return { codes: undefined };
     deps.notices.mail(user, 'mfa_added', `An authenticator app was set up, with ${codes.length} new recovery codes.`);
     return { codes };
   }
@@ -121,13 +124,13 @@ export function createAccountSecurity(deps: AccountSecurityDeps) {
     const factor = totpFactor(user);
     // Removed meanwhile (another tab): the page shows it gone.
     if (!factor) return undefined;
-    const result = await removeOwnFactor({ factors: deps.factors, notices: deps.notices, audit }, user, factor, 'The authenticator app was removed.');
+    const result = await removeOwnFactor({ change: deps.change, notices: deps.notices, audit }, user, factor, 'The authenticator app was removed.');
     return result === 'last_second_factor' ? LAST_FACTOR_REFUSAL : undefined;
   }
 
   /** "Generate new codes": a new set to show once; the old set no longer works. Refused without an app or passkey. */
   async function newRecoveryCodes(signedIn: SignedIn, audit: Audit): Promise<Refusal | { codes: string[] }> {
-    const codes = await regenerateRecoveryCodes({ ...deps.recoveryCodes, notices: deps.notices }, signedIn.user, audit);
+    const codes = await regenerateRecoveryCodes({ ...deps.recoveryCodes, notices: deps.notices, change: deps.change }, signedIn.user, audit);
     return codes ? { codes } : { error: 'Recovery codes come with a second factor: set up an authenticator app or a passkey first.', invalid: [] };
   }
 

@@ -7,13 +7,13 @@
 import { epochSeconds } from '../../clock.ts';
 import { totpFactor } from '../../store/records.ts';
 import type { BrowserRequest, FlowResult, FlowState, SignInOutcome, StepFeedback } from './flow-types.ts';
-import { endEnrolment } from './enrolment-end.ts';
+import { endEnrolment, storeEnrolment } from './enrolment-end.ts';
 import type { PendingSignIn } from './interaction.ts';
 import { judgeAttempt, refusalMessage } from './password-form.ts';
 import type { Form, OpenInteraction, RenderStep, StepFormsDeps } from './step-form-deps.ts';
 import { acceptTotp } from '../../factors/totp.ts';
 
-export interface CodeFormsDeps extends Pick<StepFormsDeps, 'flow' | 'mfa' | 'throttle' | 'canonicalAccountName' | 'deviceCookies' | 'interactions' | 'recoveryCodes' | 'notices'> {
+export interface CodeFormsDeps extends Pick<StepFormsDeps, 'flow' | 'mfa' | 'throttle' | 'canonicalAccountName' | 'deviceCookies' | 'interactions' | 'recoveryCodes' | 'notices' | 'change'> {
   openInteraction: OpenInteraction;
   renderStep: RenderStep;
 }
@@ -83,13 +83,14 @@ export function createCodeForms(deps: CodeFormsDeps) {
     const secret = mfa.openEnrolSecret(current.interaction.id, pending.enrolSecretSealed);
     const problem = await codeProblem(deps, browser, current, pending, ENROL_CODE, () => acceptTotp(mfa.ephemeral, pending.userId, secret, form.otp ?? '', epochSeconds(flow.clock)));
     if (problem) return renderStep(current, problem);
-    const stored = await mfa.enrol(user.id, secret);
+    const added = { kind: 'totp' as const, first: true };
+    // Another tab's enrolment was stored first: its codes stand, this one makes none to void them.
+    const { codes } = await storeEnrolment(deps, browser, user, async (tx) => ({ added: (await mfa.enrol(user.id, secret, tx.factors)) ? added : undefined }));
     // The user now has the factor; with `mfa` in amr no second factor is owed either way.
     const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'], enrolSecretSealed: null } };
     const state = flow.withNextStep({ ...current, interaction });
-    // Another tab's enrolment was stored first: its codes stand, this one makes none to void them.
-    if (!stored) return flow.saveAndAdvance(browser, state);
-    return endEnrolment(deps, browser, state, user, { kind: 'totp', first: true });
+    if (!codes) return flow.saveAndAdvance(browser, state);
+    return endEnrolment(deps, browser, state, user, added, codes);
   }
 
   return { otp, enrol };

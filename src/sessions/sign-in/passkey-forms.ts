@@ -5,10 +5,10 @@
  * answered. Each challenge belongs to the browser session and the interaction that showed the
  * page; a passkey sign-in counts as the second factor exactly as a code does (`mfa` in amr).
  */
-import { REGISTERED_ALREADY, type Binding, type Passkeys } from '../../factors/passkeys.ts';
+import { REGISTERED_ALREADY, storePasskey, type Binding, type Passkeys } from '../../factors/passkeys.ts';
 import { defaultPasskeyName } from '../../factors/passkey-management.ts';
 import { passkeyFactors, type UserRecord } from '../../store/records.ts';
-import { endEnrolment } from './enrolment-end.ts';
+import { endEnrolment, storeEnrolment } from './enrolment-end.ts';
 import type { BrowserRequest, FlowResult, FlowState, PasskeyCeremony } from './flow-types.ts';
 import type { Interaction, PendingSignIn } from './interaction.ts';
 import type { Form, OpenInteraction, RenderStep, StepFormsDeps } from './step-form-deps.ts';
@@ -19,7 +19,7 @@ export const PASSKEY_FORMS = ['passkey', 'passkey-enrol'] as const;
 const REFUSED = 'That passkey could not be used. Try again, or use another way to verify.';
 const NOT_ENROLLED = 'The passkey was not set up. Try again, or use an authenticator app instead.';
 
-interface PasskeyFormsDeps extends Pick<StepFormsDeps, 'flow' | 'canonicalAccountName' | 'interactions' | 'recoveryCodes' | 'notices'> {
+interface PasskeyFormsDeps extends Pick<StepFormsDeps, 'flow' | 'canonicalAccountName' | 'interactions' | 'recoveryCodes' | 'notices' | 'change'> {
   passkeys: Passkeys;
   openInteraction: OpenInteraction;
   renderStep: RenderStep;
@@ -72,10 +72,15 @@ export function createPasskeyForms(deps: PasskeyFormsDeps) {
     const { pending } = current.interaction;
     const user = current.pendingUser;
     if (current.step !== 'enrol' || !pending || !user) return flow.advance(browser, current);
-    const result = await passkeys.register(bindingOf(current.interaction), user.id, form.passkey_response ?? '', defaultPasskeyName(user));
-    if (!result.ok) return renderStep(current, { error: result.reason === 'registered_already' ? REGISTERED_ALREADY : NOT_ENROLLED });
+    const verified = await passkeys.verifyRegistration(bindingOf(current.interaction), user.id, form.passkey_response ?? '');
+    if (!verified.ok) return renderStep(current, { error: NOT_ENROLLED });
+    const { stored, codes } = await storeEnrolment(deps, browser, user, async (tx) => {
+      const stored = await storePasskey(tx.factors, user.id, verified.passkey, defaultPasskeyName(user));
+      return { stored, added: stored.ok ? { kind: 'passkey' as const, first: stored.first } : undefined };
+    });
+    if (!stored.ok) return renderStep(current, { error: stored.reason === 'registered_already' ? REGISTERED_ALREADY : NOT_ENROLLED });
     // As for an authenticator app: the first second factor ends on the page of new recovery codes.
-    return endEnrolment(deps, browser, withSecondFactor(current, pending), user, { kind: 'passkey', first: result.first });
+    return endEnrolment(deps, browser, withSecondFactor(current, pending), user, { kind: 'passkey', first: stored.first }, codes);
   }
 
   return { passkey, 'passkey-enrol': enrol };

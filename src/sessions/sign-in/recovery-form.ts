@@ -32,11 +32,14 @@ export function createRecoveryForms(deps: CodeFormsDeps) {
     if (current.step !== 'otp' || !pending || !user) return flow.advance(browser, current);
     let left: { remaining: number } | undefined;
     const problem = await codeProblem(deps, browser, current, pending, RECOVERY_CODE, async () => {
-      left = await useRecoveryCode(deps.recoveryCodes, user.id, form.recovery_code ?? '');
+      // The code used up, with its event, in one transaction.
+      left = await deps.change(user.id, browser.audit, async (tx) => {
+        const used = await useRecoveryCode({ ...deps.recoveryCodes, factors: tx.factors }, user.id, form.recovery_code ?? '');
+        return { result: used, events: used ? [{ type: 'recovery_code_used' as const, user_id: user.id, remaining: used.remaining }] : [] };
+      });
       return left !== undefined;
     });
     if (problem || !left) return renderStep(current, problem ?? {}, 'recovery');
-    browser.audit({ type: 'recovery_code_used', user_id: user.id, remaining: left.remaining });
     deps.notices.mail(user, 'recovery_code_used', `Recovery codes left: ${left.remaining}.`);
     const interaction = { ...current.interaction, pending: { ...pending, amr: [...pending.amr, 'mfa'] } };
     return flow.saveAndAdvance(browser, flow.withNextStep({ ...current, interaction }));

@@ -3,6 +3,7 @@
  * they share, and the two functions step-forms.ts lends the others. Its own module, so that the
  * forms import it rather than each other.
  */
+import type { AccountChange } from '../../factors/account-change.ts';
 import type { Passkeys } from '../../factors/passkeys.ts';
 import type { RecoveryCodeDeps } from '../../factors/recovery-codes.ts';
 import type { SecurityNotices } from '../../mail/security-notices.ts';
@@ -15,7 +16,7 @@ import type { Interaction, InteractionStore } from './interaction.ts';
 import type { MfaSecrets } from '../../factors/authenticator-app.ts';
 import type { SignInFlow } from './sign-in-flow.ts';
 import type { SignInThrottle } from '../throttle.ts';
-import type { AfterPasswordChange } from '../password-changed.ts';
+import type { AfterPasswordChange, ChangeOwnPassword } from '../password-changed.ts';
 
 export interface StepFormsDeps {
   flow: SignInFlow;
@@ -28,16 +29,18 @@ export interface StepFormsDeps {
   deviceCookies: Pick<DeviceCookies, 'recognise'>;
   mfa: MfaSecrets;
   recoveryCodes: RecoveryCodeDeps;
+  /** Each change of the user's factors with its events, in one transaction. */
+  change: AccountChange;
   /** Mail to the user of a second factor added, a recovery code used. */
   notices: SecurityNotices;
   /** Passkey ceremonies (factors/passkeys.ts), and the users whose enrolment flag a passkey clears. */
   passkeys: Passkeys;
   users: Pick<UserRepository, 'update'>;
-  /** Changes a password after the policy allows it; returns the problem to show, if any. */
-  changePassword(userId: string, newPassword: string, confirm: string): Promise<string | undefined>;
+  /** Changes a password after the policy allows it, with its event; returns the problem to show, if any. */
+  changePassword: ChangeOwnPassword;
   /**
    * After a new password was taken (and the user's tokens revoked): ends the user's other
-   * browser sessions, tells them by mail, records the event. `sessionKey`: this browser's.
+   * browser sessions, tells them by mail. `sessionKey`: this browser's.
    */
   passwordChanged: AfterPasswordChange;
   /** The account name a sign-in is about, as audit lines name it (sources/account-name.ts). */

@@ -95,14 +95,14 @@ export function createStepForms(deps: StepFormsDeps) {
       const current = await flow.loadFlowState(await openInteraction(browser, id, form.csrf_token));
       const { pendingUser } = current;
       if (current.step !== 'password' || !current.interaction.pending || !pendingUser) return flow.advance(browser, current);
-      const problem = await deps.changePassword(pendingUser.id, form.new_password ?? '', form.confirm_password ?? '');
+      const { recovery, ...pending } = current.interaction.pending;
+      const problem = await deps.changePassword(pendingUser.id, form.new_password ?? '', form.confirm_password ?? '', recovery ? 'recovery' : 'required_change', browser.audit);
       if (problem) {
         // The confirmation is checked first: when the two differ, that is the field in error.
         const invalid = [(form.new_password ?? '') === (form.confirm_password ?? '') ? 'new_password' : 'confirm_password'];
         return renderStep(current, { error: problem, invalid });
       }
-      const { recovery, ...pending } = current.interaction.pending;
-      await deps.passwordChanged(pendingUser, recovery ? 'recovery' : 'required_change', browser.audit, current.loaded.key);
+      await deps.passwordChanged(pendingUser, current.loaded.key);
       // After a recovery the new password stands for the password (CONTRACT: the user never types
       // it, nor the second factor just given, twice in a row): signed in with `pwd` (and `mfa`).
       const signingIn = recovery ? { ...pending, amr: ['pwd', ...pending.amr.filter((method) => method !== 'pwd')] } : pending;

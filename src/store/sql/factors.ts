@@ -65,6 +65,11 @@ export function factorsOfUser(eb: ExpressionBuilder<Database, 'users'>) {
   ).as('factors');
 }
 
+/** Runs `fn` in a transaction: the handle's own when it is one already (a change recorded with its event), else a new one. */
+function transactionOf<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
+  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
+}
+
 export function sqlFactors(db: Db): FactorRepository {
   return {
     async listForUser(userId) {
@@ -103,7 +108,7 @@ export function sqlFactors(db: Db): FactorRepository {
         .executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
-    removeUnlessLast: (userId, id, standing) => db.transaction().execute(async (trx) => {
+    removeUnlessLast: (userId, id, standing) => transactionOf(db, async (trx) => {
       // The user's row, locked: two removals at once are decided one after the other.
       await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
       const factors = await trx.selectFrom('user_factors').select(['id', 'kind']).where('user_id', '=', userId).execute();

@@ -36,7 +36,7 @@ describe('audit events', () => {
     expect([...declared].sort()).toStrictEqual([...AUDIT_EVENT_TYPES].sort());
   });
 
-  it('are written as one line with the origin\'s fields before the event\'s, and counted', async () => {
+  it('are written as one line with the origin\'s context before the event\'s fields, and counted', async () => {
     const written: string[] = [];
     const destination = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -45,13 +45,14 @@ describe('audit events', () => {
       },
     });
     const metrics = createMetrics();
-    const audit = auditTo(createLogSink(metrics), { log: createLogger('info', destination), bound: { source_address: '192.0.2.7' } });
+    const audit = auditTo(createLogSink(metrics), { log: createLogger('info', destination), context: { request_id: 'req-1', source_address: '192.0.2.7', client_id: 'web' } });
     audit({ type: 'token_issued', grant: 'client_credentials', client_id: 'service' });
     audit({ type: 'sign_in', result: 'throttled', step: 'password', username: 'alice' });
     const lines = written.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.map(({ time: _time, pid: _pid, hostname: _host, ...rest }) => rest)).toStrictEqual([
-      { level: 30, audit: true, event: 'token_issued', source_address: '192.0.2.7', grant: 'client_credentials', client_id: 'service', msg: 'token_issued' },
-      { level: 30, audit: true, event: 'sign_in', source_address: '192.0.2.7', result: 'throttled', step: 'password', username: 'alice', msg: 'sign_in' },
+      // The request id is the request logger's (`reqId`), not printed twice; the event's own client wins.
+      { level: 30, audit: true, event: 'token_issued', source_address: '192.0.2.7', client_id: 'service', grant: 'client_credentials', msg: 'token_issued' },
+      { level: 30, audit: true, event: 'sign_in', source_address: '192.0.2.7', client_id: 'web', result: 'throttled', step: 'password', username: 'alice', msg: 'sign_in' },
     ]);
     const text = await metrics.render();
     expect(text).toContain('idp_audit_events_total{event="token_issued"} 1');

@@ -6,11 +6,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../../../src/events/audit-events.ts';
+import type { AccountChange } from '../../../src/factors/account-change.ts';
 import { createPasskeys, type Binding } from '../../../src/factors/passkeys.ts';
 import type { SecurityNotices } from '../../../src/mail/security-notices.ts';
 import { defaultPasskeyName, listPasskeys, passkeyName, removePasskey, renamePasskey } from '../../../src/factors/passkey-management.ts';
 import { firstStandingFactor, type FactorRecord } from '../../../src/store/records.ts';
 import { createMemoryEphemeralStore } from '../../../src/store/ephemeral/memory.ts';
+import type { DurableStore } from '../../../src/store/types.ts';
 
 const passkey = (id: string, name: string, userId = 'u-1'): FactorRecord => ({
   id, userId, kind: 'passkey', name, secretSealed: null, createdAt: new Date(1000), lastUsedAt: null,
@@ -121,7 +123,13 @@ describe('a user\'s passkeys on the account page', () => {
     const audited: AuditEvent[] = [];
     const mailed: string[] = [];
     const notices: SecurityNotices = { mail: (user, notice, detail) => { mailed.push(`${user.email} ${notice}: ${detail}`); } };
-    return { factors, audited, mailed, notices, audit: (event: AuditEvent) => { audited.push(event); } };
+    // The change's transaction: its write on these factors, its events recorded once it returns.
+    const change: AccountChange = async (_userId, audit, write) => {
+      const { result, events } = await write({ factors } as unknown as DurableStore);
+      for (const event of events) audit(event, { inOutbox: true });
+      return result;
+    };
+    return { factors, change, audited, mailed, notices, audit: (event: AuditEvent) => { audited.push(event); } };
   }
 
   it('renames and removes only the user\'s own passkeys; a removal is audited and mailed', async () => {

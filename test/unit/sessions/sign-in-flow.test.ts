@@ -67,7 +67,7 @@ function harness(clientOverrides: Partial<ClientRecord> = {}) {
   });
   const forms = createStepForms({
     flow, interactions, sessions, consents, source, throttle, deviceCookies, mfa: {} as MfaSecrets,
-    recoveryCodes: {} as RecoveryCodeDeps, notices: { mail: () => {} }, passkeys: {} as Passkeys, users: { update: async () => true },
+    recoveryCodes: {} as RecoveryCodeDeps, change: () => Promise.reject(new Error('no change of an account here')), notices: { mail: () => {} }, passkeys: {} as Passkeys, users: { update: async () => true },
     changePassword: async () => undefined, passwordChanged: async () => undefined, canonicalAccountName: (typed) => typed.toLowerCase(),
   });
   const audits: Array<Record<string, unknown>> = [];
