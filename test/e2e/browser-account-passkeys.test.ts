@@ -8,7 +8,6 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyMigratedDatabase } from '../helpers/embedded-database.ts';
 import { axeViolations } from '../helpers/axe.ts';
 import { chromiumAvailable, launchChromium, watchConsole } from '../helpers/chromium.ts';
 import { freePort, seedWith, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
@@ -34,7 +33,6 @@ describe.runIf(chromiumReady)('passkeys on the account page in a browser', () =>
     const port = await freePort();
     base = `http://localhost:${port}`;
     const env = { IDP_DATA_DIR: data.path, IDP_SECRET: 'a7'.repeat(32), IDP_BASE_URL: base, LOG_LEVEL: 'info' };
-    await copyMigratedDatabase(data.path);
     await seedWith({ api_scopes: [], clients: [], users: [{ username: USERNAME, password: PASSWORD, name: 'Ada Account', email: EMAIL }] }, env);
     server = await startServer(env, undefined, { port });
     browser = await launchChromium();

@@ -10,7 +10,6 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyMigratedDatabase } from '../helpers/embedded-database.ts';
 import { SCREENSHOTS, authorizeRequest, chromiumAvailable, launchChromium, startRelyingParty, watchConsole, type RelyingParty } from '../helpers/chromium.ts';
 import { freePort, runIdp, seedWith, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
 import { PASSWORD, atCallback, passkeyPage, auditLines, idTokenClaims, signInWithPassword, usePasskey, type VirtualAuthenticator } from './passkey-support.ts';
@@ -39,7 +38,6 @@ describe.runIf(chromiumReady)('passkeys in a browser', () => {
     const port = await freePort();
     base = `http://localhost:${port}`;
     const env = { IDP_DATA_DIR: data.path, IDP_SECRET: 'c3'.repeat(32), IDP_BASE_URL: base, LOG_LEVEL: 'info' };
-    await copyMigratedDatabase(data.path);
     await seedWith({
       api_scopes: [],
       clients: [{

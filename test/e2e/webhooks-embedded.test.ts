@@ -4,7 +4,6 @@
  * attempt is recorded as a timeout, and retried later), one that answers gets the test event.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyMigratedDatabase } from '../helpers/embedded-database.ts';
 import { runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
 import { waitUntil } from '../helpers/waits.ts';
 import { startReceiver, verifySignature, type Receiver } from '../helpers/webhook-receiver.ts';
@@ -23,8 +22,6 @@ describe('webhooks on the embedded database', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver((request) => (request.path === '/hang' ? 'hang' : { status: 200 }));
-    // Migrated already: the first start's initdb and migrations are not what this suite is about.
-    await copyMigratedDatabase(dir.path);
     server = await startServer(env);
   });
   afterAll(async () => {
