@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/sequencer.ts';
 
 export default defineConfig({
   test: {
@@ -11,6 +12,9 @@ export default defineConfig({
     hookTimeout: 300_000,
     // e2e suites spawn servers; two cores, so keep file parallelism modest.
     maxWorkers: 2,
+    // Longest first (test/durations.json where vitest has no durations of its own), so that the
+    // two workers end together instead of one running a long file alone at the end.
+    sequence: { sequencer: LongestFirstSequencer },
     reporters: ['default'],
   },
 });

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runIdp, tempDir, type RunResult } from '../helpers/process.ts';
-import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
+import { createMigratedTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'd'.repeat(64);
 const PASSWORD = 'a long audited password 4711';
@@ -31,7 +31,7 @@ describe.runIf(postgresAvailable)('idp audit lines', () => {
   let sub = '';
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
     expect((await idp(['migrate'])).code).toBe(0);
   });
   afterAll(async () => {

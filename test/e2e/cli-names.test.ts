@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runIdp, tempDir, type RunResult } from '../helpers/process.ts';
-import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { createMigratedTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'e'.repeat(64);
 const PASSWORD = 'violet orchestra lantern 2031';
@@ -34,7 +34,7 @@ describe.skipIf(!postgresAvailable)('idp and the names it stores and shows (Post
   };
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
     expect((await idp(['migrate'])).code).toBe(0);
   });
   afterAll(async () => {

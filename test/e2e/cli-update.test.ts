@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic } from '../helpers/oauth.ts';
 import { runIdp, startServer, tempDir, type RunResult, type RunningServer } from '../helpers/process.ts';
-import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { createMigratedTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'f'.repeat(64);
 const SECRET = 'demo-secret-0123456789abcdefghijklmnopq';
@@ -60,7 +60,7 @@ describe.runIf(postgresAvailable)('changing some fields of a client or a user', 
   const familyReason = async (id: string) => (await runSql<{ revoked_reason: string | null }>(db.url, `SELECT revoked_reason FROM refresh_token_families WHERE id = $1`, [id]))[0]?.revoked_reason;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
     expect((await idp(['migrate'])).code).toBe(0);
     expect((await seed({ api_scopes: ['orders.read'], clients: [FULL_CLIENT], users: [FULL_USER] })).code).toBe(0);
     server = await startServer(env());

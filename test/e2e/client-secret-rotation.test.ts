@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashClientSecret } from '../../src/tokens/opaque.ts';
 import { outputWhen, runIdp, seedWith, startServer, type RunningServer } from '../helpers/process.ts';
-import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { createMigratedTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'f'.repeat(64);
 const FIRST_SECRET = 'first-client-secret-0123456789abcdefghijk';
@@ -41,7 +41,7 @@ describe.runIf(postgresAvailable)('idp clients rotate-secret --keep-old-for', ()
     server.output().split('\n').filter((l) => l.includes('"client_authentication_failed"')).map((l) => (JSON.parse(l) as { reason: string }).reason);
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
     expect((await idp(['migrate'])).code).toBe(0);
     await runSql(db.url, `INSERT INTO clients (client_id, secret_hash, grant_types) VALUES ('svc', $1, '{client_credentials}')`, [hashClientSecret(FIRST_SECRET)]);
     await runSql(db.url, `INSERT INTO clients (client_id, redirect_uris) VALUES ('spa', '{https://spa.example/cb}')`);

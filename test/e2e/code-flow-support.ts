@@ -6,7 +6,7 @@
 import { Browser, readForm, type Page } from '../helpers/browser-http.ts';
 import { startInProcess } from '../helpers/in-process.ts';
 import { seedWith, startServer, type RunningServer } from '../helpers/process.ts';
-import { createTestDatabase, runSql } from '../helpers/services.ts';
+import { createMigratedTestDatabase, runSql } from '../helpers/services.ts';
 import { basic, pkce, type Pkce } from '../helpers/oauth.ts';
 
 export { basic, pkce, type Pkce };
@@ -105,7 +105,7 @@ export async function startSeededApp(): Promise<Setup> {
 
 /** A fresh database, seeded, and one server on it. */
 export async function startSeededServer(): Promise<Setup> {
-  const db = await createTestDatabase();
+  const db = await createMigratedTestDatabase();
   const env = { DATABASE_URL: db.url, IDP_SECRET };
   let server: RunningServer | undefined;
   try {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pkce } from '../helpers/oauth.ts';
 import { runIdp, runProcess, startServer, tempDir, testEnv, type RunResult, type RunningServer } from '../helpers/process.ts';
-import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
+import { createMigratedTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
 import { waitUntil } from '../helpers/waits.ts';
 
 const IDP_SECRET = 'd'.repeat(64);
@@ -119,7 +119,7 @@ describe('idp sql with no server running', () => {
 describe.runIf(postgresAvailable)('idp sql on PostgreSQL', () => {
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
     expect((await runIdp(['migrate'], { IDP_SECRET, DATABASE_URL: db.url })).code).toBe(0);
   });
   afterAll(async () => {

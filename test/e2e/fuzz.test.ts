@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, readForm } from '../helpers/browser-http.ts';
 import { basic, pkce } from '../helpers/oauth.ts';
 import { seedWith, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
-import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
+import { createMigratedTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
 
 const RUNS = 40;
 const TIMEOUT_MS = 90_000;
@@ -158,7 +158,7 @@ describe('fuzzing every endpoint', () => {
   const answered = new Map<number, number>();
 
   beforeAll(async () => {
-    db = postgresAvailable ? await createTestDatabase() : undefined;
+    db = postgresAvailable ? await createMigratedTestDatabase() : undefined;
     const env = {
       ...(db ? { DATABASE_URL: db.url } : { IDP_DATA_DIR: dataDir.path }),
       IDP_SECRET,

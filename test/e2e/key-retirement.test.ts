@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashClientSecret } from '../../src/tokens/opaque.ts';
 import { runIdp, startServer, type RunningServer } from '../helpers/process.ts';
-import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { createMigratedTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'e'.repeat(64);
 const CLIENT_SECRET = 'key-retirement-secret-0123456789abcdefgh';
@@ -37,7 +37,7 @@ describe.runIf(postgresAvailable)('idp keys retire against a server that just is
   };
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
     expect((await idp(['migrate'])).code).toBe(0);
     await runSql(db.url, `INSERT INTO clients (client_id, secret_hash, grant_types, access_token_lifetime) VALUES ('svc', $1, '{client_credentials}', 600)`, [hashClientSecret(CLIENT_SECRET)]);
     server = await startServer({ DATABASE_URL: db.url, IDP_SECRET });

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, outputWhen, runIdp, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
-import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
+import { createMigratedTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'f'.repeat(64);
 
@@ -31,7 +31,7 @@ describe.runIf(postgresAvailable)('the management port and the Host it is named 
   const dir = tempDir();
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
     port = await freePort();
     server = await startServer({
       IDP_SECRET, IDP_DATA_DIR: dir.path, DATABASE_URL: db.url, LOG_LEVEL: 'info',

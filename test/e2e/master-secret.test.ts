@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runIdp, startServer, type RunningServer } from '../helpers/process.ts';
-import { createTestDatabase, postgresAvailable } from '../helpers/services.ts';
+import { createMigratedTestDatabase, postgresAvailable } from '../helpers/services.ts';
 import { awayFromStepEnd, describePage, isEnrolPage, isOtpPage, kindOf, nowSeconds, submit, totp, type Page } from './account-support.ts';
 import {
   ALICE, Balancer, IDP_SECRET, MIA, SERVICE_SECRET, WEB_REDIRECT, WEB_SECRET, seedOf, serviceClient, sleep, startDeployment, startOwnRedis, webClient,
@@ -37,7 +37,7 @@ async function readyz(server: RunningServer): Promise<{ status: number; body: Re
 
 describe.runIf(postgresAvailable)('idp secrets reseal after a leak of the old secret', () => {
   it('says to drop IDP_SECRET_PREVIOUS at once, and what that costs', async () => {
-    const db = await createTestDatabase();
+    const db = await createMigratedTestDatabase();
     try {
       // The check value is sealed under the old secret by the first command that seals.
       expect((await runIdp(['keys', 'list'], { DATABASE_URL: db.url, IDP_SECRET: OLD })).code).toBe(0);

@@ -10,7 +10,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import net from 'node:net';
 import { expect } from 'vitest';
 import { freePort, runIdp, seedWith, startServer, type RunResult, type RunningServer } from '../helpers/process.ts';
-import { createTestDatabase, runSql, type TestDatabase } from '../helpers/services.ts';
+import { createMigratedTestDatabase, runSql, type TestDatabase } from '../helpers/services.ts';
 import { sleep } from '../helpers/relying-party.ts';
 import { HANG_LIMIT_MS, waitUntil } from '../helpers/waits.ts';
 
@@ -392,7 +392,7 @@ export interface DeploymentOptions {
 
 /** A fresh database, seeded by `idp seed` (which migrates it), and `instances` servers on it. */
 export async function startDeployment(options: DeploymentOptions): Promise<Deployment> {
-  const db = await createTestDatabase();
+  const db = await createMigratedTestDatabase();
   const env = { DATABASE_URL: db.url, IDP_SECRET };
   const idp = (args: string[]) => runIdp(args, env);
   const sql = <T extends Record<string, unknown>>(text: string, values: unknown[] = []) => runSql<T>(db.url, text, values);

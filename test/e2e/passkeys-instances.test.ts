@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizeRequest, chromiumAvailable, launchChromium, startRelyingParty, type RelyingParty } from '../helpers/chromium.ts';
 import { seedWith, startServer, type RunningServer } from '../helpers/process.ts';
-import { REDIS_URL, createTestDatabase, postgresAvailable, redisAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { REDIS_URL, createMigratedTestDatabase, postgresAvailable, redisAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 import { HANG_LIMIT_MS } from '../helpers/waits.ts';
 import { Balancer } from './operations-support.ts';
 import { PASSWORD, addVirtualAuthenticator, atCallback, idTokenClaims, signInWithPassword, usePasskey } from './passkey-support.ts';
@@ -27,7 +27,7 @@ describe.runIf(ready)('a passkey across instances (PostgreSQL and Redis)', () =>
   let base = '';
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createMigratedTestDatabase();
     balancer = await Balancer.start();
     rp = await startRelyingParty();
     base = `http://localhost:${balancer.port}`;

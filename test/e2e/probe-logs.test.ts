@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outputWhen, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
-import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
+import { createMigratedTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'e'.repeat(64);
 const PINO_DEBUG = 20;
@@ -30,7 +30,7 @@ describe.runIf(postgresAvailable)('health probes in the log', () => {
   let server: RunningServer | undefined;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
   });
   afterAll(async () => {
     await server?.stop();

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashClientSecret } from '../../src/tokens/opaque.ts';
-import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { createMigratedTestDatabase, createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
 import { runIdp, startServer, type RunningServer } from '../helpers/process.ts';
 
 const SECRET = 'b'.repeat(64);
@@ -73,7 +73,7 @@ describe.runIf(postgresAvailable)('a server on PostgreSQL', () => {
   let server: RunningServer;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
     server = await startServer({ DATABASE_URL: db.url, IDP_SECRET: SECRET });
   });
   afterAll(async () => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic } from '../helpers/oauth.ts';
 import { ROOT, freePort, runIdp, seedWith, startServer, tempDir, type RunningServer } from '../helpers/process.ts';
 import { waitUntil } from '../helpers/waits.ts';
-import { REDIS_URL, createTestDatabase, postgresAvailable, redisAvailable, type TestDatabase } from '../helpers/services.ts';
+import { REDIS_URL, createMigratedTestDatabase, postgresAvailable, redisAvailable, type TestDatabase } from '../helpers/services.ts';
 
 const IDP_SECRET = 'd'.repeat(64);
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -30,7 +30,7 @@ describe.runIf(postgresAvailable && redisAvailable)('the management port', () =>
   const dir = tempDir();
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
     const managementPort = await freePort();
     managementUrl = `http://127.0.0.1:${managementPort}`;
     server = await startServer({ IDP_SECRET, IDP_DATA_DIR: dir.path, DATABASE_URL: db.url, REDIS_URL, IDP_MANAGEMENT_PORT: String(managementPort) });
@@ -127,7 +127,7 @@ describe.runIf(postgresAvailable && redisAvailable)('OpenTelemetry traces', () =
   const SECRET = 'otel-service-secret-0123456789abcdefghijkl';
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
     receiver = await startOtlpReceiver();
     const env = { IDP_SECRET, IDP_DATA_DIR: dir.path, DATABASE_URL: db.url, REDIS_URL };
     await seedWith({ api_scopes: ['orders.read'], clients: [{ client_id: 'svc', client_secret: SECRET, grant_types: ['client_credentials'], scopes: ['orders.read'] }] }, env);
@@ -201,7 +201,7 @@ describe('IDP_MANAGEMENT_PORT', () => {
 
 describe.runIf(postgresAvailable && redisAvailable)('the management port in production', () => {
   it('defaults to 9464 when IDP_MANAGEMENT_PORT is unset: /metrics is served there and is 404 on the public port', async () => {
-    const db = await createTestDatabase();
+    const db = await createMigratedTestDatabase();
     const dir = tempDir();
     // `undefined` keeps the helper from choosing a free port: the default itself is under test.
     const production = { NODE_ENV: 'production', IDP_ALLOW_HTTP: '1', IDP_SECRET, IDP_DATA_DIR: dir.path, DATABASE_URL: db.url, REDIS_URL, IDP_MANAGEMENT_PORT: undefined };

@@ -8,7 +8,7 @@ import * as client from 'openid-client';
 import { expect } from 'vitest';
 import { startHostForwarder } from '../helpers/host-forwarder.ts';
 import { runIdp, seedWith, startServer, type RunResult, type RunningServer } from '../helpers/process.ts';
-import { REDIS_URL, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { REDIS_URL, createMigratedTestDatabase, type TestDatabase } from '../helpers/services.ts';
 import { basic, pkce } from '../helpers/oauth.ts';
 import {
   Browser, authorize, introspect, sleep, token, userinfo, type ClientCredentials, type HttpResponse, type User,
@@ -110,7 +110,7 @@ export interface ClusterOptions {
  * IDP_BASE_URL (the first one's address) and IDP_SECRET, as behind a load balancer.
  */
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
-  const db = await createTestDatabase();
+  const db = await createMigratedTestDatabase();
   const env: Record<string, string> = {
     DATABASE_URL: db.url, IDP_SECRET, LOG_LEVEL: 'info',
     ...(options.redis ? { REDIS_URL } : {}),

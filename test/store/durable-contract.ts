@@ -403,6 +403,18 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect(await store.users.upsert(sampleUser({ source: 'oidc', username: name.toUpperCase() }))).toBe('created');
       });
 
+      // The administrative rules count on these (test/unit/admin/user-rules.test.ts's memory store does the same).
+      it('refuses renaming a user to another spelling of a taken name (the unique index) and a local name with an invisible character', async () => {
+        const [taken, other] = [sampleUser(), sampleUser()];
+        const [directory, colleague] = [sampleUser({ source: 'ldap', username: uniqueId('Grace') }), sampleUser({ source: 'ldap' })];
+        for (const user of [taken, other, directory, colleague]) await store.users.insert(user);
+        await expect(store.users.change(other.id, { username: taken.username })).rejects.toMatchObject({ code: '23505' });
+        await expect(store.users.change(colleague.id, { username: directory.username.toLowerCase() })).rejects.toMatchObject({ code: '23505' });
+        await expect(store.users.change(other.id, { username: `${taken.username}\u200b` })).rejects.toMatchObject({ code: '23514', constraint: 'users_local_username_visible' });
+        expect((await store.users.getById(other.id))?.username).toBe(other.username);
+        expect((await store.users.getById(colleague.id))?.username).toBe(colleague.username);
+      });
+
       it('findByEmail is case-insensitive, within one source, and finds at most two', async () => {
         const address = `${uniqueId('Shared')}@Example.test`;
         const first = sampleUser({ email: address });
