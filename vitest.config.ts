@@ -15,6 +15,8 @@ export default defineConfig({
     // Longest first (test/durations.json where vitest has no durations of its own), so that the
     // two workers end together instead of one running a long file alone at the end.
     sequence: { sequencer: LongestFirstSequencer },
+    // Names the run and drops its template database at the end (test/helpers/services.ts).
+    globalSetup: ['test/global-setup.ts'],
     reporters: ['default'],
   },
 });

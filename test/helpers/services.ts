@@ -92,8 +92,11 @@ function migrationsHash(): string {
 const TEMPLATE_LOCK = 7_245_113;
 let template: Promise<string> | undefined;
 
+/** The templates' names: this prefix, the migrations' hash, and the run (test/global-setup.ts drops it at the end). */
+export const TEMPLATE_PREFIX = 'idp_template_';
+
 /**
- * A database with every migration applied, made once (per set of migrations) by the service's
+ * A database with every migration applied, made once per run by the service's
  * own migrate() and then only copied: migrating takes seconds, a copy a fraction of that. Made
  * under another name and renamed when complete, under an advisory lock, so that suites starting
  * at once in other workers wait for it instead of copying half of it. Nobody connects to it
@@ -101,7 +104,7 @@ let template: Promise<string> | undefined;
  */
 function migratedTemplate(): Promise<string> {
   template ??= (async () => {
-    const name = `idp_template_${migrationsHash()}`;
+    const name = `${TEMPLATE_PREFIX}${migrationsHash()}_${process.env.IDP_TEST_RUN_ID ?? 'unnamed'}`;
     const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
     await admin.connect();
     try {

@@ -12,25 +12,16 @@
  * end a user's tokens when the user is locked, flagged or removed.
  */
 import { randomBytes } from 'node:crypto';
-import type * as Argon2 from '@node-rs/argon2';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AdminError } from '../../../src/admin/errors.ts';
 import type { ChangeActor } from '../../../src/admin/recorded-change.ts';
-import { USER_FIELDS } from '../../../src/admin/seed-schema.ts';
+import { USER_FIELDS } from '../../../src/admin/input-schemas.ts';
 import { updateUser, type UserPatch } from '../../../src/admin/user-update.ts';
 import { createUser, findUser, removeUser, setUserFlag, type NewLocalUser } from '../../../src/admin/users.ts';
 import type { AuditEvent } from '../../../src/events/audit-events.ts';
 import { ARGON2_PARAMS, needsRehash, verifyPassword } from '../../../src/sources/passwords.ts';
 import type { UserFlag, UserRecord } from '../../../src/store/records.ts';
 import { memoryStore } from './memory-store.ts';
-
-// The service's argon2id costs 19 MiB and tens of milliseconds a hash: here, the smallest
-// memory argon2 allows, so that a row setting a password costs a millisecond. Real argon2id all
-// the same (verifyPassword reads the parameters from the hash); no rule here asserts them.
-vi.mock('@node-rs/argon2', async (original) => {
-  const argon2 = await original<typeof Argon2>();
-  return { ...argon2, hash: (password: string, options: object) => argon2.hash(password, { ...options, memoryCost: 8, timeCost: 1 }) };
-});
 
 /** A stored hash with the service's own parameters (never verified: no rule here signs in with it). */
 const SERVICE_HASH = `$argon2id$v=19$m=${ARGON2_PARAMS.memoryCost},t=${ARGON2_PARAMS.timeCost},p=${ARGON2_PARAMS.parallelism}$${randomBytes(16).toString('base64').replace(/=+$/, '')}$${randomBytes(32).toString('base64').replace(/=+$/, '')}`;
