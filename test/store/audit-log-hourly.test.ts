@@ -3,38 +3,26 @@
  * GROUP BY over the type's index, by hour and by the value of one field, within [since, until),
  * with no sequential scan of events among 50,000 events of 25 types.
  */
-import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditLogRepository } from '../../src/store/contracts/audit-log.ts';
 import { sqlAuditLog } from '../../src/store/sql/audit-log.ts';
-import { openDurableStore } from '../../src/store/sql/durable.ts';
-import type { Database } from '../../src/store/sql/tables.ts';
-import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { expectNoSequentialScan, openPlanDatabase, type PlanDatabase } from '../helpers/query-plans.ts';
+import { postgresAvailable } from '../helpers/services.ts';
 
-interface PlanNode { 'Node Type': string; 'Relation Name'?: string; Plans?: PlanNode[] }
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 const HOUR = 3600_000;
 
 describe.runIf(postgresAvailable)('audit log: counts per hour', () => {
-  let db: TestDatabase;
-  let kysely: Kysely<Database>;
+  let db: PlanDatabase;
   let log: AuditLogRepository;
-  const captured: CompiledQuery[] = [];
   /** A whole hour, three days ago. */
   const hour = new Date(Math.floor(Date.now() / HOUR) * HOUR - 72 * HOUR);
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const store = await openDurableStore({ databaseUrl: db.url });
-    await store.migrate();
-    await store.close();
     // 50,000 events of 25 types over 100 days, then the hour's sign-ins: 3 successes, 2 failures, 1 without a result.
-    await runSql(db.url, `
+    db = await openPlanDatabase([`
       INSERT INTO events (id, type, occurred_at, data)
       SELECT 'evt_' || lpad(i::text, 8, '0'), 'type_' || (i % 25), now() - (i || ' minutes')::interval * 2.88, jsonb_build_object('n', i)
-      FROM generate_series(1, 50000) AS i`);
-    await runSql(db.url, `
+      FROM generate_series(1, 50000) AS i`, { sql: `
       INSERT INTO events (id, type, occurred_at, data) VALUES
         ('evt_h1', 'sign_in', $1::timestamptz, '{"result":"success"}'),
         ('evt_h2', 'sign_in', $1::timestamptz + interval '59 minutes 59.999 seconds', '{"result":"success"}'),
@@ -43,18 +31,12 @@ describe.runIf(postgresAvailable)('audit log: counts per hour', () => {
         ('evt_h5', 'sign_in', $1::timestamptz + interval '80 minutes', '{"result":"failure"}'),
         ('evt_h6', 'sign_in', $1::timestamptz + interval '90 minutes', '{}'),
         ('evt_h7', 'sign_in', $1::timestamptz - interval '1 millisecond', '{"result":"throttled"}'),
-        ('evt_h8', 'logout', $1::timestamptz + interval '5 minutes', '{"result":"success"}')`, [hour]);
-    await runSql(db.url, 'ANALYZE events');
-    kysely = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: db.url, max: 1 }) }),
-      log: (entry) => void (entry.level === 'query' && captured.push(entry.query)),
-    });
-    log = sqlAuditLog(kysely);
+        ('evt_h8', 'logout', $1::timestamptz + interval '5 minutes', '{"result":"success"}')`, values: [hour] }], ['events']);
+    log = sqlAuditLog(db.kysely);
   }, 120_000);
 
   afterAll(async () => {
-    await kysely?.destroy();
-    await db?.drop();
+    await db?.close();
   });
 
   it('counts one type\'s events per hour and value of a field, since inclusive and until exclusive', async () => {
@@ -72,13 +54,7 @@ describe.runIf(postgresAvailable)('audit log: counts per hour', () => {
   });
 
   it('reads by the type\'s index: no sequential scan of events', async () => {
-    captured.length = 0;
     await log.countPerHour({ type: 'sign_in', field: 'result', since: new Date(Date.now() - 24 * HOUR), until: new Date() });
-    const statement = captured.at(-1) as CompiledQuery;
-    const [row] = await runSql<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(db.url, `EXPLAIN (FORMAT JSON) ${statement.sql}`, [...statement.parameters]);
-    const plan = row?.['QUERY PLAN'][0]?.Plan as PlanNode;
-    const scans = nodes(plan).filter((node) => node['Relation Name'] === 'events');
-    expect(scans.length).toBeGreaterThan(0);
-    expect(scans.filter((node) => node['Node Type'] === 'Seq Scan'), JSON.stringify(plan)).toEqual([]);
+    expectNoSequentialScan(await db.plan(db.lastStatement()), 'events');
   });
 });

@@ -5,16 +5,14 @@
  * backlog in several short batches and keeps what either retention keeps. Then, on PostgreSQL
  * with 100,000 events, every filter is served by an index (no sequential scan of events).
  */
-import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeExpiredEvents } from '../../src/maintenance.ts';
 import type { AuditLogQuery, AuditLogRepository } from '../../src/store/contracts/audit-log.ts';
 import { sqlAuditLog } from '../../src/store/sql/audit-log.ts';
 import { openDurableStore } from '../../src/store/sql/durable.ts';
-import type { Database } from '../../src/store/sql/tables.ts';
 import type { DurableStore, OutboxEvent } from '../../src/store/types.ts';
-import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { expectNoSequentialScan, openPlanDatabase, type PlanDatabase } from '../helpers/query-plans.ts';
+import { createTestDatabase, postgresAvailable } from '../helpers/services.ts';
 
 const DAY = 86_400_000;
 let counter = 0;
@@ -140,42 +138,24 @@ describe.runIf(postgresAvailable)('on PostgreSQL', () => {
   });
 });
 
-interface PlanNode { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] }
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 const EVENTS = 100_000;
 
 describe.runIf(postgresAvailable)('audit log: every filter served by an index (100,000 events)', () => {
-  let db: TestDatabase;
-  let kysely: Kysely<Database>;
+  let db: PlanDatabase;
   let log: AuditLogRepository;
-  let client: pg.Client;
-  const captured: CompiledQuery[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const store = await openDurableStore({ databaseUrl: db.url });
-    await store.migrate();
-    await store.close();
     // 25 types, 5,000 users and 200 clients over 100 days.
-    await runSql(db.url, `
+    db = await openPlanDatabase([`
       INSERT INTO events (id, type, occurred_at, data)
       SELECT 'evt_' || lpad(i::text, 8, '0'), 'type_' || (i % 25), now() - (i || ' minutes')::interval * 1.44,
         jsonb_build_object('user_id', 'user-' || (i % 5000), 'client_id', 'client-' || (i % 200), 'n', i)
-      FROM generate_series(1, ${EVENTS}) AS i`);
-    await runSql(db.url, 'ANALYZE events');
-    kysely = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: db.url, max: 1 }) }),
-      log: (entry) => void (entry.level === 'query' && captured.push(entry.query)),
-    });
-    log = sqlAuditLog(kysely);
-    client = new pg.Client({ connectionString: db.url });
-    await client.connect();
+      FROM generate_series(1, ${EVENTS}) AS i`], ['events']);
+    log = sqlAuditLog(db.kysely);
   }, 120_000);
 
   afterAll(async () => {
-    await client?.end();
-    await kysely?.destroy();
-    await db?.drop();
+    await db?.close();
   });
 
   const recent = new Date(Date.now() - 2 * DAY);
@@ -192,15 +172,9 @@ describe.runIf(postgresAvailable)('audit log: every filter served by an index (1
   ];
 
   it.each(shapes)('$name: no sequential scan of events', async ({ query }) => {
-    captured.length = 0;
     const rows = await log.list(query);
     const times = rows.map((e) => e.occurredAt.getTime());
     expect(times).toEqual([...times].sort((a, b) => b - a));
-    const statement = captured.at(-1) as CompiledQuery;
-    const { rows: plans } = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${statement.sql}`, [...statement.parameters]);
-    const plan = plans[0]?.['QUERY PLAN'][0]?.Plan as PlanNode;
-    const scans = nodes(plan).filter((node) => node['Relation Name'] === 'events');
-    expect(scans.length).toBeGreaterThan(0);
-    expect(scans.filter((node) => node['Node Type'] === 'Seq Scan'), JSON.stringify(plan)).toEqual([]);
+    expectNoSequentialScan(await db.plan(db.lastStatement()), 'events');
   });
 });

@@ -3,58 +3,33 @@
  * EXPLAIN shows no sequential scan of `users` (for the prepared statements, in their generic plan
  * too), and a deep page reads about as many buffers as the first one.
  */
-import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
-import pg from 'pg';
+import type { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDurableStore } from '../../src/store/sql/durable.ts';
-import type { Database } from '../../src/store/sql/tables.ts';
 import { sqlUsers } from '../../src/store/sql/users.ts';
 import type { UserRecord } from '../../src/store/records.ts';
 import type { UserPageRequest, UserRepository } from '../../src/store/types.ts';
-import { createTestDatabase, postgresAvailable, runSql, type TestDatabase } from '../helpers/services.ts';
+import { expectNoSequentialScan, openPlanDatabase, type PlanDatabase, type PlanNode } from '../helpers/query-plans.ts';
+import { postgresAvailable } from '../helpers/services.ts';
 
 const USERS = 100_000;
 const FIRST_NAMES = ['Alice', 'Bob', 'Carol', 'Dave', 'Eve', 'Frank', 'Grace', 'Heidi', 'Ivan', 'Judy'];
 
-interface PlanNode { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] }
-interface Explained { Plan: PlanNode & { 'Shared Hit Blocks'?: number; 'Shared Read Blocks'?: number } }
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
 describe.runIf(postgresAvailable)('users list: every query shape served by an index (100,000 users)', () => {
-  let db: TestDatabase;
-  let kysely: Kysely<Database>;
+  let db: PlanDatabase;
   let users: UserRepository;
-  let client: pg.Client;
-  const captured: CompiledQuery[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const store = await openDurableStore({ databaseUrl: db.url });
-    await store.migrate();
-    await store.close();
-    await runSql(db.url, `
+    db = await openPlanDatabase([`
       INSERT INTO users (id, subject, username, given_name, family_name, email)
       SELECT md5(i::text), md5(i::text), 'user' || lpad(i::text, 6, '0'),
         (ARRAY[${FIRST_NAMES.map((n) => `'${n}'`).join(',')}])[1 + i % 10], 'Family' || (i % 1000),
         'user' || lpad(i::text, 6, '0') || '@example.com'
-      FROM generate_series(1, ${USERS}) AS i`);
-    await runSql(db.url, 'ANALYZE users');
-    kysely = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: db.url, max: 1 }) }),
-      log: (event) => void (event.level === 'query' && captured.push(event.query)),
-    });
-    users = sqlUsers(kysely);
-    client = new pg.Client({ connectionString: db.url });
-    await client.connect();
+      FROM generate_series(1, ${USERS}) AS i`], ['users']);
+    users = sqlUsers(db.kysely);
   }, 120_000);
 
   afterAll(async () => {
-    await client?.end();
-    await kysely?.destroy();
-    await db?.drop();
+    await db?.close();
   });
 
   /** Whether a user is one the request asks for (the data are ASCII: lower-casing agrees with the database's). */
@@ -69,25 +44,15 @@ describe.runIf(postgresAvailable)('users list: every query shape served by an in
 
   /** The statement the store runs for `request`, and how many users it found: the right ones, in username order. */
   async function statementOf(request: UserPageRequest): Promise<{ query: CompiledQuery; found: number }> {
-    captured.length = 0;
     const rows = await users.page(request);
-    const query = captured.at(-1);
-    if (!query) throw new Error('no statement ran');
+    const query = db.lastStatement();
     const names = rows.map((row) => row.user.username);
     expect(names).toEqual([...names].sort());
     expect(rows.filter((row) => !matches(row.user, request)).map((row) => row.user.username)).toEqual([]);
     return { query, found: rows.length };
   }
 
-  async function explain(query: CompiledQuery, mode: 'force_custom_plan' | 'force_generic_plan'): Promise<Explained> {
-    await client.query(`SET plan_cache_mode = ${mode}`);
-    const { rows } = await client.query<{ 'QUERY PLAN': Explained[] }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${query.sql}`, [...query.parameters]);
-    const [explained] = rows[0]?.['QUERY PLAN'] ?? [];
-    if (!explained) throw new Error('no plan');
-    return explained;
-  }
-
-  const blocks = (explained: Explained) => (explained.Plan['Shared Hit Blocks'] ?? 0) + (explained.Plan['Shared Read Blocks'] ?? 0);
+  const blocks = (plan: PlanNode) => (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
   const deep = { name: 'user099000', id: '' };
 
   const shapes: Array<{ name: string; request: UserPageRequest; found: number; generic: boolean }> = [
@@ -109,15 +74,12 @@ describe.runIf(postgresAvailable)('users list: every query shape served by an in
     const statement = await statementOf(request);
     expect(statement.found).toBe(found);
     for (const mode of generic ? (['force_custom_plan', 'force_generic_plan'] as const) : (['force_custom_plan'] as const)) {
-      const plan = await explain(statement.query, mode);
-      const scans = nodes(plan.Plan).filter((node) => node['Relation Name'] === 'users');
-      expect(scans.length, mode).toBeGreaterThan(0);
-      expect(scans.filter((node) => node['Node Type'] === 'Seq Scan'), `${mode}: ${JSON.stringify(plan.Plan)}`).toEqual([]);
+      expectNoSequentialScan(await db.plan(statement.query, { analyze: true, mode }), 'users', mode);
     }
   });
 
   it('reads about as much for a deep page as for the first, searched or not', async () => {
-    const cost = async (request: UserPageRequest) => blocks(await explain((await statementOf(request)).query, 'force_custom_plan'));
+    const cost = async (request: UserPageRequest) => blocks(await db.plan((await statementOf(request)).query, { analyze: true }));
     const pairs: Array<[UserPageRequest, UserPageRequest]> = [
       [{ after: undefined, limit: 50 }, { after: deep, limit: 50 }],
       [{ after: undefined, limit: 50, q: 'user' }, { after: deep, limit: 50, q: 'user' }],
