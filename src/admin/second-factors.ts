@@ -2,7 +2,8 @@
  * A user's second factors as administrators see them, and their reset: `idp users reset-mfa`
  * (and later the administration API) for someone who lost the phone and the recovery codes.
  */
-import type { FactorKind, FactorRecord, UserRecord } from '../store/records.ts';
+import { listFactors } from '../factors/factor-kinds.ts';
+import type { FactorKind, UserRecord } from '../store/records.ts';
 import { AdminError } from './errors.ts';
 import { recordedChange, type ChangeActor, type ChangeDeps } from './recorded-change.ts';
 import type { SecondFactorWire } from './answer-schemas.ts';
@@ -10,18 +11,12 @@ import type { SecondFactorWire } from './answer-schemas.ts';
 /** One factor as shown, by wire names; a user's recovery codes are one entry, with how many are left. */
 export type FactorSummary = SecondFactorWire;
 
-const latest = (dates: ReadonlyArray<Date | null>): Date | null =>
-  dates.reduce<Date | null>((max, d) => (d !== null && (max === null || d > max) ? d : max), null);
-
 /** The user's factors as administrators see them (never a secret or a hash). */
 export function summariseFactors(user: Pick<UserRecord, 'factors'>): FactorSummary[] {
-  const codes = user.factors.filter((f) => f.kind === 'recovery_code');
-  const others = user.factors.filter((f) => f.kind !== 'recovery_code');
-  const one = (f: FactorRecord): FactorSummary => ({ kind: f.kind, name: f.name, created_at: f.createdAt.toISOString(), last_used_at: f.lastUsedAt?.toISOString() ?? null });
-  if (codes.length === 0) return others.map(one);
-  const first = codes.reduce((a, b) => (b.createdAt < a.createdAt ? b : a));
-  const used = latest(codes.map((c) => c.lastUsedAt));
-  return [...others.map(one), { ...one(first), remaining: codes.length, last_used_at: used?.toISOString() ?? null }];
+  return listFactors(user).map((f) => ({
+    kind: f.kind, name: f.name, created_at: f.createdAt.toISOString(), last_used_at: f.lastUsedAt?.toISOString() ?? null,
+    ...(f.remaining !== undefined ? { remaining: f.remaining } : {}),
+  }));
 }
 
 export interface FactorsReset {

@@ -9,6 +9,10 @@ import type { EphemeralStore, FactorRepository } from '../store/types.ts';
 import { asKeyring, openWithKeyring, seal, type Keyring } from '../tokens/secret-box.ts';
 import { totpSealingContext } from '../tokens/sealing-contexts.ts';
 import { newTotpSecret, totpUri } from './totp.ts';
+import { entryPerRow, type FactorKindSpec } from './factor-kind.ts';
+
+/** The authenticator app (TOTP): one at most, listed by the name it was set up with. */
+export const authenticatorAppKind: FactorKindSpec = { kind: 'totp', label: 'Authenticator app', entries: entryPerRow };
 
 export interface MfaSecrets {
   ephemeral: EphemeralStore;

@@ -6,6 +6,10 @@
 import { passkeyFactors, type FactorRecord, type UserRecord } from '../store/records.ts';
 import type { FactorRepository } from '../store/types.ts';
 import { removeOwnFactor, type RemovalDeps } from './factor-removal.ts';
+import { entryPerRow, type FactorKindSpec } from './factor-kind.ts';
+
+/** Passkeys: each listed by the name the user gave it. */
+export const passkeyKind: FactorKindSpec = { kind: 'passkey', label: 'Passkey', entries: entryPerRow };
 
 /** What a page or a command shows of a passkey. */
 export interface PasskeySummary {

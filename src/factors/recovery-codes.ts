@@ -9,11 +9,12 @@
 import { createHmac, randomInt } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Audit } from '../events/record.ts';
-import { hasSecondFactor, type UserRecord } from '../store/records.ts';
+import { hasSecondFactor, type FactorRecord, type UserRecord } from '../store/records.ts';
 import type { FactorRepository } from '../store/types.ts';
 import { keysOf, type Keyring } from '../tokens/secret-box.ts';
 import type { AccountChange } from './account-change.ts';
 import type { SecurityNotices } from '../mail/security-notices.ts';
+import type { FactorEntry, FactorKindSpec } from './factor-kind.ts';
 
 /** How many codes a set holds. */
 export const RECOVERY_CODE_COUNT = 10;
@@ -78,6 +79,19 @@ export async function useRecoveryCode(deps: RecoveryCodeDeps, userId: string, ty
   const candidates = keysOf(deps.keys).map((key) => hashCode(key, userId, normalised));
   return deps.factors.consumeRecoveryCode(userId, candidates, new Date(deps.clock()));
 }
+
+/**
+ * A user's unused codes, listed as one entry: when the oldest was made, when one was last used,
+ * how many are left. Single codes are never shown, only counted.
+ */
+function recoveryCodeEntries(rows: readonly FactorRecord[]): FactorEntry[] {
+  if (rows.length === 0) return [];
+  const first = rows.reduce((a, b) => (b.createdAt < a.createdAt ? b : a));
+  const used = rows.reduce<Date | null>((max, r) => (r.lastUsedAt !== null && (max === null || r.lastUsedAt > max) ? r.lastUsedAt : max), null);
+  return [{ kind: 'recovery_code', name: first.name, createdAt: first.createdAt, lastUsedAt: used, remaining: rows.length }];
+}
+
+export const recoveryCodeKind: FactorKindSpec = { kind: 'recovery_code', label: 'Recovery codes', entries: recoveryCodeEntries };
 
 /** How many unused recovery codes the user has (read with the user). */
 export function recoveryCodesLeft(user: Pick<UserRecord, 'factors'>): number {

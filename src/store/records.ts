@@ -133,11 +133,6 @@ export interface PasskeyCredential {
 /** A new factor; the store gives it its id and creation time. */
 export type FactorInput = Pick<FactorRecord, 'userId' | 'kind' | 'name' | 'secretSealed' | 'passkey'>;
 
-/** The kinds of second factor a user has: what the sign-in steps decide on. */
-export function factorKinds(user: Pick<UserRecord, 'factors'>): FactorKind[] {
-  return [...new Set(user.factors.map((factor) => factor.kind))];
-}
-
 /** The user's passkeys, oldest first. */
 export function passkeyFactors(user: Pick<UserRecord, 'factors'>): FactorRecord[] {
   return user.factors.filter((factor) => factor.kind === 'passkey');

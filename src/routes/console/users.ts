@@ -14,6 +14,7 @@ import { resetSecondFactors } from '../../admin/second-factors.ts';
 import { updateUser, type UserPatch } from '../../admin/user-update.ts';
 import { createUser, findVersionedUserBySubject, usersPage } from '../../admin/users.ts';
 import { mayChange } from '../../console/access.ts';
+import { factorKind, listFactors } from '../../factors/factor-kinds.ts';
 import type { ConsoleAdmin } from '../../console/session.ts';
 import type { UserRecord, Versioned } from '../../store/records.ts';
 import { auditOf } from '../shared/audit.ts';
@@ -70,6 +71,7 @@ export function userRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     return renderConsole(reply, deps, admin, 'console/user', {
       title: `User ${user.username}`, area: 'users', user, version: found.version, mayChange: mayChange(admin.roles, 'users'),
       actions: actionsFor(found.record, deps.services.recovery !== undefined),
+      factors: listFactors(found.record).map((f) => ({ label: factorKind(f.kind).label, name: f.name, remaining: f.remaining })),
       ...(await connectionsOf(found.record)),
       ...extra, values: extra.values ?? userFormValues(user),
     }, status);

@@ -5,7 +5,7 @@
  * one place.
  */
 import { OAuthError } from '../../errors.ts';
-import { CONSOLE_CLIENT_ID, factorKinds, type ClientRecord, type UserRecord } from '../../store/records.ts';
+import { CONSOLE_CLIENT_ID, type ClientRecord, type UserRecord } from '../../store/records.ts';
 import type { BrowserSession } from '../browser-session.ts';
 import type { Interaction } from './interaction.ts';
 
@@ -34,7 +34,7 @@ export function owedStep(user: UserRecord, amr: readonly string[], recovery = fa
   if (!amr.includes('mfa') && !amr.includes('external')) {
     // The authenticator code, a passkey or a recovery code: any second factor the user holds is
     // asked for (one with recovery codes only, after losing the others, still owes the step).
-    if (factorKinds(user).length > 0) return 'otp';
+    if (user.factors.length > 0) return 'otp';
     if ((user.mustEnrolMfa || mfaRequired) && !recovery) return 'enrol';
   }
   if (recovery || (user.mustChangePassword && user.source === 'local')) return 'password';
@@ -56,7 +56,7 @@ function pendingStep({ interaction, pendingUser, client }: StepInput): Step | un
  * session goes with the factor.
  */
 function lostSecondFactor(user: UserRecord, amr: readonly string[]): boolean {
-  return amr.includes('mfa') && user.mustEnrolMfa && factorKinds(user).length === 0;
+  return amr.includes('mfa') && user.mustEnrolMfa && user.factors.length === 0;
 }
 
 /** Why the session cannot be used as it is: no usable sign-in, or one that owes a step. */
