@@ -2,7 +2,7 @@
  * Nothing lost when an instance dies: an instance killed (SIGKILL) while its attempt is in
  * flight leaves the delivery to another instance, which makes the next attempt once the first
  * one's lease has run out; the lost attempt is recorded as `interrupted`. A change answered 2xx
- * (an administration API call, a new password or an authenticator app on the account page) by an
+ * (an administration API call, a new password, an authenticator app or "Remove access" on the account page) by an
  * instance killed at once is delivered by its successor: its events were written in its
  * transaction. A change rolled back records nothing.
  */
@@ -192,6 +192,25 @@ describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
       expect(factor.data).toMatchObject({ source_address: '127.0.0.1', user_id: userId, kind: 'totp' });
       const codes = await waitUntil('the recovery_codes_generated delivered', () => eventsAt(receiver).find((e) => e.type === 'recovery_codes_generated' && e.data.user_id === userId));
       expect(codes.data).toMatchObject({ request_id: factor.data.request_id, user_id: userId, count: 10 });
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+      await receiver.close();
+    }
+  });
+
+  it('delivers the access_removed of "Remove access" on the account page answered by an instance killed right after answering', async () => {
+    const receiver = await startReceiver(() => ({ status: 204 }));
+    const servers: RunningServer[] = [];
+    try {
+      const added = await runIdp(['webhooks', 'add', '--url', `${receiver.url}/access`, '--event', 'access_removed', '--json'], env);
+      expect(added.code, added.stderr).toBe(0);
+      servers.push(await startServer(env));
+      const { browser, page } = await accountPage(servers[0] as RunningServer, CID);
+      const { status, requestId } = await changedThenKilled(servers, browser, `${servers[0]?.url}/account/applications/remove`, { csrf_token: csrfOf(page), client_id: CLIENT.client_id });
+      expect(status).toBe(303);
+      const userId = await userIdOf(CID);
+      const removed = await waitUntil('the access_removed delivered', () => eventsAt(receiver).find((e) => e.type === 'access_removed' && e.data.user_id === userId));
+      expect(removed.data).toStrictEqual({ request_id: requestId, source_address: '127.0.0.1', user_id: userId, client_id: CLIENT.client_id });
     } finally {
       await Promise.all(servers.map((s) => s.stop()));
       await receiver.close();
