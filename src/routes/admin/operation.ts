@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { AdminArea, AdminCaller } from '../../admin/api-access.ts';
-import type { ChangeActor, ChangeFields } from '../../admin/recorded-change.ts';
+import type { ChangeActor } from '../../admin/recorded-change.ts';
 import type { AdminApiDeps } from './deps.ts';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
