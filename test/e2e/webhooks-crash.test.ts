@@ -21,6 +21,7 @@ const AUTOMATION = { client_id: 'automation', client_secret: 'automation-secret-
 const ANN = { username: 'ann', password: 'the first of three long passwords 7' };
 const BEN = { username: 'ben', password: 'the second of three long passwords 7' };
 const CID = { username: 'cid', password: 'the third of three long passwords 7' };
+const DEE = { username: 'dee', password: 'the fourth of the long passwords 7' };
 
 /** POSTs `body` and calls `kill` as soon as the answer's head is read, before anything else runs; resolves with its status and request id. */
 function answeredThenKilled(url: string, headers: Record<string, string>, body: string, kill: () => void): Promise<{ status: number; requestId: string | undefined }> {
@@ -58,7 +59,7 @@ describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
         { ...CLIENT, display_name: 'Service', grant_types: ['client_credentials'], scopes: [], redirect_uris: [] },
         { ...AUTOMATION, grant_types: ['client_credentials'], scopes: ['admin_api'] },
       ],
-      users: [ANN, BEN, CID],
+      users: [ANN, BEN, CID, DEE],
     }, env);
   });
   afterAll(async () => {
@@ -205,10 +206,10 @@ describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
       const added = await runIdp(['webhooks', 'add', '--url', `${receiver.url}/access`, '--event', 'access_removed', '--json'], env);
       expect(added.code, added.stderr).toBe(0);
       servers.push(await startServer(env));
-      const { browser, page } = await accountPage(servers[0] as RunningServer, CID);
+      const { browser, page } = await accountPage(servers[0] as RunningServer, DEE);
       const { status, requestId } = await changedThenKilled(servers, browser, `${servers[0]?.url}/account/applications/remove`, { csrf_token: csrfOf(page), client_id: CLIENT.client_id });
       expect(status).toBe(303);
-      const userId = await userIdOf(CID);
+      const userId = await userIdOf(DEE);
       const removed = await waitUntil('the access_removed delivered', () => eventsAt(receiver).find((e) => e.type === 'access_removed' && e.data.user_id === userId));
       expect(removed.data).toStrictEqual({ request_id: requestId, source_address: '127.0.0.1', user_id: userId, client_id: CLIENT.client_id });
     } finally {
