@@ -4,6 +4,8 @@
  * consent forgotten, so the next sign-in there asks again).
  */
 import type { Clock } from '../clock.ts';
+import type { UserSessionsDeps, Recording } from './sessions.ts';
+import { recordedEnding } from './sessions.ts';
 import { revokeUserClientTokens, type ClientTokenRevocationDeps } from '../sessions/end-session.ts';
 import type { ClientsCache } from '../store/clients-cache.ts';
 import type { ConsentRepository, RefreshTokenRepository } from '../store/types.ts';
@@ -47,8 +49,13 @@ export async function listApplications(deps: Pick<ApplicationsDeps, 'clock' | 'c
   return listed.flat().sort((a, b) => a.displayName.localeCompare(b.displayName) || (a.clientId < b.clientId ? -1 : 1));
 }
 
-/** Revokes the client's families and access tokens for the user and forgets their consent. */
-export async function removeApplicationAccess(deps: Pick<ApplicationsDeps, 'clock' | 'consents' | 'refreshTokens' | 'accessTokens' | 'revocations'>, userId: string, clientId: string): Promise<void> {
-  await revokeUserClientTokens(deps, userId, [clientId], 'access removed');
-  await deps.consents.revoke(userId, clientId);
+/**
+ * Revokes the client's families and access tokens for the user and forgets their consent, in
+ * one transaction with the events `recording` makes.
+ */
+export async function removeApplicationAccess(deps: Pick<UserSessionsDeps, 'clock' | 'durable' | 'revocations'>, userId: string, clientId: string, recording: Recording<void>): Promise<void> {
+  await recordedEnding(deps, recording, async (tokens) => {
+    await revokeUserClientTokens(tokens, userId, [clientId], 'access removed');
+    await tokens.tx.consents.revoke(userId, clientId);
+  });
 }

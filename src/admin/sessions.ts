@@ -3,12 +3,19 @@
  * (the administration API, the account page, and a password recovery all end them through these
  * functions). Ending a session also ends what it let anyone obtain: a family's tokens, and for a
  * browser session the tokens of the clients signed in to in it, as signing out does.
+ *
+ * What ending writes to the database (the revocation of families and tokens) is written in one
+ * transaction with the events that record it (events/in-transaction.ts); once it committed, the
+ * revocations are checked here at once, and then the browser sessions, which live in the
+ * short-lived store only, are destroyed.
  */
 import type { Clock } from '../clock.ts';
+import type { AuditEvent } from '../events/audit-events.ts';
+import { recordedTransaction, type ChangeRecorder } from '../events/in-transaction.ts';
 import { publicSessionId, type LoadedSession, type SessionStore } from '../sessions/browser-session.ts';
 import { revokeUserClientTokens, type ClientTokenRevocationDeps } from '../sessions/end-session.ts';
-import type { RefreshTokenRepository, UserRefreshFamily, UserRepository } from '../store/types.ts';
-import { revokedFamilyTokens, type RevocationList } from '../tokens/revocation-list.ts';
+import type { DurableStore, RefreshTokenRepository, UserRefreshFamily, UserRepository } from '../store/types.ts';
+import { revokedFamilyTokens, revocationsInTransaction, type RevocationList, type RevocationsInTransaction } from '../tokens/revocation-list.ts';
 import { AdminError } from './errors.ts';
 
 export interface UserSessionsDeps extends ClientTokenRevocationDeps {
@@ -16,7 +23,36 @@ export interface UserSessionsDeps extends ClientTokenRevocationDeps {
   users: Pick<UserRepository, 'getById'>;
   sessions: Pick<SessionStore, 'listForUser' | 'destroy'>;
   refreshTokens: Pick<RefreshTokenRepository, 'listForUser' | 'get' | 'revokeFamily' | 'revokeForUserAndClient'>;
-  revocations: Pick<RevocationList, 'revoke' | 'revokeUser'>;
+  revocations: Pick<RevocationList, 'revoke' | 'revokeUser' | 'recorded'>;
+  durable: Pick<DurableStore, 'transaction'>;
+}
+
+/** How an ending is recorded: where its events are logged once committed, and what they are, from what ended. */
+export interface Recording<T> {
+  recorder: ChangeRecorder;
+  eventsOf(ended: T): readonly AuditEvent[];
+}
+
+/** What revokes a user's tokens inside an ending's transaction. */
+export type TokensInTransaction = ClientTokenRevocationDeps & { tx: DurableStore; revocations: RevocationsInTransaction };
+
+/**
+ * Runs `write` (the database part of an ending) in one transaction with the events `recording`
+ * makes of its outcome; once committed, hands its revocations to the revocation list.
+ */
+export async function recordedEnding<T>(
+  deps: Pick<UserSessionsDeps, 'clock' | 'durable' | 'revocations'>,
+  recording: Recording<T>,
+  write: (tokens: TokensInTransaction) => Promise<T>,
+): Promise<T> {
+  const { ended, written } = await recordedTransaction(deps.durable, deps.clock, recording.recorder, async (tx) => {
+    const revocations = revocationsInTransaction(tx, deps.clock);
+    const tokens = { tx, clock: deps.clock, refreshTokens: tx.refreshTokens, accessTokens: tx.accessTokens, revocations };
+    const ended = await write(tokens);
+    return { result: { ended, written: revocations.written }, events: recording.eventsOf(ended) };
+  });
+  if (written.length > 0) await deps.revocations.recorded(written);
+  return ended;
 }
 
 /** A browser session as listed: `id` is its public id (never its cookie's id or its store key). */
@@ -74,44 +110,56 @@ export async function listUserSessions(
   };
 }
 
+export type EndedSessions = { browserSessions: number; refreshTokenFamilies: number };
+
 /** Ends every browser session of the user and revokes every family and access token of theirs. */
-export async function endUserSessions(deps: UserSessionsDeps, userId: string): Promise<{ browserSessions: number; refreshTokenFamilies: number }> {
+export async function endUserSessions(deps: UserSessionsDeps, userId: string, recording: Recording<EndedSessions>): Promise<EndedSessions> {
   await existingUser(deps, userId);
   const [families, sessions] = await Promise.all([
     deps.refreshTokens.listForUser(userId, new Date(deps.clock())),
     deps.sessions.listForUser(userId),
   ]);
-  await deps.revocations.revokeUser(userId, 'sessions ended');
+  const ended = await recordedEnding(deps, recording, async ({ revocations }) => {
+    await revocations.revokeUser(userId, 'sessions ended');
+    return { browserSessions: sessions.length, refreshTokenFamilies: families.length };
+  });
   await Promise.all(sessions.map(({ key }) => deps.sessions.destroy(key, userId)));
-  return { browserSessions: sessions.length, refreshTokenFamilies: families.length };
+  return ended;
 }
 
 /**
  * Ends one session of the user, by a family's id or a browser session's public id, and revokes
  * its tokens; `not_found` when the user has no such live session.
  */
-export async function endUserSession(deps: UserSessionsDeps, userId: string, sessionId: string): Promise<{ kind: 'refresh_token_family' | 'browser_session' }> {
+export type EndedSession = { kind: 'refresh_token_family' | 'browser_session' };
+
+export async function endUserSession(deps: UserSessionsDeps, userId: string, sessionId: string, recording: Recording<EndedSession>): Promise<EndedSession> {
   await existingUser(deps, userId);
   const family = await deps.refreshTokens.get(sessionId);
   if (family && family.userId === userId && family.revokedAt === null) {
-    const revoked = await deps.refreshTokens.revokeFamily(sessionId, 'session ended', new Date(deps.clock()));
-    await deps.revocations.revoke(revokedFamilyTokens(revoked));
-    return { kind: 'refresh_token_family' };
+    return recordedEnding(deps, recording, async ({ tx, revocations }) => {
+      const revoked = await tx.refreshTokens.revokeFamily(sessionId, 'session ended', new Date(deps.clock()));
+      await revocations.revoke(revokedFamilyTokens(revoked));
+      return { kind: 'refresh_token_family' as const };
+    });
   }
   const browser = (await deps.sessions.listForUser(userId)).find(({ key }) => publicSessionId(key) === sessionId);
   if (!browser) throw new AdminError('not_found', `user ${userId} has no session ${sessionId}`);
-  await endBrowserSession(deps, userId, browser);
-  return { kind: 'browser_session' };
+  const ended = await recordedEnding(deps, recording, async (tokens) => {
+    await revokeBrowserSessionTokens(tokens, userId, browser);
+    return { kind: 'browser_session' as const };
+  });
+  await deps.sessions.destroy(browser.key, userId);
+  return ended;
 }
 
 /**
- * Ends a browser session and what it let anyone obtain, as signing out does: the user's tokens at
+ * Revokes what a browser session let anyone obtain, as signing out does: the user's tokens at
  * each client signed in to in it. Tokens are held per user and client, not per browser, so another
  * browser's tokens at one of those clients end too (its session stays and gets new ones).
  */
-async function endBrowserSession(deps: Pick<UserSessionsDeps, 'sessions'> & ClientTokenRevocationDeps, userId: string, browser: LoadedSession): Promise<void> {
-  await revokeUserClientTokens(deps, userId, browser.session.clients, 'session ended');
-  await deps.sessions.destroy(browser.key, userId);
+async function revokeBrowserSessionTokens(tokens: ClientTokenRevocationDeps, userId: string, browser: LoadedSession): Promise<void> {
+  await revokeUserClientTokens(tokens, userId, browser.session.clients, 'session ended');
 }
 
 /** The user's browser sessions but the one of `exceptKey` (a session's store key; none kept when undefined). */
@@ -124,10 +172,14 @@ async function otherBrowserSessions(deps: Pick<UserSessionsDeps, 'sessions'>, us
  * `endUserSession` ends one (a stolen laptop's applications are signed out too); returns how
  * many ended.
  */
-export async function endOtherBrowserSessions(deps: Pick<UserSessionsDeps, 'sessions'> & ClientTokenRevocationDeps, userId: string, exceptKey: string | undefined): Promise<number> {
+export async function endOtherBrowserSessions(deps: UserSessionsDeps, userId: string, exceptKey: string | undefined, recording: Recording<number>): Promise<number> {
   const others = await otherBrowserSessions(deps, userId, exceptKey);
-  await Promise.all(others.map((browser) => endBrowserSession(deps, userId, browser)));
-  return others.length;
+  const ended = await recordedEnding(deps, recording, async (tokens) => {
+    for (const browser of others) await revokeBrowserSessionTokens(tokens, userId, browser);
+    return others.length;
+  });
+  await Promise.all(others.map(({ key }) => deps.sessions.destroy(key, userId)));
+  return ended;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { ServicesBase } from './base.ts';
 import { listApplications, removeApplicationAccess, type Application, type ApplicationsDeps } from '../admin/applications.ts';
-import { endOtherBrowserSessions, endOtherBrowserSessionsAfterPasswordChange, endUserSession, endUserSessions, listUserSessions, type UserSessions, type UserSessionsDeps } from '../admin/sessions.ts';
+import { endOtherBrowserSessions, endOtherBrowserSessionsAfterPasswordChange, endUserSession, endUserSessions, listUserSessions, type EndedSession, type EndedSessions, type Recording, type UserSessions, type UserSessionsDeps } from '../admin/sessions.ts';
 import { createGrants, type Grants, type GrantsDeps } from '../grants/index.ts';
 import type { EndSessionDeps } from '../sessions/end-session.ts';
 import type { IntrospectionDeps } from '../protocol/introspection.ts';
@@ -34,26 +34,29 @@ export interface ProtocolServices {
   userSessions: UserSessionServices;
 }
 
-/** The functions of admin/sessions.ts and admin/applications.ts with their dependencies given. */
+/**
+ * The functions of admin/sessions.ts and admin/applications.ts with their dependencies given;
+ * each ending writes the events `recording` makes in its transaction.
+ */
 export interface UserSessionServices {
   listUserSessions(userId: string, options?: { currentKey?: string | undefined }): Promise<UserSessions>;
-  endUserSessions(userId: string): ReturnType<typeof endUserSessions>;
-  endUserSession(userId: string, sessionId: string): ReturnType<typeof endUserSession>;
-  endOtherBrowserSessions(userId: string, exceptKey: string | undefined): Promise<number>;
+  endUserSessions(userId: string, recording: Recording<EndedSessions>): Promise<EndedSessions>;
+  endUserSession(userId: string, sessionId: string, recording: Recording<EndedSession>): Promise<EndedSession>;
+  endOtherBrowserSessions(userId: string, exceptKey: string | undefined, recording: Recording<number>): Promise<number>;
   endOtherBrowserSessionsAfterPasswordChange(userId: string, exceptKey: string): Promise<number>;
   listApplications(userId: string): Promise<Application[]>;
-  removeApplicationAccess(userId: string, clientId: string): Promise<void>;
+  removeApplicationAccess(userId: string, clientId: string, recording: Recording<void>): Promise<void>;
 }
 
 function userSessionServices(deps: UserSessionsDeps & ApplicationsDeps): UserSessionServices {
   return {
     listUserSessions: (userId, options) => listUserSessions(deps, userId, options),
-    endUserSessions: (userId) => endUserSessions(deps, userId),
-    endUserSession: (userId, sessionId) => endUserSession(deps, userId, sessionId),
-    endOtherBrowserSessions: (userId, exceptKey) => endOtherBrowserSessions(deps, userId, exceptKey),
+    endUserSessions: (userId, recording) => endUserSessions(deps, userId, recording),
+    endUserSession: (userId, sessionId, recording) => endUserSession(deps, userId, sessionId, recording),
+    endOtherBrowserSessions: (userId, exceptKey, recording) => endOtherBrowserSessions(deps, userId, exceptKey, recording),
     endOtherBrowserSessionsAfterPasswordChange: (userId, exceptKey) => endOtherBrowserSessionsAfterPasswordChange(deps, userId, exceptKey),
     listApplications: (userId) => listApplications(deps, userId),
-    removeApplicationAccess: (userId, clientId) => removeApplicationAccess(deps, userId, clientId),
+    removeApplicationAccess: (userId, clientId, recording) => removeApplicationAccess(deps, userId, clientId, recording),
   };
 }
 
@@ -70,7 +73,7 @@ export function createProtocolServices(services: ServicesBase): ProtocolServices
     deviceCookies: services.deviceCookies,
   });
   const userSessions = userSessionServices({
-    clock, users, clients, sessions, consents: durable.consents, refreshTokens: durable.refreshTokens, accessTokens: durable.accessTokens, revocations: services.revocations,
+    clock, users, clients, sessions, consents: durable.consents, refreshTokens: durable.refreshTokens, accessTokens: durable.accessTokens, revocations: services.revocations, durable,
   });
   const recoveryPath = `${config.baseUrl}/account/recover/code`;
   const passwordRecovery = createPasswordRecovery({

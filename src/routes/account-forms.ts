@@ -8,6 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../errors.ts';
 import { presentedClientId } from '../events/audit-events.ts';
+import { recorderOf } from '../events/in-transaction.ts';
 import type { SignedIn } from '../sessions/account/signed-in.ts';
 import { canChangePassword } from '../sessions/account/security.ts';
 import type { BrowserRequest, Enrolment } from '../sessions/sign-in/flow-types.ts';
@@ -129,14 +130,16 @@ export async function accountFormRoutes(app: FastifyInstance, options: AccountFo
   form('/applications/remove', null, async (signedIn, fields, browser, reply) => {
     const clientId = fields.client_id;
     if (!clientId) throw new OAuthError('invalid_request', 'The client_id parameter is required.', { redirectable: false });
-    await account.userSessions.removeApplicationAccess(signedIn.user.id, clientId);
-    browser.audit({ type: 'access_removed', user_id: signedIn.user.id, client_id: presentedClientId(clientId) });
+    const removed = { type: 'access_removed' as const, user_id: signedIn.user.id, client_id: presentedClientId(clientId) };
+    await account.userSessions.removeApplicationAccess(signedIn.user.id, clientId, { recorder: recorderOf(browser.audit), eventsOf: () => [removed] });
     return done(reply, 'access-removed');
   });
 
   form('/sessions/end-others', null, async (signedIn, _fields, browser, reply) => {
-    const ended = await account.userSessions.endOtherBrowserSessions(signedIn.user.id, signedIn.loaded.key);
-    browser.audit({ type: 'sessions_ended', user_id: signedIn.user.id, browser_sessions: ended });
+    await account.userSessions.endOtherBrowserSessions(signedIn.user.id, signedIn.loaded.key, {
+      recorder: recorderOf(browser.audit),
+      eventsOf: (ended) => [{ type: 'sessions_ended', user_id: signedIn.user.id, browser_sessions: ended }],
+    });
     return done(reply, 'sessions-ended');
   });
 

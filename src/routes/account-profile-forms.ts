@@ -5,6 +5,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import { AdminError } from '../admin/errors.ts';
+import { recorderOf } from '../events/in-transaction.ts';
 import type { SignedIn } from '../sessions/account/signed-in.ts';
 import type { BrowserRequest } from '../sessions/sign-in/flow-types.ts';
 import type { AccountServices } from '../composition/account.ts';
@@ -51,12 +52,11 @@ export function profileFormRoutes({ account, form, done, refuse }: ProfileFormPa
   });
 
   form('/sessions/end', null, async (signedIn, fields, browser, reply) => {
-    const ended = await account.userSessions.endUserSession(signedIn.user.id, fields.session_id ?? '').then(() => true, (error: unknown) => {
-      // Ended meanwhile (it expired, or another tab signed it out): what was asked is so.
-      if (error instanceof AdminError && error.code === 'not_found') return false;
-      throw error;
+    const recording = { recorder: recorderOf(browser.audit), eventsOf: () => [{ type: 'sessions_ended' as const, user_id: signedIn.user.id, browser_sessions: 1 }] };
+    await account.userSessions.endUserSession(signedIn.user.id, fields.session_id ?? '', recording).catch((error: unknown) => {
+      // Ended meanwhile (it expired, or another tab signed it out): what was asked is so, and nothing is recorded.
+      if (!(error instanceof AdminError && error.code === 'not_found')) throw error;
     });
-    if (ended) browser.audit({ type: 'sessions_ended', user_id: signedIn.user.id, browser_sessions: 1 });
     return done(reply, 'session-ended');
   });
 }

@@ -215,3 +215,29 @@ export async function isAccessTokenRevoked(list: RevocationList, claims: TokenCl
   ]);
   return own || family;
 }
+
+/** Revocations written in a caller's transaction, kept to be given to `RevocationList.recorded` once it committed. */
+export interface RevocationsInTransaction extends Pick<RevocationList, 'revoke' | 'revokeUser'> {
+  readonly written: RevocationRecord[];
+}
+
+/**
+ * What revokes as the revocation list does, but on a transaction's handle: nothing is checked
+ * here or told to the other instances until the caller, once committed, hands `written` to
+ * `RevocationList.recorded` (the database tells the other instances by itself).
+ */
+export function revocationsInTransaction(tx: Pick<DurableStore, 'revocations'>, clock: Clock): RevocationsInTransaction {
+  const written: RevocationRecord[] = [];
+  return {
+    written,
+    async revoke(tokens) {
+      const live = tokens.filter((t) => t.exp > Math.floor(clock() / 1000)).map(toRecord);
+      if (live.length === 0) return;
+      await tx.revocations.add(live, new Date(clock()));
+      written.push(...live);
+    },
+    async revokeUser(userId, reason) {
+      written.push(...(await tx.revocations.revokeUser(userId, reason, new Date(clock()))));
+    },
+  };
+}

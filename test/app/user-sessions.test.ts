@@ -23,6 +23,9 @@ const NO_REFRESH: ClientCredentials = { clientId: 'no-refresh', secret: NO_REFRE
 const CONSENTING: ClientCredentials = { clientId: 'consenting', secret: CONSENT_SECRET };
 const REDIRECTS: Record<string, string> = { web: WEB_REDIRECT, 'no-refresh': NO_REFRESH_REDIRECT, consenting: CONSENT_REDIRECT };
 
+/** These cases record no event of their endings (their events are the pages' and the API's). */
+const UNRECORDED = { recorder: { logged: () => {} }, eventsOf: () => [] };
+
 interface Tokens {
   access: string;
   refresh: string | undefined;
@@ -87,7 +90,7 @@ function userSessionsSuite(name: string, env: Record<string, string>): void {
       const kept = await signIn(first, WEB, ALICE, 'openid offline_access');
       const ended = await signIn(second, NO_REFRESH);
       const target = (await sessions().listUserSessions(alice, { currentKey: keyOf(second) })).browserSessions.find((s) => s.current)!;
-      expect(await sessions().endUserSession(alice, target.id)).toEqual({ kind: 'browser_session' });
+      expect(await sessions().endUserSession(alice, target.id, UNRECORDED)).toEqual({ kind: 'browser_session' });
       expect(await active(NO_REFRESH, ended.access)).toBe(false);
       expect(await active(WEB, kept.access)).toBe(true);
       const after = await sessions().listUserSessions(alice, { currentKey: keyOf(first) });
@@ -96,13 +99,13 @@ function userSessionsSuite(name: string, env: Record<string, string>): void {
 
       // The newest of web's families (an earlier case signed in there too) is this browser's.
       const family = after.refreshTokenFamilies.filter((f) => f.clientId === 'web').at(-1)!;
-      expect(await sessions().endUserSession(alice, family.id)).toEqual({ kind: 'refresh_token_family' });
+      expect(await sessions().endUserSession(alice, family.id, UNRECORDED)).toEqual({ kind: 'refresh_token_family' });
       expect(await active(WEB, kept.access)).toBe(false);
       expect((await refresh(app.base, WEB, kept.refresh!)).status).toBe(400);
       expect((await sessions().listUserSessions(alice)).refreshTokenFamilies.map((f) => f.id)).not.toContain(family.id);
       // Ended already, another user's, or never there: not found.
       for (const [user, id] of [[alice, family.id], [alice, target.id], [bob, family.id], [alice, 'nothing']] as const) {
-        await expect(sessions().endUserSession(user, id)).rejects.toBeInstanceOf(AdminError);
+        await expect(sessions().endUserSession(user, id, UNRECORDED)).rejects.toBeInstanceOf(AdminError);
       }
     });
 
@@ -110,7 +113,7 @@ function userSessionsSuite(name: string, env: Record<string, string>): void {
       const [one, two, bobs] = [new Browser(), new Browser(), new Browser()];
       const tokens = [await signIn(one, WEB, ALICE, 'openid offline_access'), await signIn(two, NO_REFRESH)];
       const bobTokens = await signIn(bobs, WEB, BOB, 'openid offline_access');
-      const ended = await sessions().endUserSessions(alice);
+      const ended = await sessions().endUserSessions(alice, UNRECORDED);
       expect(ended.browserSessions).toBeGreaterThanOrEqual(2);
       expect(ended.refreshTokenFamilies).toBeGreaterThanOrEqual(1);
       expect(await sessions().listUserSessions(alice)).toEqual({ refreshTokenFamilies: [], browserSessions: [] });
@@ -125,13 +128,13 @@ function userSessionsSuite(name: string, env: Record<string, string>): void {
       const [mine, other] = [new Browser(), new Browser()];
       await signIn(mine, NO_REFRESH);
       await signIn(other, NO_REFRESH);
-      expect(await sessions().endOtherBrowserSessions(alice, keyOf(mine))).toBeGreaterThanOrEqual(1);
+      expect(await sessions().endOtherBrowserSessions(alice, keyOf(mine), UNRECORDED)).toBeGreaterThanOrEqual(1);
       const left = (await sessions().listUserSessions(alice, { currentKey: keyOf(mine) })).browserSessions;
       expect(left.map((s) => s.current)).toEqual([true]);
     });
 
     it('"Sign out other sessions" on the account page ends the other browsers\' tokens too, not this browser\'s', async () => {
-      await sessions().endUserSessions(alice);
+      await sessions().endUserSessions(alice, UNRECORDED);
       const [mine, other] = [new Browser(), new Browser()];
       const kept = await signIn(mine, NO_REFRESH);
       const stolen = await signIn(other, WEB, ALICE, 'openid offline_access');
@@ -147,7 +150,7 @@ function userSessionsSuite(name: string, env: Record<string, string>): void {
     });
 
     it('lists applications with a family or a consent, and removes one\'s access: its tokens only, and the consent', async () => {
-      await sessions().endUserSessions(alice);
+      await sessions().endUserSessions(alice, UNRECORDED);
       const browser = new Browser();
       const web = await signIn(browser, WEB, ALICE, 'openid offline_access');
       const consenting = await signIn(browser, CONSENTING, ALICE, 'openid email');
@@ -157,13 +160,13 @@ function userSessionsSuite(name: string, env: Record<string, string>): void {
       expect(apps[0]?.scopes.toSorted()).toEqual(['email', 'openid']);
       expect(apps[1]?.lastUsedAt).toBeInstanceOf(Date);
 
-      await sessions().removeApplicationAccess(alice, 'web');
+      await sessions().removeApplicationAccess(alice, 'web', UNRECORDED);
       expect(await active(WEB, web.access)).toBe(false);
       expect((await refresh(app.base, WEB, web.refresh!)).status).toBe(400);
       expect(await active(CONSENTING, consenting.access)).toBe(true);
       expect((await sessions().listApplications(alice)).map((a) => a.clientId)).toEqual(['consenting']);
 
-      await sessions().removeApplicationAccess(alice, 'consenting');
+      await sessions().removeApplicationAccess(alice, 'consenting', UNRECORDED);
       expect(await active(CONSENTING, consenting.access)).toBe(false);
       expect(await sessions().listApplications(alice)).toEqual([]);
       // The consent is forgotten: the next sign-in there asks again.

@@ -74,7 +74,6 @@ async function handleCall(op: Operation, request: FastifyRequest, reply: Fastify
       context: requestContext(request, { client_id: caller.clientId }),
       logged: (event) => events.push({ event, inOutbox: true }),
     },
-    changedOutside: (change) => events.push({ event: { type: 'admin_change', actor: 'api', client_id: caller.clientId, ...change } }),
     keyChanged: (event) => events.push({ event: { ...event, actor: 'api' } }),
     deps,
   };

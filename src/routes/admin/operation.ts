@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { AdminArea, AdminCaller } from '../../admin/api-access.ts';
-import type { ChangeActor, ChangeFields } from '../../admin/recorded-change.ts';
+import type { ChangeActor } from '../../admin/recorded-change.ts';
 import type { AdminApiDeps } from './deps.ts';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -31,11 +31,6 @@ export interface Call<B, Q> {
   ifVersion: number | undefined;
   /** The caller as the actor of the changes src/admin/ makes (and records in their transactions). */
   actor: ChangeActor;
-  /**
-   * Records, once the operation succeeded, a change that has no transaction of ours (sessions
-   * live in the ephemeral store too): its event goes to the outbox after the fact, gathered.
-   */
-  changedOutside(change: ChangeFields): void;
   /** Records a signing key's rotation or retirement by the API (no transaction of ours), once the operation succeeded. */
   keyChanged(event: { type: 'key_rotated' | 'key_retired'; kid: string }): void;
   deps: AdminApiDeps;

@@ -5,7 +5,8 @@
  * other DELETE, so an administrator acts on the user they read (not one since locked, renamed or
  * given new factors).
  */
-import type { UserSessions } from '../../admin/sessions.ts';
+import type { Recording, UserSessions } from '../../admin/sessions.ts';
+import type { ChangeActor } from '../../admin/recorded-change.ts';
 import { refuseOtherVersion } from '../../admin/errors.ts';
 import { findVersionedUserBySubject } from '../../admin/users.ts';
 import { endedSessionsWire, userSessionsWire, type UserSessionsWire } from '../../admin/answer-schemas.ts';
@@ -34,6 +35,12 @@ function sessionsDocument(sessions: UserSessions): UserSessionsWire {
   };
 }
 
+/** The `admin_change` of ending a user's sessions, written in the transaction of their tokens' revocation. */
+const sessionsChange = (actor: ChangeActor, user: UserRecord): Recording<unknown> => ({
+  recorder: actor,
+  eventsOf: () => [{ type: 'admin_change', ...actor.by, action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] }],
+});
+
 export const SESSION_OPERATIONS: Operation[] = [
   operation({
     method: 'GET', path: '/users/{id}/sessions', operationId: 'listUserSessions', summary: "A user's refresh token families and browser sessions",
@@ -46,23 +53,21 @@ export const SESSION_OPERATIONS: Operation[] = [
   operation({
     method: 'DELETE', path: '/users/{id}/sessions', operationId: 'endUserSessions', summary: "End every session of a user and revoke the user's tokens", ifMatch: true,
     responses: { 200: { description: 'How many sessions ended', body: endedSessionsWire } },
-    handle: async ({ deps, params, ifVersion, changedOutside }) => {
+    handle: async ({ deps, params, ifVersion, actor }) => {
       const user = await userAt(deps, params, ifVersion);
-      const ended = await deps.userSessions.endUserSessions(user.id);
-      changedOutside({ action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
+      const ended = await deps.userSessions.endUserSessions(user.id, sessionsChange(actor, user));
       return { status: 200, body: { browser_sessions: ended.browserSessions, refresh_token_families: ended.refreshTokenFamilies } };
     },
   }),
   operation({
     method: 'DELETE', path: '/users/{id}/sessions/{session_id}', operationId: 'endUserSession', summary: 'End one session of a user (a refresh token family or a browser session) and revoke its tokens', ifMatch: true,
     responses: { 204: { description: 'Ended' } },
-    handle: async ({ deps, params, ifVersion, changedOutside }) => {
+    handle: async ({ deps, params, ifVersion, actor }) => {
       const user = await userAt(deps, params, ifVersion);
       const sessionId = params.session_id ?? '';
       // Sessions are named by UUIDs and base64url ids: anything else (a NUL byte) names none.
       if (!/^[A-Za-z0-9_-]{1,200}$/.test(sessionId)) throw new ApiProblem(404, `user ${user.subject} has no such session`);
-      await deps.userSessions.endUserSession(user.id, sessionId);
-      changedOutside({ action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
+      await deps.userSessions.endUserSession(user.id, sessionId, sessionsChange(actor, user));
       return { status: 204 };
     },
   }),

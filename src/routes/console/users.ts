@@ -6,11 +6,11 @@
  * `idp users reset-mfa`, the account page's "Forgot password?" mail).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ChangeFields } from '../../admin/recorded-change.ts';
 import { userDocument } from '../../admin/documents.ts';
 import { AdminError, refuseOtherVersion } from '../../admin/errors.ts';
 import { decodeCursor, encodeCursor } from '../../admin/keyset.ts';
 import { resetSecondFactors } from '../../admin/second-factors.ts';
+import type { Recording } from '../../admin/sessions.ts';
 import { updateUser, type UserPatch } from '../../admin/user-update.ts';
 import { createUser, findVersionedUserBySubject, usersPage } from '../../admin/users.ts';
 import { mayChange } from '../../console/access.ts';
@@ -92,9 +92,10 @@ export function userRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     return found.record;
   }
 
-  /** A change of the user's sessions or applications (no transaction of ours): recorded once done. */
-  function recordOutside(request: FastifyRequest, admin: ConsoleAdmin, change: ChangeFields): void {
-    auditOf(deps.audit, request)({ type: 'admin_change', actor: 'console', admin_sub: admin.sub, ...change });
+  /** The `admin_change` of ending the user's sessions or applications, written in the transaction of their tokens' revocation. */
+  function recordedAs(request: FastifyRequest, admin: ConsoleAdmin, user: UserRecord, field: 'sessions' | 'applications'): Recording<unknown> {
+    const actor = actorOf(request, admin, deps);
+    return { recorder: actor, eventsOf: () => [{ type: 'admin_change', ...actor.by, action: 'delete', resource: 'user', resource_id: user.subject, fields: [field] }] };
   }
 
   /** `handler` on the user the path names; its refusals on their page. */
@@ -166,32 +167,31 @@ export function userRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     const user = await userAt(sub, form);
     const id = textOf(form, 'session_id') ?? '';
     if (!/^[A-Za-z0-9_-]{1,200}$/.test(id)) throw new AdminError('not_found', `user ${sub} has no such session`);
-    await adminDeps.userSessions.endUserSession(user.id, id);
-    recordOutside(request, admin, { action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
+    await adminDeps.userSessions.endUserSession(user.id, id, recordedAs(request, admin, user, 'sessions'));
     return showUser(reply, admin, await find(sub), { notice: 'The session has ended.' });
   }));
 
   app.post('/users/:sub/sessions/end-all', onUser('change', async (request, reply, admin, sub) => {
     const user = await userAt(sub, formOf(request));
-    await adminDeps.userSessions.endUserSessions(user.id);
-    recordOutside(request, admin, { action: 'delete', resource: 'user', resource_id: user.subject, fields: ['sessions'] });
+    await adminDeps.userSessions.endUserSessions(user.id, recordedAs(request, admin, user, 'sessions'));
     return showUser(reply, admin, await find(sub), { notice: 'Every session has ended.' });
   }));
 
   app.post('/users/:sub/applications/end', onUser('change', async (request, reply, admin, sub) => {
     const form = formOf(request);
     const user = await userAt(sub, form);
-    await deps.services.userSessions.removeApplicationAccess(user.id, textOf(form, 'client_id') ?? '');
-    recordOutside(request, admin, { action: 'delete', resource: 'user', resource_id: user.subject, fields: ['applications'] });
+    await deps.services.userSessions.removeApplicationAccess(user.id, textOf(form, 'client_id') ?? '', recordedAs(request, admin, user, 'applications'));
     return showUser(reply, admin, await find(sub), { notice: 'The application\'s access has ended.' });
   }));
 
   app.post('/users/:sub/applications/end-all', onUser('change', async (request, reply, admin, sub) => {
     const user = await userAt(sub, formOf(request));
-    for (const application of await deps.services.userSessions.listApplications(user.id)) {
-      await deps.services.userSessions.removeApplicationAccess(user.id, application.clientId);
+    // Each application in a transaction of its own; the last one's carries the change (none: nothing changed).
+    const applications = await deps.services.userSessions.listApplications(user.id);
+    const recorded = recordedAs(request, admin, user, 'applications');
+    for (const [i, application] of applications.entries()) {
+      await deps.services.userSessions.removeApplicationAccess(user.id, application.clientId, i === applications.length - 1 ? recorded : { ...recorded, eventsOf: () => [] });
     }
-    recordOutside(request, admin, { action: 'delete', resource: 'user', resource_id: user.subject, fields: ['applications'] });
     return showUser(reply, admin, await find(sub), { notice: 'Every application\'s access has ended.' });
   }));
 }

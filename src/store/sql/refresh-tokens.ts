@@ -153,6 +153,11 @@ async function insertFamilies(db: Db, families: NewFamily[]): Promise<void[]> {
   return families.map(() => undefined);
 }
 
+/** Runs `fn` in a transaction: the handle's own when it is one already (a session ended with its event), else a new one. */
+function transactionOf<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
+  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
+}
+
 export function sqlRefreshTokens(db: Db): RefreshTokenRepository {
   const createFamily = batched((families: NewFamily[]) => eachOnFailure(families, (some) => insertFamilies(db, some)));
   const get = batched((ids: string[]) => getFamilies(db, ids));
@@ -169,7 +174,7 @@ export function sqlRefreshTokens(db: Db): RefreshTokenRepository {
 
     advance,
 
-    revokeFamily: (familyId, reason, now) => db.transaction().execute((trx) => revokeFamilies(trx, [familyId], reason, now)),
+    revokeFamily: (familyId, reason, now) => transactionOf(db, (trx) => revokeFamilies(trx, [familyId], reason, now)),
 
     async purgeEnded(now, limit) {
       // SKIP LOCKED: instances purging at once share the work instead of waiting on each other.
@@ -194,7 +199,7 @@ export function sqlRefreshTokens(db: Db): RefreshTokenRepository {
     },
 
     revokeForUserAndClient: (userId, clientId, reason, now) =>
-      db.transaction().execute(async (trx) => {
+      transactionOf(db, async (trx) => {
         const families = await trx.selectFrom('refresh_token_families').select('id')
           .where('user_id', '=', userId).where('client_id', '=', clientId).where('revoked_at', 'is', null)
           .execute();
