@@ -1,6 +1,6 @@
 /**
- * IDP_MANAGEMENT_PORT: /metrics, /healthz, /readyz and /config (what `idp doctor` asks) on a port
- * of their own (loopback by default), for Prometheus, probes and operators inside the network. It listens when the public app gets
+ * IDP_MANAGEMENT_PORT: /metrics, /healthz, /readyz and /config (what `idp doctor` asks), and with
+ * IDP_ADMIN_API=management the Administration API and the console, on a port of their own (loopback by default), for Prometheus, probes and operators inside the network. It listens when the public app gets
  * ready (a port in use fails the start) and closes with it.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';

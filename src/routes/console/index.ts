@@ -1,5 +1,6 @@
 /**
- * The administration console under `{IDP_BASE_URL}/admin`: server-rendered pages (eta, in
+ * The administration console under `{IDP_BASE_URL}/admin` (or `/admin` of the management port
+ * with IDP_ADMIN_API=management, routes/management.ts): server-rendered pages (eta, in
  * templates/console/) that call the administrative layer (src/admin/) directly, as the API
  * does, and work without JavaScript.
  *
