@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, readForm } from '../helpers/browser-http.ts';
-import { consoleUser, submit } from '../helpers/console.ts';
+import { consoleUser, csrfOf, submit } from '../helpers/console.ts';
 import { startInProcess, type InProcessApp } from '../helpers/in-process.ts';
 import { freePort } from '../helpers/process.ts';
 import { totp } from '../helpers/totp.ts';
@@ -58,6 +58,10 @@ describe('the console on the management port', () => {
     expect(consoleBrowser.cookies.has('idp-admin')).toBe(true);
     expect([...publicBrowser.cookies.keys()]).not.toContain('idp-admin');
     expect((await consoleBrowser.get(`${management}/assets/console.css`)).status).toBe(200);
+    // Its forms are read there too: "Sign out" with its CSRF token.
+    const out = await consoleBrowser.post(`${management}/admin/sign-out`, { csrf_token: csrfOf(overview) });
+    expect(out.status).toBe(200);
+    expect(out.body).toContain('Signed out of the console');
   });
 
   it('ends once the public browser session it came from signed out', async () => {
