@@ -26,6 +26,7 @@ import * as nfkcUsernames from './2026-11-29-0021-nfkc-usernames.ts';
 import * as userSearch from './2026-11-29-0060-user-search.ts';
 import * as auditLog from './2026-11-29-0100-audit-log.ts';
 import * as consoleClientId from './2026-11-29-0160-console-client-id.ts';
+import * as usersLocked from './2026-11-29-0180-users-locked.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29-0060-user-search': userSearch,
   '2026-11-29-0100-audit-log': auditLog,
   '2026-11-29-0160-console-client-id': consoleClientId,
+  '2026-11-29-0180-users-locked': usersLocked,
 };

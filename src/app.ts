@@ -70,7 +70,7 @@ export async function buildApp(config: Config, services: Services, logger: Logge
   });
   // Every route lives under the path of the base URL, so a proxy need not rewrite paths.
   await app.register((scope) => registerRoutes(scope, config, services, basePath, metrics), { prefix: basePath });
-  if (config.management) serveManagementPort(app, config.management, services, metrics, logger);
+  if (config.management) serveManagementPort(app, config.management, services, metrics, logger, { templatesDir: TEMPLATES_DIR });
   return app;
 }
 

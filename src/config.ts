@@ -93,6 +93,20 @@ function managementOf(env: Env) {
   return port === undefined ? undefined : Object.freeze({ port, host: env.IDP_MANAGEMENT_HOST, hosts: Object.freeze(env.IDP_MANAGEMENT_HOSTS) });
 }
 
+/**
+ * The management port's own origin, from its configuration only (never a request's Host, which a
+ * rebinding name could set): `http://{IDP_MANAGEMENT_HOST}:{IDP_MANAGEMENT_PORT}`. The API's
+ * server URL and the console's callback there.
+ */
+export function managementOrigin(management: { host: string; port: number }): string {
+  return `http://${management.host.includes(':') ? `[${management.host}]` : management.host}:${management.port}`;
+}
+
+/** Where the console lives (its `/admin` is under it): the management origin with IDP_ADMIN_API=management, else the base URL. */
+export function consoleBaseUrl(config: { baseUrl: string; adminApi: string; management: { host: string; port: number } | undefined }): string {
+  return config.adminApi === 'management' && config.management ? managementOrigin(config.management) : config.baseUrl;
+}
+
 function toConfig(env: Env, signIn: SignIn) {
   /** Public base URL without a trailing slash. */
   const baseUrl = baseUrlOf(env);
@@ -112,7 +126,7 @@ function toConfig(env: Env, signIn: SignIn) {
     management: managementOf(env),
     /** IDP_ADMIN_API: the administration API on the public port, on the management port only, or off. */
     adminApi: env.IDP_ADMIN_API,
-    /** IDP_ADMIN_CONSOLE: the administration console at /admin, wherever the API is served (on the public port). */
+    /** IDP_ADMIN_CONSOLE: the administration console at /admin, wherever the API is served (public or management port). */
     adminConsole: env.IDP_ADMIN_CONSOLE && env.IDP_ADMIN_API !== 'off',
     /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported there (OTLP/HTTP) when set. */
     otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
+import { consoleBaseUrl, type Config } from '../config.ts';
 import { describeDatabase } from '../config/startup.ts';
 import { embeddedDatabaseHolder, embeddedDatabasePath, embeddedSocketPath, ensureDataDir } from '../data-dir.ts';
 import { createMailer, mailBrandOf } from '../mail/setup.ts';
@@ -125,7 +125,7 @@ export async function openServices(options: OpenOptions): Promise<Services> {
   const secrets: MasterSecrets = { current: secret, previous: config.previousSecrets };
   const keys = createSigningKeyManager(durable, secrets, clock);
   const tableClients = createClientsCache(durable);
-  const clients = config.adminConsole ? withConsoleClient(tableClients, config.baseUrl) : tableClients;
+  const clients = config.adminConsole ? withConsoleClient(tableClients, consoleBaseUrl(config)) : tableClients;
   const revocations = createRevocationList({ durable, ephemeral }, clock);
   const mailer = createMailer(config, {
     info: (fields, message) => options.logger?.info(fields, message),

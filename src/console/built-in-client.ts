@@ -2,7 +2,8 @@
  * The console as an application of this service: a built-in first-party client, never a row of
  * `clients` (its id is reserved by a constraint), so it cannot be edited, listed by the API or
  * shown as an application. It is public (PKCE S256, no secret), may receive only a code at
- * `{IDP_BASE_URL}/admin/callback`, needs no consent, and its sign-ins need a second factor.
+ * `/admin/callback` of where the console is served (the base URL, or the management origin with
+ * IDP_ADMIN_API=management), needs no consent, and its sign-ins need a second factor.
  */
 import type { ClientsCache } from '../store/clients-cache.ts';
 import { CONSOLE_CLIENT_ID, type ClientRecord } from '../store/records.ts';
@@ -12,9 +13,9 @@ export { CONSOLE_CLIENT_ID };
 /** What the console asks for: who the administrator is and their roles. */
 export const CONSOLE_SCOPES = ['openid', 'profile', 'roles'];
 
-export const consoleCallbackUrl = (baseUrl: string) => `${baseUrl}/admin/callback`;
+export const consoleCallbackUrl = (consoleUrl: string) => `${consoleUrl}/admin/callback`;
 
-export function consoleClient(baseUrl: string): ClientRecord {
+export function consoleClient(consoleUrl: string): ClientRecord {
   return {
     clientId: CONSOLE_CLIENT_ID,
     displayName: 'Administration console',
@@ -23,7 +24,7 @@ export function consoleClient(baseUrl: string): ClientRecord {
     secretExpiresAt: null,
     grantTypes: ['authorization_code'],
     scopes: CONSOLE_SCOPES,
-    redirectUris: [consoleCallbackUrl(baseUrl)],
+    redirectUris: [consoleCallbackUrl(consoleUrl)],
     postLogoutRedirectUris: [],
     corsOrigins: [],
     // The console never uses the access token: its own session is what it keeps.
@@ -33,8 +34,8 @@ export function consoleClient(baseUrl: string): ClientRecord {
 }
 
 /** The clients cache with the console's client beside the table's rows (which can never hold its id). */
-export function withConsoleClient(cache: ClientsCache, baseUrl: string): ClientsCache {
-  const builtIn = consoleClient(baseUrl);
+export function withConsoleClient(cache: ClientsCache, consoleUrl: string): ClientsCache {
+  const builtIn = consoleClient(consoleUrl);
   return {
     get: (clientId) => (clientId === CONSOLE_CLIENT_ID ? Promise.resolve(builtIn) : cache.get(clientId)),
     allowedOrigins: () => cache.allowedOrigins(),

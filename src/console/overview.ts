@@ -55,16 +55,14 @@ function mailState(mailer: OverviewDeps['mailer']): Pick<Overview, 'mail' | 'mai
 }
 
 export async function readOverview(deps: OverviewDeps): Promise<Overview> {
-  const [ready, keys, endpoints, users] = await Promise.all([
+  const [ready, keys, endpoints, locked] = await Promise.all([
     deps.readiness(),
     deps.keys().catch(() => []),
     deps.durable.webhooks.list().catch(() => []),
-    // The store has no query of locked users alone: every user is read (fine at the scale the console serves).
-    deps.durable.users.list().catch((): UserRecord[] => []),
+    deps.durable.users.locked(LOCKED_SHOWN).catch(() => ({ users: [] as UserRecord[], count: 0 })),
   ]);
   const current = keys.find((k) => k.state === 'current');
   const since = current ? (current.activatedAt ?? current.createdAt).getTime() : undefined;
-  const locked = users.filter((u) => u.locked);
   return {
     database: ready.database === 'ok' ? 'up' : 'down',
     store: ready.store === 'ok' ? 'up' : 'down',
@@ -76,7 +74,7 @@ export async function readOverview(deps: OverviewDeps): Promise<Overview> {
       const problem = webhookProblem(e);
       return problem ? [{ id: e.id, url: e.url, problem }] : [];
     }),
-    locked: locked.slice(0, LOCKED_SHOWN).map((u) => ({ id: u.subject, username: u.username, name: u.name })),
-    lockedCount: locked.length,
+    locked: locked.users.map((u) => ({ id: u.subject, username: u.username, name: u.name })),
+    lockedCount: locked.count,
   };
 }

@@ -4,7 +4,9 @@
  * the round trip's state, nonce and code verifier in the short-lived store (bound to the browser
  * by a cookie holding the state); `finish` takes them back once, redeems the code by calling the
  * grant in this process (never HTTP to itself), and checks the ID token's claims: issuer,
- * audience, nonce, a second factor (`amr` `mfa`) and a console role.
+ * audience, nonce, a second factor (`amr` `mfa`) and a console role. The browser session it
+ * came from is the code's (the one that signed in), not a cookie's: on the management port the
+ * public origin's cookie is not sent.
  */
 import { epochSeconds, type Clock } from '../clock.ts';
 import { OAuthError } from '../errors.ts';
@@ -30,11 +32,15 @@ interface RoundTrip {
 }
 
 export interface ConsoleSignInDeps extends Omit<AuthorizationCodeDeps, 'accessTokens'> {
+  /** The service's base URL: its authorization endpoint is under it. */
   baseUrl: string;
+  /** Where the console is served (its /admin under it): the base URL, or the management origin. */
+  consoleUrl: string;
+  /** The path of `consoleUrl`: what a page of the console starts with. */
   basePath: string;
   ephemeral: Pick<EphemeralStore, 'set' | 'get' | 'deleteAndWrite'>;
   clock: Clock;
-  browserSessions: Pick<SessionStore, 'load'>;
+  browserSessions: Pick<SessionStore, 'listForUser'>;
   consoleSessions: ConsoleSessions;
 }
 
@@ -50,7 +56,7 @@ export type SignInOutcome =
 export interface ConsoleSignIn {
   /** Where to send the browser, and the state its cookie is to hold. */
   start(returnTo: string): Promise<{ state: string; location: string }>;
-  finish(input: { query: Record<string, string | undefined>; cookieState: string | undefined; browserSessionId: string | undefined; audit: Audit }): Promise<SignInOutcome>;
+  finish(input: { query: Record<string, string | undefined>; cookieState: string | undefined; audit: Audit }): Promise<SignInOutcome>;
 }
 
 /** A path of the console to come back to (of a bounded length); else the overview. */
@@ -58,10 +64,23 @@ const consolePath = (basePath: string, returnTo: string) =>
   returnTo.startsWith(`${basePath}/admin`) && !returnTo.startsWith('//') && returnTo.length <= 2000 ? returnTo : `${basePath}/admin`;
 
 export function createConsoleSignIn(deps: ConsoleSignInDeps): ConsoleSignIn {
-  const client = consoleClient(deps.baseUrl);
-  const redirectUri = consoleCallbackUrl(deps.baseUrl);
-  // The console's token is never used, only read here: nothing is recorded of it (it names no row of `clients`).
-  const grant = createAuthorizationCodeGrant({ ...deps, accessTokens: { record: async () => {} } });
+  const client = consoleClient(deps.consoleUrl);
+  const redirectUri = consoleCallbackUrl(deps.consoleUrl);
+
+  /** A grant for one redemption that keeps the redeemed code's browser session key. */
+  function grantKeepingSession() {
+    const kept: { browserSessionKey?: string | undefined } = {};
+    const codes: AuthorizationCodeDeps['codes'] = {
+      redeem: async (code) => {
+        const redemption = await deps.codes.redeem(code);
+        if (redemption.outcome === 'redeemed') kept.browserSessionKey = redemption.record.browserSessionKey;
+        return redemption;
+      },
+      recordIssued: (code, issued) => deps.codes.recordIssued(code, issued),
+    };
+    // The console's token is never used, only read here: nothing is recorded of it (it names no row of `clients`).
+    return { kept, grant: createAuthorizationCodeGrant({ ...deps, codes, accessTokens: { record: async () => {} } }) };
+  }
 
   async function takeRoundTrip(state: string | undefined, cookieState: string | undefined): Promise<RoundTrip | undefined> {
     if (!state || state !== cookieState || state.length > 100) return undefined;
@@ -73,6 +92,7 @@ export function createConsoleSignIn(deps: ConsoleSignInDeps): ConsoleSignIn {
   }
 
   async function redeem(code: string, trip: RoundTrip, audit: Audit) {
+    const { kept, grant } = grantKeepingSession();
     const tokens = await grant.handle({ code, redirect_uri: redirectUri, code_verifier: trip.verifier }, { client, method: 'none' }, audit);
     const now = epochSeconds(deps.clock);
     const id = tokens.id_token === undefined ? undefined : await verifyJwt(deps.keys, 'id', tokens.id_token, { issuer: deps.issuer, now });
@@ -80,7 +100,7 @@ export function createConsoleSignIn(deps: ConsoleSignInDeps): ConsoleSignIn {
     // OpenID Connect Core §3.1.3.7: the ID token is for this client, and answers this request.
     if (!id || id.aud !== CONSOLE_CLIENT_ID || id.nonce !== trip.nonce || typeof id.sub !== 'string') return undefined;
     if (!access || typeof access.svc_uid !== 'string' || access.sub !== id.sub) return undefined;
-    return { id, userId: access.svc_uid };
+    return { id, userId: access.svc_uid, browserSessionKey: kept.browserSessionKey };
   }
 
   return {
@@ -98,10 +118,10 @@ export function createConsoleSignIn(deps: ConsoleSignInDeps): ConsoleSignIn {
         code_challenge: s256Challenge(trip.verifier),
         code_challenge_method: 'S256',
       });
-      return { state, location: `${deps.basePath}/connect/authorize?${query}` };
+      return { state, location: `${deps.baseUrl}/connect/authorize?${query}` };
     },
 
-    async finish({ query, cookieState, browserSessionId, audit }) {
+    async finish({ query, cookieState, audit }) {
       const trip = await takeRoundTrip(query.state, cookieState);
       if (!trip) return { kind: 'failed', reason: 'The sign-in did not start in this browser, was used already, or took too long.' };
       if (query.error !== undefined || !query.code) return { kind: 'failed', reason: `The sign-in was refused (${query.error ?? 'no code'}).` };
@@ -113,12 +133,13 @@ export function createConsoleSignIn(deps: ConsoleSignInDeps): ConsoleSignIn {
         throw error;
       }
       if (!redeemed) return { kind: 'failed', reason: 'The sign-in answer did not verify.' };
-      const { id, userId } = redeemed;
+      const { id, userId, browserSessionKey } = redeemed;
       if (!Array.isArray(id.amr) || !id.amr.includes('mfa')) return { kind: 'no-mfa' };
       const roles = typeof id.role === 'string' ? [id.role] : Array.isArray(id.role) ? id.role.filter((r): r is string => typeof r === 'string') : [];
       if (consoleRolesOf(roles).length === 0) return { kind: 'forbidden' };
-      const browser = await deps.browserSessions.load(browserSessionId);
-      if (!browser || browser.session.userId !== userId) return { kind: 'failed', reason: 'The sign-in is not this browser\'s.' };
+      // The session that signed in must still be live (and this user's): its end ends the console session.
+      const browser = browserSessionKey === undefined ? undefined : (await deps.browserSessions.listForUser(userId)).find((s) => s.key === browserSessionKey);
+      if (!browser || browser.session.userId !== userId) return { kind: 'failed', reason: 'The browser session of this sign-in is over.' };
       const sessionId = await deps.consoleSessions.create({ userId, sub: id.sub as string, browserSessionKey: browser.key });
       return { kind: 'signed-in', sessionId, returnTo: trip.returnTo };
     },

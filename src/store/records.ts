@@ -253,6 +253,11 @@ export interface CodeRecord {
   claims?: ClaimsRequestRecord | undefined;
   /** Scopes the user consented to (or the client may use without consent): bounds the claims parameter. */
   allowedScopes: string[];
+  /**
+   * The store key of the browser session that signed in (never sent anywhere): the console learns
+   * from it which session it came from, even on another origin than the session's cookie.
+   */
+  browserSessionKey?: string | undefined;
 }
 
 /** What the first redemption of a code issued, so that a replay can revoke it. */

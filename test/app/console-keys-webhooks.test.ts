@@ -201,6 +201,33 @@ describe('/admin/webhooks', () => {
     expect(fields).toEqual([['url', 'event_types', 'enabled', 'description', 'secret'], ['url', 'event_types', 'description'], ['enabled'], ['enabled'], ['secret']]);
   });
 
+  it('removes an endpoint once its id is typed, at the version shown: refuses without the id and a stale version; recorded as the console\'s', async () => {
+    const made = await post(hooks, await open(hooks, '/webhooks'), '/webhooks', { url: 'http://127.0.0.1:9/gone', event_types: '*', description: 'To remove' });
+    const id = /Webhook endpoint <code>(ep_[\w-]+)<\/code>/.exec(made.body)?.[1] ?? '';
+    const version = versionIn(made, `/webhooks/${id}/remove`);
+    expect(version).not.toBe('');
+    const count = async () => Number((await app.sql<{ n: string }>('SELECT count(*)::text AS n FROM webhook_endpoints WHERE id = $1', [id]))[0]?.n);
+
+    const unconfirmed = await post(hooks, made, `/webhooks/${id}/remove`, { version, confirm_id: 'ep_other' });
+    expect(unconfirmed.status).toBe(400);
+    expect(fieldErrorOf(unconfirmed, 'confirm_id')).toBe(`type the endpoint id ${id} to remove it`);
+    const saved = await post(hooks, made, `/webhooks/${id}`, { version, url: 'http://127.0.0.1:9/gone', event_types: '*', description: 'Changed meanwhile' });
+    expect(saved.status).toBe(200);
+    const stale = await post(hooks, made, `/webhooks/${id}/remove`, { version, confirm_id: id });
+    expect(stale.status).toBe(409);
+    expect(await count()).toBe(1);
+    // The auditor may not remove it either.
+    expect((await post(auditor, await open(auditor, `/webhooks/${id}`), `/webhooks/${id}/remove`, { version: versionIn(saved, `/webhooks/${id}/remove`), confirm_id: id })).status).toBe(403);
+    expect(await count()).toBe(1);
+
+    const removed = await post(hooks, saved, `/webhooks/${id}/remove`, { version: versionIn(saved, `/webhooks/${id}/remove`), confirm_id: id });
+    expect(removed.status).toBe(200);
+    expect(removed.body).toContain(`Webhook endpoint ${id} was removed.`);
+    expect(await count()).toBe(0);
+    expect((await hooks.get(url(`/webhooks/${id}`))).status).toBe(404);
+    expect(auditLines('admin_change')).toContainEqual(expect.objectContaining({ actor: 'console', action: 'delete', resource: 'webhook', resource_id: id, admin_sub: expect.any(String) }));
+  });
+
   it('sends a test event, shows the delivery log a page at a time, and redelivers a delivery; the auditor reads it without the buttons', async () => {
     const made = await post(hooks, await open(hooks, '/webhooks'), '/webhooks', { url: 'http://127.0.0.1:9/log', event_types: '*', description: 'Log' });
     const id = /Webhook endpoint <code>(ep_[\w-]+)<\/code>/.exec(made.body)?.[1] ?? '';

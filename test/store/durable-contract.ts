@@ -463,6 +463,22 @@ export function durableContract(name: string, open: () => Promise<OpenedDurableS
         expect(listed.map((u) => u.id)).toEqual(expect.arrayContaining(users.map((u) => u.id)));
       });
 
+      it('locked gives the first locked users in username order and how many are locked', async () => {
+        const before = await store.users.locked(1000);
+        const made = [sampleUser({ locked: true }), sampleUser({ locked: true }), sampleUser()];
+        for (const user of made) await store.users.upsert(user);
+        const all = await store.users.locked(1000);
+        expect(all.count).toBe(before.count + 2);
+        expect(all.users.every((u) => u.locked)).toBe(true);
+        expect(all.users.map((u) => u.id)).toEqual(expect.arrayContaining([made[0]?.id, made[1]?.id]));
+        expect(all.users.map((u) => u.id)).not.toContain(made[2]?.id);
+        const names = all.users.map((u) => u.username.toLowerCase());
+        expect(names).toEqual([...names].sort());
+        const first = await store.users.locked(1);
+        expect(first.users).toHaveLength(1);
+        expect(first.count).toBe(all.count);
+      });
+
       it('remove deletes the user and its consents, once', async () => {
         const client = sampleClient();
         await store.clients.upsert(client);

@@ -2,6 +2,7 @@
 import { createConsoleSessions, type ConsoleSessionLimits, type ConsoleSessions } from '../../console/session.ts';
 import { createConsoleSignIn, type ConsoleSignIn } from '../../console/sign-in.ts';
 import type { Services } from '../../composition/services.ts';
+import { consoleBaseUrl } from '../../config.ts';
 import { basePathOf } from '../../composition/protocol.ts';
 import type { Keyring } from '../../tokens/secret-box.ts';
 import { createAdminApiDeps, type AdminApiDeps } from '../admin/deps.ts';
@@ -22,10 +23,12 @@ export interface ConsoleDeps {
 
 export function createConsoleDeps(services: Services, audit: RequestAudit, page: PageContext, limits?: ConsoleSessionLimits): ConsoleDeps {
   const { config } = services;
+  const consoleUrl = consoleBaseUrl(config);
   const sessions = createConsoleSessions({ ephemeral: services.ephemeral, clock: services.clock, users: services.users, sessions: services.sessions, ...(limits ? { limits } : {}) });
   const signIn = createConsoleSignIn({
     baseUrl: config.baseUrl,
-    basePath: basePathOf(config.baseUrl),
+    consoleUrl,
+    basePath: basePathOf(consoleUrl),
     issuer: config.issuer,
     clock: services.clock,
     keys: services.keys,
@@ -47,6 +50,6 @@ export function createConsoleDeps(services: Services, audit: RequestAudit, page:
     csrfKey: services.csrfKey,
     audit,
     page,
-    secureCookies: config.baseUrl.startsWith('https:'),
+    secureCookies: consoleUrl.startsWith('https:'),
   };
 }

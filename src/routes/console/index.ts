@@ -1,5 +1,6 @@
 /**
- * The administration console under `{IDP_BASE_URL}/admin`: server-rendered pages (eta, in
+ * The administration console under `{IDP_BASE_URL}/admin` (or `/admin` of the management port
+ * with IDP_ADMIN_API=management, routes/management.ts): server-rendered pages (eta, in
  * templates/console/) that call the administrative layer (src/admin/) directly, as the API
  * does, and work without JavaScript.
  *
@@ -35,6 +36,7 @@ import { consoleSessionRoutes } from './session-routes.ts';
 import { overviewRoutes } from './overview.ts';
 import { clientRoutes } from './clients.ts';
 import { userRoutes } from './users.ts';
+import { userConnectionRoutes } from './user-connections.ts';
 import { apiScopeRoutes } from './api-scopes.ts';
 import { keyRoutes } from './keys.ts';
 import { webhookRoutes } from './webhooks.ts';
@@ -78,6 +80,7 @@ async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<v
   overviewRoutes(app, deps);
   clientRoutes(app, deps);
   userRoutes(app, deps);
+  userConnectionRoutes(app, deps);
   apiScopeRoutes(app, deps);
   keyRoutes(app, deps);
   webhookRoutes(app, deps);

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { auditOf } from '../shared/audit.ts';
-import { readCookie, readSessionCookie } from '../shared/cookies.ts';
+import { readCookie } from '../shared/cookies.ts';
 import type { ConsoleDeps } from './deps.ts';
 import { consoleCookieName, consoleSessionId, forbidden, setCookie, signInCookieName, startSignIn } from './guard.ts';
 import { CSRF_PURPOSE, renderConsole } from './render.ts';
@@ -20,7 +20,6 @@ export function consoleSessionRoutes(app: FastifyInstance, deps: ConsoleDeps): v
     const outcome = await deps.signIn.finish({
       query: request.query,
       cookieState: readCookie(request, signInCookieName(secure)),
-      browserSessionId: readSessionCookie(request, secure),
       audit: auditOf(deps.audit, request),
     });
     setCookie(reply, signInCookieName(secure), '', 0, secure, 'Lax');

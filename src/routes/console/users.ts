@@ -1,36 +1,25 @@
 /**
  * `/admin/users`: search (`q`), "Create user", and a user's page: profile and roles ("Save"),
  * "Lock"/"Unlock", "Require password change", "Require second factor", "Reset second factors",
- * "Send password reset", their second factors, and their sessions and applications, each with
- * "End" and "End all". The same operations as the API's /users (and the command line's
+ * "Send password reset", and their second factors (their sessions and applications:
+ * user-connections.ts). The same operations as the API's /users (and the command line's
  * `idp users reset-mfa`, the account page's "Forgot password?" mail).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { userDocument } from '../../admin/documents.ts';
-import { AdminError, refuseOtherVersion } from '../../admin/errors.ts';
+import { AdminError } from '../../admin/errors.ts';
 import { decodeCursor, encodeCursor } from '../../admin/keyset.ts';
 import { resetSecondFactors } from '../../admin/second-factors.ts';
-import type { Recording } from '../../admin/sessions.ts';
 import { updateUser, type UserPatch } from '../../admin/user-update.ts';
-import { createUser, findVersionedUserBySubject, usersPage } from '../../admin/users.ts';
+import { createUser, usersPage } from '../../admin/users.ts';
 import { mayChange } from '../../console/access.ts';
-import { factorKind, listFactors } from '../../factors/factor-kinds.ts';
-import type { ConsoleAdmin } from '../../console/session.ts';
-import type { UserRecord, Versioned } from '../../store/records.ts';
 import { auditOf } from '../shared/audit.ts';
 import type { ConsoleDeps } from './deps.ts';
-import { actorOf, formOf, refusalOf, textOf, versionOf, type FormBody, type Refusal } from './forms.ts';
+import { actorOf, formOf, refusalOf, versionOf } from './forms.ts';
 import { consolePage } from './guard.ts';
 import { renderConsole } from './render.ts';
-import { newUserFields, newUserOf, typedUserValues, userFormValues, userPatchOf } from './user-forms.ts';
-
-type UserRequest = FastifyRequest<{ Params: { sub: string } }>;
-
-interface UserPageExtra {
-  refusal?: Refusal;
-  values?: Record<string, unknown>;
-  notice?: string;
-}
+import { newUserFields, newUserOf, typedUserValues, userPatchOf } from './user-forms.ts';
+import { createUserPage } from './user-page.ts';
 
 /** The account's buttons: each a change of one flag (a PATCH of the API), or an action of its own. */
 const FLAG_ACTIONS: Record<string, { patch: UserPatch; notice: string }> = {
@@ -40,74 +29,10 @@ const FLAG_ACTIONS: Record<string, { patch: UserPatch; notice: string }> = {
   'require-second-factor': { patch: { must_enrol_mfa: true }, notice: 'They must set up a second factor at their next sign-in.' },
 };
 
-function actionsFor(user: UserRecord, canMail: boolean) {
-  return [
-    user.locked ? { path: 'unlock', label: 'Unlock' } : { path: 'lock', label: 'Lock', danger: true },
-    ...(user.source === 'local' && !user.mustChangePassword ? [{ path: 'require-password-change', label: 'Require password change' }] : []),
-    ...(!user.mustEnrolMfa ? [{ path: 'require-second-factor', label: 'Require second factor' }] : []),
-    ...(user.factors.length > 0 ? [{ path: 'reset-second-factors', label: 'Reset second factors', danger: true }] : []),
-    ...(canMail && user.source === 'local' && user.email ? [{ path: 'password-reset', label: 'Send password reset' }] : []),
-  ];
-}
-
 export function userRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const base = `${deps.page.basePath}/admin`;
   const { admin: adminDeps } = deps;
-  const find = (sub: string) => findVersionedUserBySubject(adminDeps.durable, sub, [adminDeps.signInSource]);
-
-  async function connectionsOf(user: UserRecord) {
-    const [sessions, applications] = await Promise.all([adminDeps.userSessions.listUserSessions(user.id), deps.services.userSessions.listApplications(user.id)]);
-    return {
-      sessions: [
-        ...sessions.browserSessions.map((s) => ({ id: s.id, kind: 'Browser', since: s.createdAt.toISOString(), detail: [s.userAgent, s.address].filter(Boolean).join(', ') || 'browser session' })),
-        ...sessions.refreshTokenFamilies.map((f) => ({ id: f.id, kind: 'Application', since: f.createdAt.toISOString(), detail: `${f.clientId}, last used ${f.lastUsedAt.toISOString()}` })),
-      ],
-      applications: applications.map((a) => ({ clientId: a.clientId, displayName: a.displayName, since: a.since.toISOString(), lastUsedAt: a.lastUsedAt?.toISOString() ?? null })),
-    };
-  }
-
-  async function showUser(reply: FastifyReply, admin: ConsoleAdmin, found: Versioned<UserRecord>, extra: UserPageExtra = {}, status = 200): Promise<FastifyReply> {
-    const user = userDocument(found.record);
-    return renderConsole(reply, deps, admin, 'console/user', {
-      title: `User ${user.username}`, area: 'users', user, version: found.version, mayChange: mayChange(admin.roles, 'users'),
-      actions: actionsFor(found.record, deps.services.recovery !== undefined),
-      factors: listFactors(found.record).map((f) => ({ label: factorKind(f.kind).label, name: f.name, remaining: f.remaining })),
-      ...(await connectionsOf(found.record)),
-      ...extra, values: extra.values ?? userFormValues(user),
-    }, status);
-  }
-
-  async function refused(reply: FastifyReply, admin: ConsoleAdmin, sub: string, error: unknown, typed?: Record<string, unknown>): Promise<FastifyReply> {
-    const refusal = refusalOf(error);
-    if (refusal.notFound) return renderConsole(reply, deps, admin, 'console/message', { title: 'No such user', area: 'users', message: refusal.message, link: { href: `${base}/users`, text: 'Back to the users' } }, 404);
-    return showUser(reply, admin, await find(sub), { refusal, ...(refusal.stale || !typed ? {} : { values: typed }) }, refusal.stale ? 409 : 400);
-  }
-
-  /** The user the form names, at the version it shows. */
-  async function userAt(sub: string, form: FormBody): Promise<UserRecord> {
-    const found = await find(sub);
-    const version = versionOf(form);
-    if (version === undefined) throw new AdminError('invalid', 'the form carries no version of the row it shows: open the page again');
-    refuseOtherVersion(found.version, version, `user ${sub}`);
-    return found.record;
-  }
-
-  /** The `admin_change` of ending the user's sessions or applications, written in the transaction of their tokens' revocation. */
-  function recordedAs(request: FastifyRequest, admin: ConsoleAdmin, user: UserRecord, field: 'sessions' | 'applications'): Recording<unknown> {
-    const actor = actorOf(request, admin, deps);
-    return { recorder: actor, eventsOf: () => [{ type: 'admin_change', ...actor.by, action: 'delete', resource: 'user', resource_id: user.subject, fields: [field] }] };
-  }
-
-  /** `handler` on the user the path names; its refusals on their page. */
-  const onUser = (need: 'read' | 'change', handler: (request: FastifyRequest, reply: FastifyReply, admin: ConsoleAdmin, sub: string) => Promise<FastifyReply>) =>
-    consolePage(deps, 'users', need, async (request, reply, admin) => {
-      const { sub } = (request as UserRequest).params;
-      try {
-        return await handler(request, reply, admin, sub);
-      } catch (error) {
-        return refused(reply, admin, sub, error, need === 'change' && request.url.endsWith(encodeURIComponent(sub)) ? typedUserValues(formOf(request)) : undefined);
-      }
-    });
+  const { find, showUser, userAt, onUser } = createUserPage(deps);
 
   app.get('/users', consolePage(deps, 'users', 'read', async (request, reply, admin) => {
     const query = request.query as { q?: unknown; cursor?: unknown };
@@ -160,38 +85,5 @@ export function userRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     if (!recovery || user.source !== 'local' || !user.email) throw new AdminError('invalid', `user ${user.username} cannot be sent a password reset: it needs a local account with an email address, and mail`);
     await recovery.requestFor(user.username, auditOf(deps.audit, request));
     return showUser(reply, admin, await find(sub), { notice: `A code to set a new password was sent to ${user.email} (at most 5 an hour).` });
-  }));
-
-  app.post('/users/:sub/sessions/end', onUser('change', async (request, reply, admin, sub) => {
-    const form = formOf(request);
-    const user = await userAt(sub, form);
-    const id = textOf(form, 'session_id') ?? '';
-    if (!/^[A-Za-z0-9_-]{1,200}$/.test(id)) throw new AdminError('not_found', `user ${sub} has no such session`);
-    await adminDeps.userSessions.endUserSession(user.id, id, recordedAs(request, admin, user, 'sessions'));
-    return showUser(reply, admin, await find(sub), { notice: 'The session has ended.' });
-  }));
-
-  app.post('/users/:sub/sessions/end-all', onUser('change', async (request, reply, admin, sub) => {
-    const user = await userAt(sub, formOf(request));
-    await adminDeps.userSessions.endUserSessions(user.id, recordedAs(request, admin, user, 'sessions'));
-    return showUser(reply, admin, await find(sub), { notice: 'Every session has ended.' });
-  }));
-
-  app.post('/users/:sub/applications/end', onUser('change', async (request, reply, admin, sub) => {
-    const form = formOf(request);
-    const user = await userAt(sub, form);
-    await deps.services.userSessions.removeApplicationAccess(user.id, textOf(form, 'client_id') ?? '', recordedAs(request, admin, user, 'applications'));
-    return showUser(reply, admin, await find(sub), { notice: 'The application\'s access has ended.' });
-  }));
-
-  app.post('/users/:sub/applications/end-all', onUser('change', async (request, reply, admin, sub) => {
-    const user = await userAt(sub, formOf(request));
-    // Each application in a transaction of its own; the last one's carries the change (none: nothing changed).
-    const applications = await deps.services.userSessions.listApplications(user.id);
-    const recorded = recordedAs(request, admin, user, 'applications');
-    for (const [i, application] of applications.entries()) {
-      await deps.services.userSessions.removeApplicationAccess(user.id, application.clientId, i === applications.length - 1 ? recorded : { ...recorded, eventsOf: () => [] });
-    }
-    return showUser(reply, admin, await find(sub), { notice: 'Every application\'s access has ended.' });
   }));
 }

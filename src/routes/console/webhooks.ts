@@ -2,15 +2,16 @@
  * `/admin/webhooks`: the endpoints and "Create endpoint" (its secret shown once), and an
  * endpoint's page: "Save" (url, event types one per line, description), "Enable"/"Disable",
  * "Send test event", "Rotate secret" (shown once; the old one signs beside it for 24 hours),
- * and the delivery log a page at a time with "Redeliver". Each calls the operation the API's
+ * "Remove" (its id typed to confirm), and the delivery log a page at a time with "Redeliver". Each calls the operation the API's
  * /webhooks calls (src/admin/webhooks.ts), with the form's version where it saves over what the
  * page showed. The `idp-webhooks` role reaches these pages alone, and may change them.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  createWebhook, getVersionedWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook, rotateWebhookSecret, testWebhook, updateWebhook,
+  createWebhook, getVersionedWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook, removeWebhook, rotateWebhookSecret, testWebhook, updateWebhook,
   type WebhookChange, type WebhookDeps,
 } from '../../admin/webhooks.ts';
+import { AdminError } from '../../admin/errors.ts';
 import { mayChange } from '../../console/access.ts';
 import type { ConsoleAdmin } from '../../console/session.ts';
 import type { ConsoleDeps } from './deps.ts';
@@ -123,6 +124,22 @@ export function webhookRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     try {
       const rotated = await rotateWebhookSecret(webhookDeps, id, actorOf(request, admin, deps), requiredVersionOf(formOf(request)));
       return await showEndpoint(reply, admin, id, { secret: rotated.secret, previousValidUntil: rotated.previousValidUntil.toISOString() });
+    } catch (error) {
+      return refused(reply, admin, id, error);
+    }
+  }));
+
+  app.post('/webhooks/:id/remove', consolePage(deps, 'webhooks', 'change', async (request, reply, admin) => {
+    const id = idOf(request);
+    const form = formOf(request);
+    try {
+      if (textOf(form, 'confirm_id')?.trim() !== id) {
+        throw new AdminError('invalid', `type the endpoint id ${id} to remove it`, [{ path: ['confirm_id'], message: `type the endpoint id ${id} to remove it` }]);
+      }
+      await removeWebhook(webhookDeps, id, actorOf(request, admin, deps), requiredVersionOf(form));
+      return renderConsole(reply, deps, admin, 'console/message', {
+        title: 'Webhook endpoint removed', area: 'webhooks', message: `Webhook endpoint ${id} was removed.`, link: { href: `${base}/webhooks`, text: 'Back to the webhooks' },
+      });
     } catch (error) {
       return refused(reply, admin, id, error);
     }

@@ -42,6 +42,7 @@ export async function completeAuthorization(deps: CompletionDeps, current: FlowS
     nonce: request.nonce,
     claims: request.claims,
     allowedScopes,
+    browserSessionKey: loaded.key,
   });
   const whenFinished = loaded.session.clients.includes(client.clientId)
     ? [...writes, write]

@@ -33,6 +33,8 @@ export interface UserRepository {
   count(): Promise<number>;
   /** How many users the filter matches (all of them without one). */
   countMatching(filter: UserFilter): Promise<number>;
+  /** The locked users of any source, the first `limit` in username order, and how many are locked in all. */
+  locked(limit: number): Promise<{ users: UserRecord[]; count: number }>;
 }
 
 /** Which users a list holds; the filters given all apply, each case aside. */

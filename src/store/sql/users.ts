@@ -162,6 +162,13 @@ export function sqlUsers(db: Db): UserRepository {
     async countMatching(filter) {
       return countWhere(allOf([...exactConditions(filter), ...(filter.q === undefined ? [] : [startsWithAny(filter.q)])]));
     },
+    async locked(limit) {
+      const [rows, count] = await Promise.all([
+        selectUsers().where('locked', '=', true).orderBy(NAME_KEY).orderBy('id').limit(limit).execute(),
+        countWhere(sql<boolean>`locked`),
+      ]);
+      return { users: rows.map(toRecord), count };
+    },
   };
 }
 

@@ -205,6 +205,7 @@ function usersOf(tables: () => Tables, next: () => number): UserRepository {
     page: () => Promise.reject(new Error('the memory store has no users.page')),
     count: async () => tables().users.size,
     countMatching: () => Promise.reject(new Error('the memory store has no users.countMatching')),
+    locked: () => Promise.reject(new Error('the memory store has no users.locked')),
   };
 }
 
