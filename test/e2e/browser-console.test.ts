@@ -2,7 +2,8 @@
  * The administration console in a real browser (Chromium): an administrator signs in through
  * the service's own sign-in pages (password, then the authenticator code), lands on the
  * overview, and creates a client with the keyboard alone (Tab, typing, Space, Enter), its secret
- * shown once. The overview, the clients, a client's page and the users pass axe-core's WCAG 2.1
+ * shown once; it rotates that client's secret and locks a user with the keyboard alone too (Tab
+ * to the button, Enter). The overview, the clients, a client's page and the users pass axe-core's WCAG 2.1
  * A and AA rules at 1280 and 390 px, nothing scrolls sideways at 390 px, and no script or style
  * is refused by the CSP (screenshots in test-artifacts/screenshots/console-*.png; the overview's
  * and a client's page's also in docs/images/).
@@ -45,6 +46,15 @@ describe.runIf(chromiumReady)('the administration console in a browser', () => {
       await page.keyboard.press('Tab');
     }
     throw new Error(`Tab never reached ${selector}`);
+  }
+
+  /** Presses `key` (Tab or Shift+Tab) until the focused element is the button named `name` (at most 120 times). */
+  async function tabToButton(name: string, key: 'Tab' | 'Shift+Tab' = 'Tab'): Promise<void> {
+    for (let i = 0; i < 120; i++) {
+      if (await page.evaluate((n) => document.activeElement instanceof HTMLButtonElement && document.activeElement.innerText.trim() === n, name)) return;
+      await page.keyboard.press(key);
+    }
+    throw new Error(`${key} never reached the button ${name}`);
   }
 
   async function expectAccessible(name: string): Promise<void> {
@@ -95,6 +105,35 @@ describe.runIf(chromiumReady)('the administration console in a browser', () => {
     await page.goto(`${server.url}/admin/clients/billing`);
     expect(await page.locator('#one-time-secret').count()).toBe(0);
     await expectAccessible('client');
+  });
+
+  it('rotates a client\'s secret with the keyboard alone, the new secret shown once', async () => {
+    await page.goto(`${server.url}/admin/clients/billing`);
+    expect(await page.locator('#one-time-secret').count()).toBe(0);
+    await tabToButton('Rotate secret');
+    await page.keyboard.press('Enter');
+    await page.waitForURL((url) => url.pathname === '/admin/clients/billing/secret');
+    expect(await heading()).toBe('Client billing');
+    expect((await page.locator('#one-time-secret').innerText()).length).toBeGreaterThanOrEqual(43);
+    expect(await page.getByText('The old secret keeps working until').count()).toBe(1);
+  });
+
+  it('locks a user with the keyboard alone, the page then offering to unlock', async () => {
+    await page.goto(`${server.url}/admin/users/new`);
+    await page.getByLabel('Username', { exact: true }).fill('grace');
+    await page.getByLabel('Password', { exact: true }).fill(ADA.password);
+    await page.getByLabel('Username', { exact: true }).press('Enter');
+    await page.waitForURL((url) => url.pathname === '/admin/users');
+    expect(await heading()).toBe('User grace');
+    expect(await page.getByRole('button', { name: 'Unlock', exact: true }).count()).toBe(0);
+    await tabToButton('Lock');
+    await page.keyboard.press('Enter');
+    await page.waitForURL((url) => url.pathname.endsWith('/lock'));
+    expect(await heading()).toBe('User grace');
+    expect(await page.getByRole('status').innerText()).toContain('Locked');
+    expect(await page.locator('.profile-row', { hasText: 'State' }).locator('dd').innerText()).toMatch(/^Locked/);
+    expect(await page.getByRole('button', { name: 'Unlock', exact: true }).count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Lock', exact: true }).count()).toBe(0);
   });
 
   it('shows the users accessibly, and refused nothing of the pages', async () => {
