@@ -33,7 +33,8 @@ export function consoleSessionRoutes(app: FastifyInstance, deps: ConsoleDeps): v
         return renderConsole(reply, deps, undefined, 'console/message', {
           title: 'A second factor is needed',
           message: 'The console needs a sign-in with a second factor. Set one up on your account page, then sign in to the console again.',
-          link: { href: `${deps.page.basePath}/account`, text: 'Go to your account' },
+          // The account page is on the public origin, wherever the console is served.
+          link: { href: `${deps.services.config.baseUrl}/account`, text: 'Go to your account' },
         }, 403);
       case 'failed':
         return renderConsole(reply, deps, undefined, 'console/message', { title: 'Sign-in failed', message: outcome.reason, link: { href: base, text: 'Sign in again' } }, 400);
