@@ -4,7 +4,9 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { DurableStore } from './store/types.ts';
 import type { KeyManager } from './tokens/keys.ts';
+import { keyChangeRecord } from './admin/keys.ts';
 import { purgesAt } from './events/audit-policy.ts';
+import { recorderOf } from './events/in-transaction.ts';
 import { auditTo, combineSinks, createLogSink, type AuditSink } from './events/record.ts';
 import { maxTokenLifetimeSeconds } from './tokens/key-rotation.ts';
 
@@ -66,16 +68,15 @@ export interface MaintenanceServices {
 export function startMaintenance(services: MaintenanceServices, config: Pick<Config, 'keyRotationInterval' | 'keyPublishAhead' | 'webhooks' | 'auditLog'>, logger: Logger): () => void {
   const maintainKeys = async () => {
     const clients = await services.durable.clients.list();
-    const report = await services.keys.maintain({
+    const sink = services.outboxSink ? combineSinks(createLogSink(), services.outboxSink) : createLogSink();
+    // Written in the key lock's transaction, then logged (the outbox sink skips what is written already).
+    const { record, logCommitted } = keyChangeRecord({ recorder: recorderOf(auditTo(sink, { log: logger })), clock: services.clock, actor: 'schedule' });
+    await services.keys.maintain({
       intervalSeconds: config.keyRotationInterval,
       publishAheadSeconds: config.keyPublishAhead,
       maxTokenLifetimeSeconds: maxTokenLifetimeSeconds(clients.map((c) => c.accessTokenLifetime)),
-    });
-    const sink = services.outboxSink ? combineSinks(createLogSink(), services.outboxSink) : createLogSink();
-    const audit = auditTo(sink, { log: logger });
-    for (const kid of report.published) audit({ type: 'key_published', kid, actor: 'schedule' });
-    for (const kid of report.promoted) audit({ type: 'key_rotated', kid, actor: 'schedule' });
-    for (const kid of report.retired) audit({ type: 'key_retired', kid, actor: 'schedule' });
+    }, record);
+    logCommitted();
   };
   const purgeInBatches = (purge: (now: Date, limit: number) => Promise<number>) => inBatches(purge, services.clock).then((done) => done.deleted);
   const purgeEndedFamilies = async () => {

@@ -3,10 +3,45 @@
  * published (`previous`) until it is retired, so tokens it signed still verify. Retiring a key
  * whose tokens may still be valid is refused unless forced: forcing invalidates them at once.
  */
+import type { Clock } from '../clock.ts';
+import type { AuditEvent, KeyActor } from '../events/audit-events.ts';
+import { recordInTransaction, type ChangeRecorder } from '../events/in-transaction.ts';
 import type { ClientRecord, SigningKeyRecord } from '../store/records.ts';
 import { maxTokenLifetimeSeconds, RETIRE_MARGIN_SECONDS } from '../tokens/key-rotation.ts';
-import { JWKS_MAX_AGE_SECONDS, type KeyManager, type TokensStillValid } from '../tokens/keys.ts';
+import { JWKS_MAX_AGE_SECONDS, type KeyManager, type RecordKeyChange, type TokensStillValid } from '../tokens/keys.ts';
 import { AdminError } from './errors.ts';
+
+/** Who changes keys, and where their events go: written in the key lock's transaction, logged once it committed. */
+export interface KeyChangeRecording {
+  recorder: ChangeRecorder;
+  clock: Clock;
+  actor: KeyActor;
+  /** The administrator's `sub`, when the console makes the change. */
+  adminSub?: string;
+}
+
+/**
+ * A key change's record: `record` writes its events (`key_published`, `key_rotated`,
+ * `key_retired`) on the key lock's transaction; `logCommitted` logs them once that committed.
+ */
+export function keyChangeRecord({ recorder, clock, actor, adminSub }: KeyChangeRecording): { record: RecordKeyChange; logCommitted(): void } {
+  const written: AuditEvent[] = [];
+  const fields = { actor, ...(adminSub === undefined ? {} : { admin_sub: adminSub }) };
+  return {
+    async record(tx, changed) {
+      const events: AuditEvent[] = [
+        ...changed.published.map((kid) => ({ type: 'key_published' as const, kid, ...fields })),
+        ...changed.promoted.map((kid) => ({ type: 'key_rotated' as const, kid, ...fields })),
+        ...changed.retired.map((kid) => ({ type: 'key_retired' as const, kid, ...fields })),
+      ];
+      await recordInTransaction(tx, events, clock, recorder.context);
+      written.push(...events);
+    },
+    logCommitted() {
+      for (const event of written.splice(0)) recorder.logged(event);
+    },
+  };
+}
 
 export async function listKeys(keys: KeyManager): Promise<SigningKeyRecord[]> {
   return keys.list();
@@ -19,8 +54,11 @@ export interface KeyRotated {
   jwksMaxAgeSeconds: number;
 }
 
-export async function rotateKey(keys: KeyManager): Promise<KeyRotated> {
-  return { kind: 'rotated', key: await keys.rotate(), jwksMaxAgeSeconds: JWKS_MAX_AGE_SECONDS };
+export async function rotateKey(keys: KeyManager, recording: KeyChangeRecording): Promise<KeyRotated> {
+  const { record, logCommitted } = keyChangeRecord(recording);
+  const key = await keys.rotate(record);
+  logCommitted();
+  return { kind: 'rotated', key, jwksMaxAgeSeconds: JWKS_MAX_AGE_SECONDS };
 }
 
 export interface KeyRetired {
@@ -37,9 +75,11 @@ export interface RetireOptions {
   clients: readonly Pick<ClientRecord, 'accessTokenLifetime'>[];
 }
 
-export async function retireKey(keys: KeyManager, kid: string, options: RetireOptions): Promise<KeyRetired> {
+export async function retireKey(keys: KeyManager, kid: string, options: RetireOptions, recording: KeyChangeRecording): Promise<KeyRetired> {
   const maxLifetime = maxTokenLifetimeSeconds(options.clients.map((c) => c.accessTokenLifetime));
-  const result = await keys.retire(kid, { maxTokenLifetimeSeconds: maxLifetime, force: options.force });
+  const { record, logCommitted } = keyChangeRecord(recording);
+  const result = await keys.retire(kid, { maxTokenLifetimeSeconds: maxLifetime, force: options.force }, record);
+  logCommitted();
   if (result === 'not_found') throw new AdminError('not_found', `no signing key with kid ${kid}`);
   if (result === 'is_current') throw new AdminError('conflict', `signing key ${kid} is the current signer: rotate first (idp keys rotate), then retire it`);
   if (result === 'already_retired') throw new AdminError('conflict', `signing key ${kid} is already retired`);

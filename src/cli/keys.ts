@@ -1,14 +1,19 @@
 /** `idp keys list | rotate | retire KID`: the signing keys (src/admin/keys.ts says how they rotate). */
 import { keyDocument } from '../admin/documents.ts';
-import { listKeys, retireKey, rotateKey } from '../admin/keys.ts';
+import { listKeys, retireKey, rotateKey, type KeyChangeRecording } from '../admin/keys.ts';
 import { createSigningKeyManager } from '../composition/services.ts';
 import type { KeyManager } from '../tokens/keys.ts';
 import { parseCommand, subcommand } from './args.ts';
+import { cliActor } from './audit.ts';
 import { masterSecrets, type CliContext, type ExitCode } from './context.ts';
 import { formatTable, report, timeText } from './output.ts';
 
 export async function openKeyManager(context: CliContext): Promise<KeyManager> {
   return createSigningKeyManager(await context.openDurable(), masterSecrets(context), context.clock);
+}
+
+function cliKeyChange(context: CliContext): KeyChangeRecording {
+  return { recorder: cliActor(context), clock: context.clock, actor: 'cli' };
 }
 
 async function listCommand(args: string[], context: CliContext): Promise<void> {
@@ -25,8 +30,7 @@ async function listCommand(args: string[], context: CliContext): Promise<void> {
 
 async function rotateCommand(args: string[], context: CliContext): Promise<void> {
   parseCommand({ usage: 'idp keys rotate', options: {}, positionals: [] }, args);
-  const { key, jwksMaxAgeSeconds } = await rotateKey(await openKeyManager(context));
-  context.audit({ type: 'key_rotated', kid: key.kid, actor: 'cli' });
+  const { key, jwksMaxAgeSeconds } = await rotateKey(await openKeyManager(context), cliKeyChange(context));
   report(context, { ...keyDocument(key), jwks_max_age: jwksMaxAgeSeconds }, () => [
     `new current signing key: ${key.kid}`,
     `it signs from now on, but relying parties may hold the previous key set for up to ${jwksMaxAgeSeconds} s (the JWKS Cache-Control max-age): ` +
@@ -40,8 +44,7 @@ async function retireCommand(args: string[], context: CliContext): Promise<void>
   const { kid, invalidated } = await retireKey(await openKeyManager(context), positionals[0] as string, {
     force: values.force === true,
     clients: await durable.clients.list(),
-  });
-  context.audit({ type: 'key_retired', kid, actor: 'cli' });
+  }, cliKeyChange(context));
   const until = invalidated?.verifiesUntil.toISOString() ?? null;
   report(context, { kid, state: 'retired', invalidated_tokens_valid_until: until }, () => [
     invalidated

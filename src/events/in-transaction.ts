@@ -11,7 +11,9 @@ import { outboxEventOf } from './outbox-sink.ts';
 import type { Audit, EventContext } from './record.ts';
 
 /** A transaction's handle, as far as recording needs it. */
-export type RecordingTransaction = Pick<DurableStore, 'outbox'>;
+export interface RecordingTransaction {
+  outbox: Pick<DurableStore['outbox'], 'appendMany'>;
+}
 
 /**
  * Writes `events` on the transaction's handle, each with `context` (the request's, where there

@@ -8,7 +8,7 @@ import { createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } fr
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import type { Clock } from '../clock.ts';
 import type { SigningKeyRecord } from '../store/records.ts';
-import type { SigningKeyRepository } from '../store/types.ts';
+import type { SigningKeyRepository, SigningKeyTransaction } from '../store/types.ts';
 import { isEmptyPlan, planRotation, tokensStillValid, type RotationPolicy, type TokensStillValid } from './key-rotation.ts';
 import { asKeyring, openWithKeyring, seal, type Keyring } from './secret-box.ts';
 import { signingKeySealingContext } from './sealing-contexts.ts';
@@ -70,14 +70,21 @@ export interface MaintenanceReport {
   retired: string[];
 }
 
+/**
+ * Writes the record of a key change (its audit events) on the key lock's transaction, before it
+ * commits: the change and its record commit together (tokens/ knows no events; the caller does).
+ */
+export type RecordKeyChange = (tx: Pick<SigningKeyTransaction, 'outbox'>, changed: MaintenanceReport) => Promise<void>;
+
+const noRecord: RecordKeyChange = async () => {};
 
 export interface KeyManager {
   /** Creates the first signing key unless one exists; safe when several instances start at once. */
   ensureSigningKey(): Promise<void>;
   /** Adds a key and makes it the signer; the former signer stays published as `previous`. */
-  rotate(): Promise<SigningKeyRecord>;
+  rotate(record?: RecordKeyChange): Promise<SigningKeyRecord>;
   /** Stops publishing a key that no longer signs; with a guard, only once its tokens have expired. */
-  retire(kid: string, guard?: RetireGuard): Promise<RetireResult>;
+  retire(kid: string, guard?: RetireGuard, record?: RecordKeyChange): Promise<RetireResult>;
   list(): Promise<SigningKeyRecord[]>;
   /** The published key set (all but retired keys). */
   jwks(): Promise<KeySet>;
@@ -90,7 +97,7 @@ export interface KeyManager {
    * due, retire demoted keys once every token they signed has expired. Only the instance holding
    * the lock acts; the others see the change through the store.
    */
-  maintain(policy: RotationPolicy): Promise<MaintenanceReport>;
+  maintain(policy: RotationPolicy, record?: RecordKeyChange): Promise<MaintenanceReport>;
   /** Drops the in-memory copy; the next use reloads it from the store. */
   invalidate(): void;
   /**
@@ -134,7 +141,7 @@ export function createKeyManager(deps: KeyManagerDeps): KeyManager {
       });
       loaded = undefined;
     },
-    async rotate() {
+    async rotate(record = noRecord) {
       const fresh = await newKeyRecord(deps, kek, 'current');
       await deps.keys.withLock(async (tx) => {
         const now = new Date(deps.clock());
@@ -142,11 +149,12 @@ export function createKeyManager(deps: KeyManagerDeps): KeyManager {
           if (key.state === 'current') await tx.setState(key.kid, 'previous', now);
         }
         await tx.insert(fresh);
+        await record(tx, { published: [], promoted: [fresh.kid], retired: [] });
       });
       loaded = undefined;
       return fresh;
     },
-    async retire(kid, guard) {
+    async retire(kid, guard, record = noRecord) {
       const result = await deps.keys.withLock(async (tx): Promise<RetireResult> => {
         const keys = await tx.list();
         const key = keys.find((k) => k.kid === kid);
@@ -157,6 +165,7 @@ export function createKeyManager(deps: KeyManagerDeps): KeyManager {
         const live = guard && tokensStillValid(key, keys, guard.maxTokenLifetimeSeconds, deps.clock());
         if (live && !guard.force) return { kind: 'refused', ...live };
         await tx.setState(kid, 'retired', new Date(deps.clock()));
+        await record(tx, { published: [], promoted: [], retired: [kid] });
         return live ? { kind: 'forced', ...live } : 'retired';
       });
       loaded = undefined;
@@ -173,7 +182,7 @@ export function createKeyManager(deps: KeyManagerDeps): KeyManager {
     async verificationKey(kid) {
       return (await load()).verifiers.get(kid);
     },
-    async maintain(policy) {
+    async maintain(policy, record = noRecord) {
       const report: MaintenanceReport = { published: [], promoted: [], retired: [] };
       if (isEmptyPlan(planRotation(await deps.keys.list(), policy, deps.clock()))) return report;
       // Made outside the lock (it takes a while); used only if still due under the lock.
@@ -194,6 +203,7 @@ export function createKeyManager(deps: KeyManagerDeps): KeyManager {
           await tx.setState(kid, 'retired', new Date(now));
           report.retired.push(kid);
         }
+        await record(tx, report);
       });
       loaded = undefined;
       return report;

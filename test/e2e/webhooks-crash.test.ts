@@ -153,6 +153,32 @@ describe.runIf(postgresAvailable)('webhooks when an instance dies', () => {
     return answer;
   }
 
+  it('delivers the key_rotated of an API rotation answered 2xx by an instance killed right after answering', async () => {
+    const receiver = await startReceiver(() => ({ status: 204 }));
+    const servers: RunningServer[] = [];
+    try {
+      const added = await runIdp(['webhooks', 'add', '--url', `${receiver.url}/keys`, '--event', 'key_rotated', '--json'], env);
+      expect(added.code, added.stderr).toBe(0);
+      const first = await startServer(env);
+      servers.push(first);
+      const token = await fetch(`${first.url}/connect/token`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(AUTOMATION) }, body: 'grant_type=client_credentials&scope=admin_api',
+      });
+      const { access_token: accessToken } = (await token.json()) as { access_token: string };
+      const headers = { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` };
+      const { status, requestId } = await answeredThenKilled(`${first.url}/admin/v1/keys/rotate`, headers, '{}', () => first.child.kill('SIGKILL'));
+      expect(status).toBe(200);
+      await waitUntil('the first instance gone', () => first.child.signalCode === 'SIGKILL');
+      servers.push(await startServer(env));
+      const rotated = await waitUntil('the key_rotated delivered', () => receiver.received.map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
+        .find((event) => event.type === 'key_rotated' && event.data.actor === 'api'));
+      expect(rotated.data).toStrictEqual({ request_id: requestId, source_address: '127.0.0.1', client_id: 'automation', kid: expect.any(String), actor: 'api' });
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+      await receiver.close();
+    }
+  });
+
   it('delivers the password_changed of a new password on the account page answered by an instance killed right after answering', async () => {
     const receiver = await startReceiver(() => ({ status: 204 }));
     const servers: RunningServer[] = [];

@@ -62,7 +62,7 @@ async function handleCall(op: Operation, request: FastifyRequest, reply: Fastify
   // A budget per client, as the token endpoint has: one automation gone wrong cannot take the
   // database from the others (429 with Retry-After, problem details).
   await deps.rateLimiter.consume(`admin:${caller.clientId}`);
-  const events: Logged[] = [];
+  const events: AuditEvent[] = [];
   const call: Call<unknown, unknown> = {
     caller,
     params: request.params as Record<string, string>,
@@ -72,9 +72,8 @@ async function handleCall(op: Operation, request: FastifyRequest, reply: Fastify
     actor: {
       by: { actor: 'api', client_id: caller.clientId },
       context: requestContext(request, { client_id: caller.clientId }),
-      logged: (event) => events.push({ event, inOutbox: true }),
+      logged: (event) => events.push(event),
     },
-    keyChanged: (event) => events.push({ event: { ...event, actor: 'api' } }),
     deps,
   };
   const key = request.headers['idempotency-key'];
@@ -95,16 +94,13 @@ async function handleCall(op: Operation, request: FastifyRequest, reply: Fastify
   return send(reply, answer);
 }
 
-/** An audit event of a call, and whether src/admin/ wrote it to the outbox already (in its change's transaction). */
-interface Logged {
-  event: AuditEvent;
-  inOutbox?: true;
-}
-
-/** The operation, then the log lines of its audit events: a refused call records none. */
-async function run(op: Operation, call: Call<unknown, unknown>, events: Logged[], request: FastifyRequest, deps: AdminApiDeps): Promise<Answer> {
+/**
+ * The operation, then the log lines of its audit events, which src/admin/ wrote to the outbox in
+ * their change's transaction: a refused call records none.
+ */
+async function run(op: Operation, call: Call<unknown, unknown>, events: AuditEvent[], request: FastifyRequest, deps: AdminApiDeps): Promise<Answer> {
   const answer = await op.handle(call);
-  for (const { event, inOutbox } of events) deps.audit(request, event, { client_id: call.caller.clientId }, inOutbox ? { inOutbox } : undefined);
+  for (const event of events) deps.audit(request, event, { client_id: call.caller.clientId }, { inOutbox: true });
   return answer;
 }
 

@@ -31,8 +31,6 @@ export interface Call<B, Q> {
   ifVersion: number | undefined;
   /** The caller as the actor of the changes src/admin/ makes (and records in their transactions). */
   actor: ChangeActor;
-  /** Records a signing key's rotation or retirement by the API (no transaction of ours), once the operation succeeded. */
-  keyChanged(event: { type: 'key_rotated' | 'key_retired'; kid: string }): void;
   deps: AdminApiDeps;
 }
 

@@ -56,8 +56,7 @@ export const KEY_OPERATIONS: Operation[] = [
     method: 'POST', path: '/keys/rotate', operationId: 'rotateKey', summary: 'Make a new signing key the signer at once (the former one stays published as previous)',
     responses: { 200: { description: 'The new current key', body: rotatedKeyWire } },
     handle: async (call) => {
-      const { key, jwksMaxAgeSeconds } = await rotateKey(call.deps.keys);
-      call.keyChanged({ type: 'key_rotated', kid: key.kid });
+      const { key, jwksMaxAgeSeconds } = await rotateKey(call.deps.keys, { recorder: call.actor, clock: call.deps.clock, actor: 'api' });
       return { status: 200, body: { ...keyDocument(key), jwks_max_age: jwksMaxAgeSeconds } };
     },
   }),
@@ -67,8 +66,7 @@ export const KEY_OPERATIONS: Operation[] = [
     responses: { 200: { description: 'The key, retired', body: retiredKeyWire } },
     handle: async (call) => {
       const { deps, params, body } = call;
-      const { kid, invalidated } = await retireKey(deps.keys, params.kid ?? '', { force: body?.force === true, clients: await deps.durable.clients.list() });
-      call.keyChanged({ type: 'key_retired', kid });
+      const { kid, invalidated } = await retireKey(deps.keys, params.kid ?? '', { force: body?.force === true, clients: await deps.durable.clients.list() }, { recorder: call.actor, clock: deps.clock, actor: 'api' });
       const key = (await listKeys(deps.keys)).find((k) => k.kid === kid);
       return { status: 200, body: { ...(key ? keyDocument(key) : { kid, state: 'retired' }), invalidated_tokens_valid_until: invalidated?.verifiesUntil.toISOString() ?? null } };
     },

@@ -3,18 +3,19 @@
  * replaced), "Rotate", and "Retire" through the API's operations (src/admin/keys.ts). A key
  * whose tokens may still verify is refused with the API's words, and the page then asks to
  * confirm before forcing it (which makes those tokens invalid at once); the current signer is
- * refused without that offer (rotating first is the way). Each change is logged as the API's
- * are (`key_rotated`, `key_retired`), with `actor` `console` and the administrator's `admin_sub`.
+ * refused without that offer (rotating first is the way). Each change is recorded as the API's
+ * are (`key_rotated`, `key_retired`, in the key lock's transaction), with `actor` `console` and the
+ * administrator's `admin_sub`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AdminError } from '../../admin/errors.ts';
-import { listKeys, retireKey, rotateKey } from '../../admin/keys.ts';
+import { listKeys, retireKey, rotateKey, type KeyChangeRecording } from '../../admin/keys.ts';
 import { mayChange } from '../../console/access.ts';
 import type { ConsoleAdmin } from '../../console/session.ts';
 import type { SigningKeyRecord } from '../../store/records.ts';
 import type { ConsoleDeps } from './deps.ts';
 import { consolePage } from './guard.ts';
-import { formOf, textOf } from './forms.ts';
+import { actorOf, formOf, textOf } from './forms.ts';
 import { pageRefusalOf, type PageRefusal } from './page-forms.ts';
 import { renderConsole } from './render.ts';
 
@@ -30,6 +31,8 @@ interface KeysPageExtra {
 
 export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const { keys, config } = deps.services;
+  const consoleKeyChange = (request: FastifyRequest, admin: ConsoleAdmin): KeyChangeRecording =>
+    ({ recorder: actorOf(request, admin, deps), clock: deps.services.clock, actor: 'console', adminSub: admin.sub });
 
   /** When the schedule makes the next key the signer: the current key's start plus the rotation interval. */
   const nextRotationOf = (current: SigningKeyRecord | undefined) =>
@@ -48,8 +51,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get('/keys', consolePage(deps, 'keys', 'read', async (_request, reply, admin) => showKeys(reply, admin)));
 
   app.post('/keys/rotate', consolePage(deps, 'keys', 'change', async (request, reply, admin) => {
-    const { key, jwksMaxAgeSeconds } = await rotateKey(keys);
-    deps.audit(request, { type: 'key_rotated', kid: key.kid, actor: 'console', admin_sub: admin.sub });
+    const { key, jwksMaxAgeSeconds } = await rotateKey(keys, consoleKeyChange(request, admin));
     return showKeys(reply, admin, { notice: `Key ${key.kid} signs from now on. Relying parties that cached the key set may take up to ${jwksMaxAgeSeconds} seconds to see it.` });
   }));
 
@@ -57,8 +59,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     const { kid } = (request as FastifyRequest<{ Params: { kid: string } }>).params;
     const force = textOf(formOf(request), 'force') === 'true';
     try {
-      const { invalidated } = await retireKey(keys, kid, { force, clients: await deps.admin.durable.clients.list() });
-      deps.audit(request, { type: 'key_retired', kid, actor: 'console', admin_sub: admin.sub });
+      const { invalidated } = await retireKey(keys, kid, { force, clients: await deps.admin.durable.clients.list() }, consoleKeyChange(request, admin));
       const notice = invalidated
         ? `Key ${kid} is retired. Tokens it signed, which were valid until ${invalidated.verifiesUntil.toISOString()}, no longer verify.`
         : `Key ${kid} is retired.`;

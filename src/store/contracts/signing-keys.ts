@@ -1,5 +1,6 @@
 /** Signing keys and the master secret's check value. */
 import type { SigningKeyState, SigningKeyRecord } from '../records.ts';
+import type { OutboxRepository } from './webhooks.ts';
 
 export interface SigningKeyRepository {
   list(): Promise<SigningKeyRecord[]>;
@@ -16,6 +17,8 @@ export interface SigningKeyTransaction {
   setState(kid: string, state: SigningKeyState, at: Date): Promise<void>;
   /** Replaces the sealed private key (the same key, sealed under another master secret). */
   reseal(kid: string, privateJwkSealed: string): Promise<void>;
+  /** The outbox on the same transaction: the events of a key change commit, or not, with it. */
+  outbox: Pick<OutboxRepository, 'appendMany'>;
 }
 
 /** The check value of the master secret (one row): what tells a wrong IDP_SECRET at start. */

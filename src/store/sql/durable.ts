@@ -136,7 +136,7 @@ function repositories(kind: DurableStore['kind'], db: Db, audits: AuditsType): O
     factors: sqlFactors(db),
     apiScopes: sqlApiScopes(db),
     consents: sqlConsents(db),
-    signingKeys: sqlSigningKeys(db),
+    signingKeys: sqlSigningKeys(db, audits),
     refreshTokens: sqlRefreshTokens(db),
     accessTokens: sqlAccessTokens(db),
     revocations: sqlRevocations(db),

@@ -2,6 +2,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { SigningKeyRecord, SigningKeyState } from '../records.ts';
 import type { SigningKeyRepository, SigningKeyTransaction } from '../types.ts';
+import { sqlOutbox, type AuditsType } from './outbox.ts';
 import type { Db, SigningKeysTable } from './tables.ts';
 
 // Any fixed 64-bit number: the lock that serialises key creation and rotation cluster-wide.
@@ -20,8 +21,9 @@ function toRecord(row: Selectable<SigningKeysTable>): SigningKeyRecord {
   };
 }
 
-function keyTransaction(db: Db): SigningKeyTransaction {
+function keyTransaction(db: Db, audits: AuditsType): SigningKeyTransaction {
   return {
+    outbox: sqlOutbox(db, audits),
     async list() {
       const rows = await db.selectFrom('signing_keys').selectAll().orderBy('created_at').orderBy('kid').execute();
       return rows.map(toRecord);
@@ -51,13 +53,13 @@ function keyTransaction(db: Db): SigningKeyTransaction {
   };
 }
 
-export function sqlSigningKeys(db: Db): SigningKeyRepository {
+export function sqlSigningKeys(db: Db, audits: AuditsType): SigningKeyRepository {
   return {
-    list: () => keyTransaction(db).list(),
+    list: () => keyTransaction(db, audits).list(),
     withLock: (fn) =>
       db.transaction().execute(async (trx) => {
         await sql`SELECT pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`.execute(trx);
-        return fn(keyTransaction(trx));
+        return fn(keyTransaction(trx, audits));
       }),
   };
 }
