@@ -123,7 +123,7 @@ function outboxSuite(name: string, open: () => Promise<{ stores: DurableStore[];
 
     it('deletes events past their retention with their deliveries', async () => {
       const [store] = stores as [DurableStore];
-      expect(await store.webhooks.purgeEvents(new Date(Date.now() + 60_000), 10_000)).toBeGreaterThan(100);
+      expect(await store.auditLog.purge({ before: new Date(Date.now() + 60_000) }, 10_000)).toBeGreaterThan(100);
       expect(await store.webhooks.backlog()).toStrictEqual({ pending: 0, oldestAgeSeconds: 0 });
       expect(await store.webhooks.attempts('ep_tokens', 200)).toStrictEqual([]);
     });

@@ -79,6 +79,4 @@ export interface WebhookRepository {
   redeliver(endpointId: string, deliveryId: string): Promise<boolean>;
   /** Pending deliveries of enabled endpoints, and the age in seconds of the oldest one's event. */
   backlog(): Promise<{ pending: number; oldestAgeSeconds: number }>;
-  /** Deletes up to `limit` events that happened before `before`, with their deliveries; returns how many. */
-  purgeEvents(before: Date, limit: number): Promise<number>;
 }

@@ -167,12 +167,5 @@ export function sqlWebhookDeliveries(db: Db): DeliveryOperations {
       const row = rows[0];
       return { pending: Number(row?.pending ?? 0), oldestAgeSeconds: Math.max(0, Number(row?.oldest ?? 0)) };
     },
-    async purgeEvents(before, limit) {
-      const { rows } = await sql<{ id: string }>`
-        DELETE FROM events
-        WHERE id IN (SELECT id FROM events WHERE occurred_at < ${before} LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-        RETURNING id`.execute(db);
-      return rows.length;
-    },
   };
 }
